@@ -1,0 +1,130 @@
+// The typed configuration of services trajflow talks to, built once from the environment and checked
+// when built. Every check's message names the variable to change and what would be valid.
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from './errors.js';
+
+/** The project folder (where package.json is). */
+export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+
+export interface KafkaConfig {
+  /** Broker list to use; when set by TRAJFLOW_KAFKA_BROKERS nothing is started. */
+  readonly brokers: string[];
+  /** True when trajflow starts and owns the broker (no TRAJFLOW_KAFKA_BROKERS). */
+  readonly managed: boolean;
+  /** Pinned Apache Kafka release fetched from Maven Central (org.apache.kafka:kafka_2.13). */
+  readonly version: string;
+  readonly port: number;
+  readonly controllerPort: number;
+}
+
+export interface ClickHouseConfig {
+  /** HTTP endpoint; when set by TRAJFLOW_CLICKHOUSE_URL nothing is started. */
+  readonly url: string;
+  readonly managed: boolean;
+  readonly httpPort: number;
+  readonly tcpPort: number;
+  readonly database: string;
+}
+
+export interface TrajflowConfig {
+  /** Project-local state: data folders, logs, pid files (TRAJFLOW_HOME, default <project>/.trajflow). */
+  readonly home: string;
+  /** Downloads kept across clones (TRAJFLOW_CACHE, default ~/.cache/trajflow). */
+  readonly cacheDir: string;
+  readonly logDir: string;
+  /** Every topic name starts with this prefix and a dot (TRAJFLOW_TOPIC_PREFIX, default "trajflow"). */
+  readonly topicPrefix: string;
+  readonly kafka: KafkaConfig;
+  readonly clickhouse: ClickHouseConfig;
+}
+
+type Env = Record<string, string | undefined>;
+
+function port(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1024 || value > 65535) {
+    throw new ConfigError(`${name}=${raw} is not a usable port: set it to an integer between 1024 and 65535 (default ${fallback}).`);
+  }
+  return value;
+}
+
+function folder(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  return isAbsolute(raw) ? raw : resolve(raw);
+}
+
+function brokerList(raw: string): string[] {
+  const brokers = raw.split(',').map((b) => b.trim()).filter((b) => b.length > 0);
+  for (const broker of brokers) {
+    if (!/^[A-Za-z0-9.\-_[\]:]+:\d+$/.test(broker)) {
+      throw new ConfigError(`TRAJFLOW_KAFKA_BROKERS has '${broker}': give host:port pairs separated by commas, e.g. 127.0.0.1:9092.`);
+    }
+  }
+  if (brokers.length === 0) throw new ConfigError('TRAJFLOW_KAFKA_BROKERS is empty: give host:port pairs or unset it to let trajflow start Kafka.');
+  return brokers;
+}
+
+export function loadConfig(env: Env = process.env): TrajflowConfig {
+  const home = folder(env, 'TRAJFLOW_HOME', join(projectRoot, '.trajflow'));
+  const cacheDir = folder(env, 'TRAJFLOW_CACHE', join(homedir(), '.cache', 'trajflow'));
+  const topicPrefix = env.TRAJFLOW_TOPIC_PREFIX ?? 'trajflow';
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(topicPrefix) || topicPrefix.length > 100) {
+    throw new ConfigError(`TRAJFLOW_TOPIC_PREFIX='${topicPrefix}' is not a valid topic prefix: use letters, digits, '_', '-' and '.', at most 100 characters.`);
+  }
+
+  const kafkaPort = port(env, 'TRAJFLOW_KAFKA_PORT', 39092);
+  const controllerPort = port(env, 'TRAJFLOW_KAFKA_CONTROLLER_PORT', 39093);
+  if (kafkaPort === controllerPort) {
+    throw new ConfigError(`TRAJFLOW_KAFKA_PORT and TRAJFLOW_KAFKA_CONTROLLER_PORT are both ${kafkaPort}: the broker needs two different ports.`);
+  }
+  const externalBrokers = env.TRAJFLOW_KAFKA_BROKERS;
+  const kafkaVersion = env.TRAJFLOW_KAFKA_VERSION ?? '3.9.2';
+  if (!/^\d+\.\d+\.\d+$/.test(kafkaVersion)) {
+    throw new ConfigError(`TRAJFLOW_KAFKA_VERSION='${kafkaVersion}' is not a release number like 3.9.2.`);
+  }
+
+  const httpPort = port(env, 'TRAJFLOW_CLICKHOUSE_HTTP_PORT', 38123);
+  const tcpPort = port(env, 'TRAJFLOW_CLICKHOUSE_TCP_PORT', 39000);
+  if (httpPort === tcpPort) {
+    throw new ConfigError(`TRAJFLOW_CLICKHOUSE_HTTP_PORT and TRAJFLOW_CLICKHOUSE_TCP_PORT are both ${httpPort}: ClickHouse needs two different ports.`);
+  }
+  const externalClickHouse = env.TRAJFLOW_CLICKHOUSE_URL;
+  if (externalClickHouse !== undefined && externalClickHouse !== '' && !/^https?:\/\/[^/]+\/?$/.test(externalClickHouse)) {
+    throw new ConfigError(`TRAJFLOW_CLICKHOUSE_URL='${externalClickHouse}' must be an HTTP endpoint such as http://127.0.0.1:8123 (no path).`);
+  }
+  const database = env.TRAJFLOW_CLICKHOUSE_DB ?? 'trajflow';
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) {
+    throw new ConfigError(`TRAJFLOW_CLICKHOUSE_DB='${database}' must be a plain identifier (letters, digits, '_').`);
+  }
+
+  return {
+    home,
+    cacheDir,
+    logDir: join(home, 'logs'),
+    topicPrefix,
+    kafka: {
+      brokers: externalBrokers ? brokerList(externalBrokers) : [`127.0.0.1:${kafkaPort}`],
+      managed: !externalBrokers,
+      version: kafkaVersion,
+      port: kafkaPort,
+      controllerPort,
+    },
+    clickhouse: {
+      url: externalClickHouse ? externalClickHouse.replace(/\/$/, '') : `http://127.0.0.1:${httpPort}`,
+      managed: !externalClickHouse,
+      httpPort,
+      tcpPort,
+      database,
+    },
+  };
+}
+
+/** The full name of a topic under the configured prefix. */
+export function topicName(config: Pick<TrajflowConfig, 'topicPrefix'>, name: string): string {
+  return `${config.topicPrefix}.${name}`;
+}

@@ -1,0 +1,34 @@
+// Runs the test files through node's test runner, so the run closes with the count of tests.
+// `node test/run.ts [unit|int|e2e ...]` picks tiers by file name (*.unit.spec.ts, *.int.spec.ts, *.e2e.spec.ts).
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const tiers = process.argv.slice(2);
+const wanted = tiers.length > 0 ? tiers : ['unit', 'int', 'e2e'];
+
+function findSpecs(dir: string): string[] {
+  const found: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    if (entry === 'node_modules' || entry.startsWith('.')) continue;
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) found.push(...findSpecs(path));
+    else if (wanted.some((tier) => entry.endsWith(`.${tier}.spec.ts`))) found.push(path);
+  }
+  return found;
+}
+
+const files = findSpecs(join(root, 'test')).map((file) => relative(root, file)).sort();
+if (files.length === 0) {
+  console.error(`no test files for tiers ${wanted.join(', ')}`);
+  process.exit(1);
+}
+// One file at a time: integration tests share a 2-core machine with the broker and ClickHouse.
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
+  { cwd: root, stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);
