@@ -1,0 +1,102 @@
+// A thin ClickHouse client over HTTP (fetch). One statement per request; errors carry ClickHouse's message.
+// Works against 18.16 and current releases: only the plain HTTP interface and the JSON/JSONEachRow formats.
+import { ServiceError } from '../../core/errors.js';
+import type { TrajflowConfig } from '../../core/config.js';
+
+export interface ClickHouseClientOptions {
+  readonly url: string;
+  /** The database unqualified table names refer to; omit to use the server's default. */
+  readonly database?: string;
+  readonly timeoutMs?: number;
+}
+
+/** A ClickHouse error (the server's message) or an unreachable server (retriable). */
+export class ClickHouseError extends ServiceError {
+  readonly status: number | null;
+  constructor(message: string, status: number | null, options: { retriable?: boolean; cause?: unknown } = {}) {
+    super(message, options);
+    this.status = status;
+  }
+}
+
+const brief = (sql: string): string => {
+  const flat = sql.replace(/\s+/g, ' ').trim();
+  return flat.length > 160 ? `${flat.slice(0, 160)}…` : flat;
+};
+
+export class ClickHouseHttp {
+  readonly url: string;
+  readonly database: string | undefined;
+  private readonly timeoutMs: number;
+
+  constructor(options: ClickHouseClientOptions) {
+    this.url = options.url.replace(/\/$/, '');
+    this.database = options.database;
+    this.timeoutMs = options.timeoutMs ?? 30_000;
+  }
+
+  /** Same server, another database (or none, for CREATE DATABASE). */
+  withDatabase(database: string | undefined): ClickHouseHttp {
+    return new ClickHouseHttp({ url: this.url, database, timeoutMs: this.timeoutMs });
+  }
+
+  private async send(params: Record<string, string>, body: string, what: string): Promise<string> {
+    const search = new URLSearchParams(params);
+    if (this.database !== undefined) search.set('database', this.database);
+    let response: Response;
+    try {
+      response = await fetch(`${this.url}/?${search}`, { method: 'POST', body, signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (error) {
+      throw new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${(error as Error).message}) while running: ${what}. Run 'trajflow up' or check TRAJFLOW_CLICKHOUSE_URL.`, null, { retriable: true, cause: error });
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      // ClickHouse answers with "Code: N, e.displayText() = DB::Exception: …" (18.x) or "Code: N. DB::Exception: …".
+      throw new ClickHouseError(`ClickHouse: ${text.trim()} (while running: ${what})`, response.status, { retriable: response.status >= 500 && /TOO_MANY|timeout|Timeout/.test(text) });
+    }
+    return text;
+  }
+
+  /** Runs a statement and returns the raw response text (TabSeparated unless the SQL names a FORMAT). */
+  query(sql: string): Promise<string> {
+    return this.send({}, sql, brief(sql));
+  }
+
+  /** Runs a statement that returns nothing (DDL, INSERT … SELECT). */
+  async exec(sql: string): Promise<void> {
+    await this.send({}, sql, brief(sql));
+  }
+
+  /**
+   * Runs a SELECT and returns its rows as objects. 64-bit integers come back as JSON numbers, not strings
+   * (exact up to 2^53, which covers millisecond times and offsets).
+   */
+  async queryJson<T = Record<string, unknown>>(sql: string): Promise<T[]> {
+    const trimmed = sql.trim().replace(/;$/, '');
+    if (/\bFORMAT\s+\w+\s*$/i.test(trimmed)) throw new ServiceError(`queryJson adds FORMAT JSONEachRow itself; remove the FORMAT clause from: ${brief(sql)}`);
+    const text = await this.send({ output_format_json_quote_64bit_integers: '0' }, `${trimmed}\nFORMAT JSONEachRow`, brief(sql));
+    return text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as T);
+  }
+
+  /** Inserts rows (objects keyed by column name) with one request. */
+  async insertJsonEachRow(table: string, rows: readonly object[]): Promise<void> {
+    if (rows.length === 0) return;
+    const body = rows.map((row) => JSON.stringify(row)).join('\n');
+    await this.send({ query: `INSERT INTO ${table} FORMAT JSONEachRow` }, body, `INSERT INTO ${table} (${rows.length} rows)`);
+  }
+
+  /** True when GET /ping answers "Ok.". */
+  async ping(timeoutMs = 2000): Promise<boolean> {
+    try {
+      const response = await fetch(`${this.url}/ping`, { signal: AbortSignal.timeout(timeoutMs) });
+      return response.ok && (await response.text()).startsWith('Ok');
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** A client for the configured server and database; pass `null` for no database (server-level statements). */
+export function clickHouseClient(config: Pick<TrajflowConfig, 'clickhouse'>, database: string | null = config.clickhouse.database): ClickHouseHttp {
+  return new ClickHouseHttp({ url: config.clickhouse.url, database: database ?? undefined });
+}

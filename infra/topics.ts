@@ -1,0 +1,145 @@
+// Every Kafka topic trajflow uses, in one declarative list, and ensureTopics() that makes the broker match it:
+// creates missing topics, adds partitions when a topic has fewer, and reports (never changes or deletes)
+// configs that differ, since someone may have tuned them on purpose.
+import kafkajs from 'kafkajs';
+import type { Admin } from 'kafkajs';
+import { topicName, type TrajflowConfig } from '../core/config.js';
+import { ServiceError } from '../core/errors.js';
+import { createKafka } from './kafka/client.js';
+
+const { ConfigResourceTypes } = kafkajs;
+
+export interface TopicSpec {
+  /** Name under the prefix: the full name is `${topicPrefix}.${name}` (see topicName). */
+  readonly name: string;
+  readonly partitions: number;
+  /** Topic-level configs set at creation and checked afterwards. */
+  readonly configs: Readonly<Record<string, string>>;
+  /** What the record key is (so readers know what partitioning guarantees). */
+  readonly key: string;
+  readonly description: string;
+}
+
+const FOREVER = { 'cleanup.policy': 'delete', 'retention.ms': '-1' } as const;
+const SEVEN_DAYS_MS = String(7 * 24 * 60 * 60 * 1000);
+
+export const topicSpecs: readonly TopicSpec[] = [
+  { name: 'env.steps', partitions: 4, configs: FOREVER, key: 'groupId', description: 'one event per environment step; keyed by group so a group stays in order on one partition' },
+  { name: 'trajectories', partitions: 4, configs: FOREVER, key: 'groupId', description: 'finished (or abandoned) episodes with their steps' },
+  { name: 'samples', partitions: 4, configs: { 'cleanup.policy': 'delete', 'retention.ms': SEVEN_DAYS_MS }, key: 'groupId', description: 'training samples with advantages, read by the learner' },
+  { name: 'learner.steps', partitions: 1, configs: FOREVER, key: 'runId', description: 'one event per optimiser step (losses, KL, entropy, grad norm)' },
+  { name: 'policy.versions', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'runId', description: 'published policy weights; compacted so the latest version per run survives' },
+  { name: 'alerts', partitions: 1, configs: FOREVER, key: 'runId', description: 'collapse early-warnings' },
+  { name: 'deadletter', partitions: 1, configs: FOREVER, key: 'source topic/partition/offset', description: 'records a processor could not handle, with the reason' },
+  { name: 'schemas', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'schema fingerprint', description: 'the Avro schema registry' },
+];
+
+export interface TopicState {
+  readonly partitions: number;
+  readonly configs: Readonly<Record<string, string>>;
+}
+
+export interface TopicDiff {
+  readonly topic: string;
+  /** Partitions to add (the spec wants more than the topic has). */
+  readonly addPartitions: number;
+  /** The topic has more partitions than the spec: reported only (Kafka cannot remove partitions). */
+  readonly extraPartitions: number;
+  readonly configs: { readonly name: string; readonly want: string; readonly have: string | undefined }[];
+}
+
+/** Compares a spec with what the broker has. Pure; `topic` is the full name. */
+export function diffTopic(spec: TopicSpec, topic: string, state: TopicState): TopicDiff {
+  const configs = Object.entries(spec.configs)
+    .filter(([name, want]) => state.configs[name] !== want)
+    .map(([name, want]) => ({ name, want, have: state.configs[name] }));
+  return {
+    topic,
+    addPartitions: Math.max(0, spec.partitions - state.partitions),
+    extraPartitions: Math.max(0, state.partitions - spec.partitions),
+    configs,
+  };
+}
+
+export function isInSync(diff: TopicDiff): boolean {
+  return diff.addPartitions === 0 && diff.extraPartitions === 0 && diff.configs.length === 0;
+}
+
+export interface EnsureTopicsReport {
+  readonly created: string[];
+  readonly existing: string[];
+  /** Topics whose partition count was raised to the spec's. */
+  readonly partitionsAdded: { topic: string; from: number; to: number }[];
+  /** Differences left alone: configs that differ, or more partitions than the spec. */
+  readonly differences: TopicDiff[];
+}
+
+/** Human-readable lines for the differences ensureTopics left alone. */
+export function describeDifferences(differences: readonly TopicDiff[]): string[] {
+  const lines: string[] = [];
+  for (const d of differences) {
+    if (d.extraPartitions > 0) lines.push(`${d.topic}: has ${d.extraPartitions} more partition(s) than the spec (kept)`);
+    for (const c of d.configs) lines.push(`${d.topic}: ${c.name}=${c.have ?? '(unset)'} but the spec says ${c.want} (not changed; alter it with kafka-configs if you want the spec's value)`);
+  }
+  return lines;
+}
+
+async function readState(admin: Admin, topics: string[]): Promise<Map<string, TopicState>> {
+  const states = new Map<string, TopicState>();
+  if (topics.length === 0) return states;
+  const metadata = await admin.fetchTopicMetadata({ topics });
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: topics.map((name) => ({ type: ConfigResourceTypes.TOPIC, name })),
+  });
+  const configsByTopic = new Map(described.resources.map((r) => [r.resourceName, Object.fromEntries(r.configEntries.map((e) => [e.configName, e.configValue]))]));
+  for (const topic of metadata.topics) {
+    states.set(topic.name, { partitions: topic.partitions.length, configs: configsByTopic.get(topic.name) ?? {} });
+  }
+  return states;
+}
+
+/** Creates missing topics, raises partition counts, and reports other differences. Uses `admin` if given (left connected). */
+export async function ensureTopics(config: TrajflowConfig, admin?: Admin, specs: readonly TopicSpec[] = topicSpecs): Promise<EnsureTopicsReport> {
+  const own = admin === undefined;
+  const client = admin ?? createKafka(config, { clientId: 'trajflow-topics' }).admin();
+  try {
+    if (own) await client.connect();
+    const existingNames = new Set(await client.listTopics());
+    const wanted = specs.map((spec) => ({ spec, topic: topicName(config, spec.name) }));
+    const missing = wanted.filter((w) => !existingNames.has(w.topic));
+    const present = wanted.filter((w) => existingNames.has(w.topic));
+    if (missing.length > 0) {
+      await client.createTopics({
+        waitForLeaders: true,
+        topics: missing.map(({ spec, topic }) => ({
+          topic,
+          numPartitions: spec.partitions,
+          replicationFactor: config.kafka.managed ? 1 : -1, // -1: the external cluster's default.replication.factor
+          configEntries: Object.entries(spec.configs).map(([name, value]) => ({ name, value })),
+        })),
+      });
+    }
+    const states = await readState(client, present.map((p) => p.topic));
+    const partitionsAdded: EnsureTopicsReport['partitionsAdded'] = [];
+    const differences: TopicDiff[] = [];
+    const toGrow: { topic: string; count: number }[] = [];
+    for (const { spec, topic } of present) {
+      const state = states.get(topic);
+      if (!state) continue;
+      const diff = diffTopic(spec, topic, state);
+      if (diff.addPartitions > 0) {
+        toGrow.push({ topic, count: spec.partitions });
+        partitionsAdded.push({ topic, from: state.partitions, to: spec.partitions });
+      }
+      if (diff.extraPartitions > 0 || diff.configs.length > 0) differences.push({ ...diff, addPartitions: 0 });
+    }
+    if (toGrow.length > 0) await client.createPartitions({ topicPartitions: toGrow, validateOnly: false });
+    return { created: missing.map((m) => m.topic), existing: present.map((p) => p.topic), partitionsAdded, differences };
+  } catch (error) {
+    if (error instanceof ServiceError) throw error;
+    throw new ServiceError(`could not create or check topics on ${config.kafka.brokers.join(',')}: ${(error as Error).message}. Is the broker up ('trajflow status')?`, { retriable: true, cause: error });
+  } finally {
+    if (own) await client.disconnect().catch(() => undefined);
+  }
+}

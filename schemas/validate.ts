@@ -1,0 +1,241 @@
+// Semantic checks beyond what the Avro schema can say (lengths that must agree, log-probs <= 0, ids
+// not empty ...). The SDK publisher runs them before sending and the consumers after decoding; a
+// failing event goes to the dead-letter topic. Each check returns the first problem found.
+//
+// Measurements (losses, entropy, metrics maps, alert values) may be NaN or infinite on purpose: a NaN
+// loss is exactly what the collapse detector must see, so it is not rejected here.
+import type {
+  CollapseAlertEvent,
+  DeadLetterEvent,
+  EventName,
+  EventTypes,
+  LearnerStepEvent,
+  PolicyVersionEvent,
+  StepEvent,
+  TrainingSampleEvent,
+  TrajectoryEvent,
+  TrajectoryStep,
+} from './generated/types.js';
+
+export type ValidationResult = { ok: true } | { ok: false; field: string; message: string };
+
+const OK: ValidationResult = Object.freeze({ ok: true });
+
+/** Thrown inside the checks to stop at the first problem; never escapes validateEvent. */
+class Invalid {
+  constructor(readonly field: string, readonly message: string) {}
+}
+
+function fail(field: string, message: string): never {
+  throw new Invalid(field, message);
+}
+
+function nonEmpty(field: string, value: string): void {
+  if (value.length === 0) fail(field, 'must not be empty');
+}
+
+function nonNegativeInt(field: string, value: number): void {
+  if (!Number.isInteger(value) || value < 0) fail(field, `must be an integer >= 0, got ${value}`);
+}
+
+function finite(field: string, value: number): void {
+  if (!Number.isFinite(value)) fail(field, `must be finite, got ${value}`);
+}
+
+function eventTime(field: string, value: number): void {
+  if (!Number.isInteger(value) || value <= 0) fail(field, `must be a positive epoch time in ms, got ${value}`);
+}
+
+function sameLength(field: string, actual: readonly unknown[], expected: number, of: string): void {
+  if (actual.length !== expected) fail(field, `has ${actual.length} entries, ${of} has ${expected}`);
+}
+
+function tokenIds(field: string, ids: readonly number[]): void {
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (!Number.isInteger(id) || id < 0) fail(`${field}[${i}]`, `token id must be an integer >= 0, got ${id}`);
+  }
+}
+
+function logProbs(field: string, values: readonly number[]): void {
+  for (let i = 0; i < values.length; i++) {
+    const lp = values[i]!;
+    // A log-probability is log p with 0 < p <= 1: finite and at most 0.
+    if (!Number.isFinite(lp) || lp > 0) fail(`${field}[${i}]`, `log-prob must be finite and <= 0, got ${lp}`);
+  }
+}
+
+function action(prefix: string, s: Pick<StepEvent, 'actionTokenIds' | 'actionLogProbs' | 'observationTokenIds'>): void {
+  if (s.observationTokenIds !== null) tokenIds(`${prefix}observationTokenIds`, s.observationTokenIds);
+  tokenIds(`${prefix}actionTokenIds`, s.actionTokenIds);
+  sameLength(`${prefix}actionLogProbs`, s.actionLogProbs, s.actionTokenIds.length, 'actionTokenIds');
+  logProbs(`${prefix}actionLogProbs`, s.actionLogProbs);
+}
+
+function checkStep(s: StepEvent): void {
+  nonEmpty('eventId', s.eventId);
+  nonEmpty('runId', s.runId);
+  nonEmpty('envName', s.envName);
+  nonEmpty('envVersion', s.envVersion);
+  nonEmpty('groupId', s.groupId);
+  nonEmpty('episodeId', s.episodeId);
+  nonNegativeInt('stepIndex', s.stepIndex);
+  action('', s);
+  nonNegativeInt('policyVersion', s.policyVersion);
+  finite('reward', s.reward);
+  // terminated && truncated is allowed: Gymnasium lets an env report both on the same step.
+  if (s.stateKey !== null) nonEmpty('stateKey', s.stateKey);
+  eventTime('eventTimeMs', s.eventTimeMs);
+}
+
+function checkTrajectoryStep(prefix: string, s: TrajectoryStep, t: TrajectoryEvent): void {
+  nonNegativeInt(`${prefix}stepIndex`, s.stepIndex);
+  action(prefix, s);
+  nonNegativeInt(`${prefix}policyVersion`, s.policyVersion);
+  if (s.policyVersion < t.minPolicyVersion || s.policyVersion > t.maxPolicyVersion) {
+    fail(`${prefix}policyVersion`, `${s.policyVersion} is outside [minPolicyVersion, maxPolicyVersion] = [${t.minPolicyVersion}, ${t.maxPolicyVersion}]`);
+  }
+  finite(`${prefix}reward`, s.reward);
+  eventTime(`${prefix}eventTimeMs`, s.eventTimeMs);
+}
+
+function checkTrajectory(t: TrajectoryEvent): void {
+  nonEmpty('runId', t.runId);
+  nonEmpty('envName', t.envName);
+  nonEmpty('envVersion', t.envVersion);
+  nonEmpty('groupId', t.groupId);
+  nonEmpty('episodeId', t.episodeId);
+  nonEmpty('outcome', t.outcome); // any string: new outcomes must not be dead-lettered by old consumers
+  nonNegativeInt('stepCount', t.stepCount);
+  if (t.stepCount !== t.steps.length) fail('stepCount', `is ${t.stepCount} but steps has ${t.steps.length} entries`);
+  finite('totalReward', t.totalReward);
+  nonNegativeInt('invalidActions', t.invalidActions);
+  if (t.invalidActions > t.stepCount) fail('invalidActions', `${t.invalidActions} is more than stepCount (${t.stepCount})`);
+  nonNegativeInt('gapCount', t.gapCount);
+  nonNegativeInt('minPolicyVersion', t.minPolicyVersion);
+  if (t.maxPolicyVersion < t.minPolicyVersion) fail('maxPolicyVersion', `${t.maxPolicyVersion} is below minPolicyVersion (${t.minPolicyVersion})`);
+  eventTime('firstEventTimeMs', t.firstEventTimeMs);
+  eventTime('lastEventTimeMs', t.lastEventTimeMs);
+  if (t.lastEventTimeMs < t.firstEventTimeMs) fail('lastEventTimeMs', 'is before firstEventTimeMs');
+  let previous = -1;
+  for (let i = 0; i < t.steps.length; i++) {
+    const step = t.steps[i]!;
+    checkTrajectoryStep(`steps[${i}].`, step, t);
+    if (step.stepIndex <= previous) fail(`steps[${i}].stepIndex`, `${step.stepIndex} does not increase (previous ${previous})`);
+    previous = step.stepIndex;
+  }
+}
+
+function checkSample(s: TrainingSampleEvent): void {
+  nonEmpty('sampleId', s.sampleId);
+  nonEmpty('runId', s.runId);
+  nonEmpty('groupId', s.groupId);
+  nonEmpty('episodeId', s.episodeId);
+  nonNegativeInt('policyVersion', s.policyVersion);
+  if (s.tokenIds.length === 0) fail('tokenIds', 'must not be empty');
+  tokenIds('tokenIds', s.tokenIds);
+  const n = s.tokenIds.length;
+  sameLength('lossMask', s.lossMask, n, 'tokenIds');
+  sameLength('advantages', s.advantages, n, 'tokenIds');
+  sameLength('behaviourLogProbs', s.behaviourLogProbs, n, 'tokenIds');
+  let inLoss = 0;
+  for (let i = 0; i < n; i++) {
+    const mask = s.lossMask[i]!;
+    if (mask !== 0 && mask !== 1) fail(`lossMask[${i}]`, `must be 0 or 1, got ${mask}`);
+    inLoss += mask;
+    finite(`advantages[${i}]`, s.advantages[i]!);
+    const lp = s.behaviourLogProbs[i]!;
+    if (mask === 0 && lp !== 0) fail(`behaviourLogProbs[${i}]`, `must be 0 where lossMask is 0, got ${lp}`);
+    if (!Number.isFinite(lp) || lp > 0) fail(`behaviourLogProbs[${i}]`, `log-prob must be finite and <= 0, got ${lp}`);
+  }
+  if (inLoss === 0) fail('lossMask', 'has no 1: the sample has no policy tokens to train on');
+  finite('reward', s.reward);
+  nonEmpty('estimator', s.estimator);
+  if (!Number.isInteger(s.groupSize) || s.groupSize < 1) fail('groupSize', `must be an integer >= 1, got ${s.groupSize}`);
+  finite('groupRewardMean', s.groupRewardMean);
+  finite('groupRewardStd', s.groupRewardStd);
+  if (s.groupRewardStd < 0) fail('groupRewardStd', `must be >= 0, got ${s.groupRewardStd}`);
+  if (s.stepAdvantages !== null) s.stepAdvantages.forEach((a, i) => finite(`stepAdvantages[${i}]`, a));
+  eventTime('eventTimeMs', s.eventTimeMs);
+}
+
+function checkLearnerStep(l: LearnerStepEvent): void {
+  nonEmpty('runId', l.runId);
+  nonNegativeInt('step', l.step);
+  nonNegativeInt('policyVersion', l.policyVersion);
+  // Loss parts, entropy, KL and gradient norm are measurements: NaN/Infinity pass (see the header).
+  const fraction = (field: string, value: number) => {
+    if (value < 0 || value > 1) fail(field, `must be within [0, 1], got ${value}`);
+  };
+  fraction('clipFraction', l.clipFraction);
+  if (l.clipFractionLow !== null) fraction('clipFractionLow', l.clipFractionLow);
+  finite('learningRate', l.learningRate);
+  if (l.learningRate < 0) fail('learningRate', `must be >= 0, got ${l.learningRate}`);
+  nonNegativeInt('tokens', l.tokens);
+  nonNegativeInt('samples', l.samples);
+  nonNegativeInt('stalenessMax', l.stalenessMax);
+  if (l.stalenessMean < 0) fail('stalenessMean', `must be >= 0, got ${l.stalenessMean}`);
+  if (l.durationMs < 0) fail('durationMs', `must be >= 0, got ${l.durationMs}`);
+  nonEmpty('backend', l.backend);
+  eventTime('eventTimeMs', l.eventTimeMs);
+}
+
+function checkPolicyVersion(p: PolicyVersionEvent): void {
+  nonEmpty('runId', p.runId);
+  nonNegativeInt('version', p.version);
+  nonEmpty('weightsUri', p.weightsUri);
+  if (!/^[0-9a-f]{64}$/.test(p.checksum)) fail('checksum', 'must be a SHA-256 as 64 lowercase hex digits');
+  if (p.parentVersion !== null) {
+    nonNegativeInt('parentVersion', p.parentVersion);
+    if (p.parentVersion >= p.version) fail('parentVersion', `${p.parentVersion} must be below version (${p.version})`);
+  }
+  nonNegativeInt('learnerStep', p.learnerStep);
+  eventTime('createdAtMs', p.createdAtMs);
+}
+
+const SEVERITIES = new Set(['info', 'warning', 'critical']);
+
+function checkCollapseAlert(a: CollapseAlertEvent): void {
+  nonEmpty('alertId', a.alertId);
+  nonEmpty('runId', a.runId);
+  nonEmpty('kind', a.kind); // any string: new detectors must not be dead-lettered by old consumers
+  if (!SEVERITIES.has(a.severity)) fail('severity', `must be one of ${[...SEVERITIES].join(', ')}, got '${a.severity}'`);
+  nonNegativeInt('learnerStep', a.learnerStep);
+  nonNegativeInt('policyVersion', a.policyVersion);
+  nonEmpty('message', a.message);
+  eventTime('eventTimeMs', a.eventTimeMs);
+}
+
+function checkDeadLetter(d: DeadLetterEvent): void {
+  nonEmpty('reason', d.reason);
+  nonEmpty('sourceTopic', d.sourceTopic);
+  // -1 marks a record that did not come from Kafka (see the schema docs).
+  if (!Number.isInteger(d.sourcePartition) || d.sourcePartition < -1) fail('sourcePartition', `must be an integer >= -1, got ${d.sourcePartition}`);
+  if (!Number.isInteger(d.sourceOffset) || d.sourceOffset < -1) fail('sourceOffset', `must be an integer >= -1, got ${d.sourceOffset}`);
+  eventTime('eventTimeMs', d.eventTimeMs);
+}
+
+const CHECKS: { [N in EventName]: (value: EventTypes[N]) => void } = {
+  step: checkStep,
+  trajectory: checkTrajectory,
+  sample: checkSample,
+  learner_step: checkLearnerStep,
+  policy_version: checkPolicyVersion,
+  collapse_alert: checkCollapseAlert,
+  dead_letter: checkDeadLetter,
+};
+
+/**
+ * Semantic checks of a value that already fits its Avro schema (decoded, or about to be encoded).
+ * `field` is a dotted path like `actionLogProbs[3]` or `steps[2].reward`.
+ */
+export function validateEvent<N extends EventName>(event: N, value: EventTypes[N]): ValidationResult {
+  try {
+    (CHECKS[event] as (value: EventTypes[N]) => void)(value);
+    return OK;
+  } catch (err) {
+    if (err instanceof Invalid) return { ok: false, field: err.field, message: err.message };
+    // A value that does not fit the schema (e.g. a missing array) is reported, not thrown.
+    return { ok: false, field: '', message: `not a valid ${event} event: ${(err as Error).message}` };
+  }
+}

@@ -1,0 +1,44 @@
+// A counting gate that bounds how many delivered messages may be waiting for downstream.
+// The consumer awaits `whenOpen()` before handing over the next message, so a slow subscriber stops
+// the fetch loop instead of growing a buffer (RxJS has no demand signal; this is ours).
+
+export class InFlightGate {
+  private waiters: Array<() => void> = [];
+
+  constructor(
+    readonly limit: number,
+    private readonly count: () => number,
+  ) {
+    if (!Number.isInteger(limit) || limit < 1) {
+      throw new RangeError(`maxInFlight must be a positive integer, got ${limit}`);
+    }
+  }
+
+  get open(): boolean {
+    return this.count() < this.limit;
+  }
+
+  /**
+   * Resolves when fewer than `limit` messages are in flight, or when `cancelled()` turns true.
+   * `tick` runs every `tickMs` while waiting (the consumer sends heartbeats from it).
+   */
+  async whenOpen(options: { tick?: () => Promise<void>; tickMs?: number; cancelled?: () => boolean } = {}): Promise<void> {
+    const { tick, tickMs = 1000, cancelled = () => false } = options;
+    while (!this.open && !cancelled()) {
+      let timer: NodeJS.Timeout | undefined;
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        timer = setTimeout(resolve, tickMs);
+      });
+      clearTimeout(timer);
+      if (!this.open && tick) await tick();
+    }
+  }
+
+  /** Call after an ack or a reset: wakes the waiters to re-check. */
+  changed(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}

@@ -1,0 +1,284 @@
+// Kafka topics as RxJS Observables, with backpressure and at-least-once commits after downstream
+// processing.
+//
+// Each delivered message is an Envelope whose `ack()` says "downstream is done with this one". Offsets
+// are committed (every `commitIntervalMs`, and on close) only up to the first un-acknowledged message
+// of each partition (OffsetTracker), so a crash re-delivers everything not yet fully processed.
+// Backpressure: at most `maxInFlight` un-acknowledged messages; beyond that the fetch loop waits
+// (sending heartbeats) instead of buffering. Bytes that cannot be decoded go to the dead-letter sink
+// and are then committed like processed messages.
+import { Observable, type Subscriber } from 'rxjs';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import { randomUUID } from 'node:crypto';
+import { OffsetTracker, type PartitionKey } from './offset-tracker.js';
+import { InFlightGate } from './in-flight-gate.js';
+import type { DeadLetterSink } from './dead-letter.js';
+
+export interface Envelope<T> {
+  readonly topic: string;
+  readonly partition: number;
+  /** Kafka offset as a decimal string (offsets are 64-bit). */
+  readonly offset: string;
+  readonly key: Buffer | null;
+  /** Broker (log append or create) time in ms. */
+  readonly timestamp: number;
+  readonly value: T;
+  /** Marks this message processed; its offset becomes committable once all earlier ones are too. */
+  ack(): void;
+}
+
+/** Why a payload was rejected; returned by `classify` for errors that are the input's fault. */
+export interface Rejection {
+  readonly reason: string;
+  readonly detail: string;
+}
+
+export interface TopicConsumerOptions<T> {
+  readonly topics: readonly string[];
+  /** Consumer group; without one an ephemeral group is used and nothing is committed (replay). */
+  readonly groupId?: string;
+  /** Turns a payload into a value; throws on bad input. */
+  readonly decode: (payload: Buffer | null) => T;
+  /** Maps a decode error to a rejection; errors it returns undefined for are bugs and stop the stream. */
+  readonly classify: (error: unknown) => Rejection | undefined;
+  /** Where rejected payloads go. 'skip' only counts them (used by replay: they were routed when first consumed). */
+  readonly deadLetters: DeadLetterSink | 'skip';
+  readonly maxInFlight?: number;
+  /** Acknowledge each message as soon as it is emitted (no backpressure past RxJS; replay's default). */
+  readonly autoAck?: boolean;
+  readonly commitIntervalMs?: number;
+  /** With no committed offset, start at the beginning (default) or the end of the topic. */
+  readonly fromBeginning?: boolean;
+  /** First offset to deliver per topic and partition ("topic/partition" → offset); earlier ones are skipped. */
+  readonly startOffsets?: ReadonlyMap<string, bigint>;
+  /** Stop (complete) once every listed partition reached its end offset (exclusive). */
+  readonly endOffsets?: ReadonlyMap<string, bigint>;
+  /** How long close() waits for in-flight messages to be acknowledged before committing and leaving. */
+  readonly drainTimeoutMs?: number;
+  readonly sessionTimeoutMs?: number;
+}
+
+export interface ConsumerStats {
+  delivered: number;
+  acked: number;
+  deadLettered: number;
+  skipped: number;
+  commits: number;
+  rebalances: number;
+}
+
+export class TopicConsumer<T> {
+  readonly stats: ConsumerStats = { delivered: 0, acked: 0, deadLettered: 0, skipped: 0, commits: 0, rebalances: 0 };
+  readonly events$: Observable<Envelope<T>>;
+  private readonly tracker = new OffsetTracker();
+  private readonly gate: InFlightGate;
+  private consumer: Consumer | null = null;
+  private closing = false;
+  private closed: Promise<void> | null = null;
+  private subscriber: Subscriber<Envelope<T>> | null = null;
+  private commitTimer: NodeJS.Timeout | null = null;
+  private committing: Promise<void> = Promise.resolve();
+  private readonly finished = new Set<string>();
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly options: TopicConsumerOptions<T>,
+  ) {
+    const { maxInFlight = 5000, commitIntervalMs = 1000 } = options;
+    if (options.topics.length === 0) throw new RangeError('TopicConsumer needs at least one topic');
+    if (!(commitIntervalMs > 0)) throw new RangeError(`commitIntervalMs must be > 0, got ${commitIntervalMs}`);
+    this.gate = new InFlightGate(maxInFlight, () => this.tracker.inFlight);
+    this.events$ = new Observable<Envelope<T>>((subscriber) => {
+      if (this.subscriber) {
+        subscriber.error(new Error('a TopicConsumer has one subscriber; share() the Observable to fan out'));
+        return;
+      }
+      this.subscriber = subscriber;
+      this.start(subscriber).catch((error) => subscriber.error(error));
+      // Unsubscribing stops the consumer, committing what was acknowledged.
+      return () => void this.close({ drain: false });
+    });
+  }
+
+  /**
+   * Graceful shutdown: stop fetching, wait (up to drainTimeoutMs) for in-flight messages to be
+   * acknowledged, commit, leave the group, complete the Observable.
+   */
+  close(options: { drain?: boolean } = {}): Promise<void> {
+    this.closed ??= this.shutdown(options.drain ?? true);
+    return this.closed;
+  }
+
+  private async start(subscriber: Subscriber<Envelope<T>>): Promise<void> {
+    const { groupId, topics, fromBeginning = true, sessionTimeoutMs = 30000, commitIntervalMs = 1000 } = this.options;
+    const consumer = this.kafka.consumer({
+      groupId: groupId ?? `trajflow-replay-${randomUUID()}`,
+      sessionTimeout: sessionTimeoutMs,
+      heartbeatInterval: Math.min(3000, Math.floor(sessionTimeoutMs / 3)),
+      rebalanceTimeout: sessionTimeoutMs * 2,
+      allowAutoTopicCreation: false,
+      maxWaitTimeInMs: 200,
+      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 3000 },
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.GROUP_JOIN, () => {
+      // kafkajs starts the new assignment from committed offsets: in-flight messages come again.
+      this.tracker.newGeneration();
+      this.stats.rebalances++;
+      this.gate.changed();
+    });
+    consumer.on(consumer.events.CRASH, (event) => {
+      if (!event.payload.restart && !this.closing) subscriber.error(event.payload.error);
+    });
+    await consumer.connect();
+    if (this.closing) return;
+    await consumer.subscribe({ topics: [...topics], fromBeginning });
+    if (groupId !== undefined) {
+      this.commitTimer = setInterval(() => void this.commit(), commitIntervalMs);
+    }
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) => this.onBatch(payload, subscriber),
+    });
+    for (const [key, offset] of this.options.startOffsets ?? []) {
+      const [topic, partition] = splitKey(key);
+      consumer.seek({ topic, partition, offset: offset.toString() });
+    }
+    this.completeIfFinished();
+  }
+
+  private async onBatch(payload: EachBatchPayload, subscriber: Subscriber<Envelope<T>>): Promise<void> {
+    const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
+    const source: PartitionKey = { topic: batch.topic, partition: batch.partition };
+    const key = `${batch.topic}/${batch.partition}`;
+    const start = this.options.startOffsets?.get(key);
+    const end = this.options.endOffsets?.get(key);
+    const stopped = () => this.closing || !isRunning() || isStale();
+
+    for (const message of batch.messages) {
+      if (stopped()) break;
+      const offset = BigInt(message.offset);
+      if (end !== undefined && offset >= end) {
+        this.finished.add(key);
+        break;
+      }
+      if (start !== undefined && offset < start) {
+        resolveOffset(message.offset);
+        continue;
+      }
+      await this.gate.whenOpen({ tick: heartbeat, cancelled: stopped });
+      if (stopped()) break;
+      const generation = this.tracker.generation;
+      const value = await this.decodeOrRoute(message, source);
+      this.tracker.delivered(source, offset);
+      if (value === rejected) {
+        this.tracker.acked(source, offset, generation);
+      } else {
+        this.stats.delivered++;
+        const envelope = this.envelope(source, message, value, generation);
+        subscriber.next(envelope);
+        if (this.options.autoAck) envelope.ack();
+      }
+      resolveOffset(message.offset);
+      if (end !== undefined && offset + 1n >= end) this.finished.add(key);
+    }
+    await heartbeat();
+    this.completeIfFinished();
+  }
+
+  private async decodeOrRoute(message: KafkaMessage, source: PartitionKey): Promise<T | typeof rejected> {
+    try {
+      return this.options.decode(message.value);
+    } catch (error) {
+      const rejection = this.options.classify(error);
+      if (!rejection) throw error;
+      if (this.options.deadLetters === 'skip') {
+        this.stats.skipped++;
+      } else {
+        await this.options.deadLetters.route({
+          ...rejection,
+          sourceTopic: source.topic,
+          sourcePartition: source.partition,
+          sourceOffset: message.offset,
+          key: message.key,
+          payload: message.value,
+        });
+        this.stats.deadLettered++;
+      }
+      return rejected;
+    }
+  }
+
+  private envelope(source: PartitionKey, message: KafkaMessage, value: T, generation: number): Envelope<T> {
+    const offset = BigInt(message.offset);
+    let done = false;
+    return {
+      topic: source.topic,
+      partition: source.partition,
+      offset: message.offset,
+      key: message.key,
+      timestamp: Number(message.timestamp),
+      value,
+      ack: () => {
+        if (done) return;
+        done = true;
+        if (this.tracker.acked(source, offset, generation)) {
+          this.stats.acked++;
+          this.gate.changed();
+        }
+      },
+    };
+  }
+
+  /** Commits serially: each commit waits for the previous one. */
+  private commit(): Promise<void> {
+    this.committing = this.committing.then(async () => {
+      const consumer = this.consumer;
+      if (!consumer || this.options.groupId === undefined) return;
+      const positions = this.tracker.takeCommittable();
+      if (positions.length === 0) return;
+      try {
+        await consumer.commitOffsets(positions.map((p) => ({ topic: p.topic, partition: p.partition, offset: p.offset.toString() })));
+        this.stats.commits++;
+      } catch {
+        // A rebalance or a broker restart; the positions are retried at the next commit.
+        this.tracker.commitFailed(positions);
+      }
+    });
+    return this.committing;
+  }
+
+  private completeIfFinished(): void {
+    const ends = this.options.endOffsets;
+    if (!ends || this.closing) return;
+    for (const [key, end] of ends) {
+      if (!this.finished.has(key) && end > (this.options.startOffsets?.get(key) ?? 0n)) return;
+    }
+    void this.close();
+  }
+
+  private async shutdown(drain: boolean): Promise<void> {
+    this.closing = true;
+    this.gate.changed();
+    const deadline = Date.now() + (this.options.drainTimeoutMs ?? 10000);
+    while (drain && this.tracker.inFlight > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (this.commitTimer) clearInterval(this.commitTimer);
+    const consumer = this.consumer;
+    if (consumer) {
+      await this.commit();
+      await consumer.stop().catch(() => undefined);
+      await consumer.disconnect().catch(() => undefined);
+    }
+    this.subscriber?.complete();
+  }
+}
+
+const rejected: unique symbol = Symbol('rejected');
+
+function splitKey(key: string): [string, number] {
+  const slash = key.lastIndexOf('/');
+  return [key.slice(0, slash), Number(key.slice(slash + 1))];
+}

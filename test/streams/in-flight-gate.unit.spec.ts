@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { InFlightGate } from '../../streams/in-flight-gate.js';
+
+test('waits while the limit is reached and opens when the count drops', async () => {
+  let inFlight = 2;
+  const gate = new InFlightGate(2, () => inFlight);
+  let opened = false;
+  const waiting = gate.whenOpen({ tickMs: 10_000 }).then(() => (opened = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(opened, false);
+  inFlight = 1;
+  gate.changed();
+  await waiting;
+  assert.equal(opened, true);
+});
+
+test('runs the tick (heartbeat) while it waits, and stops waiting when cancelled', async () => {
+  const gate = new InFlightGate(1, () => 1);
+  let ticks = 0;
+  let cancelled = false;
+  await gate.whenOpen({
+    tickMs: 1,
+    tick: async () => {
+      ticks++;
+      if (ticks === 3) cancelled = true;
+    },
+    cancelled: () => cancelled,
+  });
+  assert.equal(ticks, 3);
+});
+
+test('rejects a limit that is not a positive integer', () => {
+  assert.throws(() => new InFlightGate(0, () => 0), /positive integer/);
+});

@@ -1,0 +1,64 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OffsetTracker } from '../../streams/offset-tracker.js';
+
+const p0 = { topic: 't', partition: 0 };
+const p1 = { topic: 't', partition: 1 };
+
+test('commits only up to the first unacknowledged offset of each partition', () => {
+  const tracker = new OffsetTracker();
+  for (const offset of [10n, 11n, 12n]) tracker.delivered(p0, offset);
+  tracker.delivered(p1, 5n);
+  const g = tracker.generation;
+
+  assert.equal(tracker.acked(p0, 11n, g), true);
+  assert.equal(tracker.acked(p0, 12n, g), true);
+  // 10 is still in flight: partition 0 may not move past it.
+  assert.deepEqual(tracker.takeCommittable(), [
+    { topic: 't', partition: 0, offset: 10n },
+    { topic: 't', partition: 1, offset: 5n },
+  ]);
+  assert.equal(tracker.acked(p0, 10n, g), true);
+  assert.deepEqual(tracker.takeCommittable(), [{ topic: 't', partition: 0, offset: 13n }]);
+  assert.equal(tracker.inFlight, 1);
+});
+
+test('does not repeat a position already taken, and gives it back after a failed commit', () => {
+  const tracker = new OffsetTracker();
+  tracker.delivered(p0, 0n);
+  tracker.acked(p0, 0n, tracker.generation);
+  const first = tracker.takeCommittable();
+  assert.deepEqual(first, [{ topic: 't', partition: 0, offset: 1n }]);
+  assert.deepEqual(tracker.takeCommittable(), []);
+  tracker.commitFailed(first);
+  assert.deepEqual(tracker.takeCommittable(), first);
+});
+
+test('ignores acks from an older generation after a rebalance', () => {
+  const tracker = new OffsetTracker();
+  tracker.delivered(p0, 7n);
+  const old = tracker.generation;
+  tracker.newGeneration();
+  assert.equal(tracker.inFlight, 0);
+  assert.equal(tracker.acked(p0, 7n, old), false);
+  assert.deepEqual(tracker.takeCommittable(), []);
+  // The same offset is delivered again in the new generation and can then be acked.
+  tracker.delivered(p0, 7n);
+  assert.equal(tracker.acked(p0, 7n, tracker.generation), true);
+  assert.deepEqual(tracker.takeCommittable(), [{ topic: 't', partition: 0, offset: 8n }]);
+});
+
+test('a repeated ack counts once', () => {
+  const tracker = new OffsetTracker();
+  tracker.delivered(p0, 1n);
+  tracker.delivered(p0, 2n);
+  assert.equal(tracker.acked(p0, 2n, tracker.generation), true);
+  assert.equal(tracker.acked(p0, 2n, tracker.generation), false);
+  assert.equal(tracker.inFlight, 1);
+});
+
+test('rejects deliveries that go backwards within a generation', () => {
+  const tracker = new OffsetTracker();
+  tracker.delivered(p0, 4n);
+  assert.throws(() => tracker.delivered(p0, 4n), /must ascend/);
+});
