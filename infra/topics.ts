@@ -102,7 +102,7 @@ async function readState(admin: Admin, topics: string[]): Promise<Map<string, To
 /** Creates missing topics, raises partition counts, and reports other differences. Uses `admin` if given (left connected). */
 export async function ensureTopics(config: TrajflowConfig, admin?: Admin, specs: readonly TopicSpec[] = topicSpecs): Promise<EnsureTopicsReport> {
   const own = admin === undefined;
-  const client = admin ?? createKafka(config, { clientId: 'trajflow-topics' }).admin();
+  const client = admin ?? createKafka(config, { clientId: 'trajflow-topics', retries: 5, quiet: true }).admin();
   try {
     if (own) await client.connect();
     const existingNames = new Set(await client.listTopics());

@@ -28,7 +28,7 @@ export interface BackboneOptions {
 }
 
 export async function connectBackbone(config: TrajflowConfig, options: BackboneOptions = {}): Promise<Backbone> {
-  const kafka = createKafka(config, options.clientId);
+  const kafka = createKafka(config, options.clientId === undefined ? {} : { clientId: options.clientId });
   const registry = SchemaRegistry.fromSchemasDir();
   const codec = new EventCodec(registry, options.maxEventBytes === undefined ? {} : { maxEventBytes: options.maxEventBytes });
   const producer = new EventProducer(kafka, codec, options.producer);

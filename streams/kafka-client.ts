@@ -1,5 +1,6 @@
-// Builds the kafkajs client from trajflow's config. kafkajs' own log lines go through one formatter,
-// at ERROR unless TRAJFLOW_KAFKA_LOG asks for more, so a broker restart does not flood the console.
+// Builds kafkajs clients from trajflow's config. kafkajs' own log lines go through one formatter, at
+// ERROR unless TRAJFLOW_KAFKA_LOG asks for more, so a broker restart does not flood the console; the
+// infra probes pass `quiet`, since connection errors are expected while a broker is starting.
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { TrajflowConfig } from '../core/config.js';
 
@@ -10,7 +11,6 @@ const levels: Record<string, logLevel> = {
   info: logLevel.INFO,
   debug: logLevel.DEBUG,
 };
-
 const levelNames = new Map<logLevel, string>(Object.entries(levels).map(([name, level]) => [level, name]));
 
 function kafkaLogLevel(): logLevel {
@@ -24,14 +24,23 @@ const logCreator = () => ({ namespace, level, log }: LogEntry) => {
   else console.log(line);
 };
 
-export function createKafka(config: Pick<TrajflowConfig, 'kafka'>, clientId = 'trajflow'): Kafka {
+export interface KafkaClientOptions {
+  readonly clientId?: string;
+  /** How many times kafkajs retries a failed request (default 12: long enough to ride out a broker restart). */
+  readonly retries?: number;
+  readonly connectionTimeoutMs?: number;
+  /** Log nothing unless TRAJFLOW_DEBUG is set (probes of a broker that may still be starting). */
+  readonly quiet?: boolean;
+}
+
+export function createKafka(config: Pick<TrajflowConfig, 'kafka'>, options: KafkaClientOptions = {}): Kafka {
+  const { clientId = 'trajflow', retries = 12, connectionTimeoutMs = 3000, quiet = false } = options;
   return new Kafka({
     clientId,
     brokers: config.kafka.brokers,
-    logLevel: kafkaLogLevel(),
+    logLevel: quiet ? (process.env.TRAJFLOW_DEBUG ? logLevel.INFO : logLevel.NOTHING) : kafkaLogLevel(),
     logCreator,
-    connectionTimeout: 3000,
-    // Retry long enough to ride out a broker restart (tens of seconds), not forever.
-    retry: { initialRetryTime: 200, maxRetryTime: 5000, retries: 12 },
+    connectionTimeout: connectionTimeoutMs,
+    retry: { initialRetryTime: 200, maxRetryTime: 5000, retries },
   });
 }

@@ -167,19 +167,28 @@ export class TopicConsumer<T> {
         resolveOffset(message.offset);
         continue;
       }
-      await this.gate.whenOpen({ tick: heartbeat, cancelled: stopped });
-      if (stopped()) break;
-      const generation = this.tracker.generation;
-      const value = await this.decodeOrRoute(message, source);
-      this.tracker.delivered(source, offset);
-      if (value === rejected) {
-        this.tracker.acked(source, offset, generation);
-      } else {
-        this.stats.delivered++;
-        const envelope = this.envelope(source, message, value, generation);
-        subscriber.next(envelope);
-        if (this.options.autoAck) envelope.ack();
+      // Fast path without awaits: most messages find the gate open and decode cleanly.
+      if (!this.gate.open) {
+        await this.gate.whenOpen({ tick: heartbeat, cancelled: stopped });
+        if (stopped()) break;
       }
+      const generation = this.tracker.generation;
+      let value: T;
+      try {
+        value = this.options.decode(message.value);
+      } catch (error) {
+        await this.reject(error, message, source);
+        this.tracker.delivered(source, offset);
+        this.tracker.acked(source, offset, generation);
+        resolveOffset(message.offset);
+        if (end !== undefined && offset + 1n >= end) this.finished.add(key);
+        continue;
+      }
+      this.tracker.delivered(source, offset);
+      this.stats.delivered++;
+      const envelope = this.envelope(source, message, value, generation);
+      subscriber.next(envelope);
+      if (this.options.autoAck) envelope.ack();
       resolveOffset(message.offset);
       if (end !== undefined && offset + 1n >= end) this.finished.add(key);
     }
@@ -187,27 +196,23 @@ export class TopicConsumer<T> {
     this.completeIfFinished();
   }
 
-  private async decodeOrRoute(message: KafkaMessage, source: PartitionKey): Promise<T | typeof rejected> {
-    try {
-      return this.options.decode(message.value);
-    } catch (error) {
-      const rejection = this.options.classify(error);
-      if (!rejection) throw error;
-      if (this.options.deadLetters === 'skip') {
-        this.stats.skipped++;
-      } else {
-        await this.options.deadLetters.route({
-          ...rejection,
-          sourceTopic: source.topic,
-          sourcePartition: source.partition,
-          sourceOffset: message.offset,
-          key: message.key,
-          payload: message.value,
-        });
-        this.stats.deadLettered++;
-      }
-      return rejected;
+  /** Routes a payload that failed to decode to the dead-letter sink (awaiting its ack), or rethrows a bug. */
+  private async reject(error: unknown, message: KafkaMessage, source: PartitionKey): Promise<void> {
+    const rejection = this.options.classify(error);
+    if (!rejection) throw error;
+    if (this.options.deadLetters === 'skip') {
+      this.stats.skipped++;
+      return;
     }
+    await this.options.deadLetters.route({
+      ...rejection,
+      sourceTopic: source.topic,
+      sourcePartition: source.partition,
+      sourceOffset: message.offset,
+      key: message.key,
+      payload: message.value,
+    });
+    this.stats.deadLettered++;
   }
 
   private envelope(source: PartitionKey, message: KafkaMessage, value: T, generation: number): Envelope<T> {
@@ -275,8 +280,6 @@ export class TopicConsumer<T> {
     this.subscriber?.complete();
   }
 }
-
-const rejected: unique symbol = Symbol('rejected');
 
 function splitKey(key: string): [string, number] {
   const slash = key.lastIndexOf('/');

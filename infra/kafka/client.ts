@@ -1,27 +1,10 @@
-// kafkajs clients for infra's own needs (probing, topic admin). Quiet by default: a broker that is still
-// starting makes kafkajs log connection errors that are expected while we poll.
-import kafkajs from 'kafkajs';
-import type { Admin, Kafka } from 'kafkajs';
+// Asking a broker whether it is up. Clients come from streams/kafka-client (quiet here: a broker that is
+// still starting makes kafkajs log connection errors that are expected while we poll).
+import type { Admin } from 'kafkajs';
 import type { TrajflowConfig } from '../../core/config.js';
+import { createKafka } from '../../streams/kafka-client.js';
 
-const { Kafka: KafkaClient, logLevel } = kafkajs;
-
-export interface ClientOptions {
-  readonly clientId?: string;
-  /** How many times kafkajs retries a failed request (default 5; the probe uses 0). */
-  readonly retries?: number;
-  readonly connectionTimeoutMs?: number;
-}
-
-export function createKafka(config: Pick<TrajflowConfig, 'kafka'>, options: ClientOptions = {}): Kafka {
-  return new KafkaClient({
-    clientId: options.clientId ?? 'trajflow-infra',
-    brokers: config.kafka.brokers,
-    connectionTimeout: options.connectionTimeoutMs ?? 3000,
-    logLevel: process.env.TRAJFLOW_DEBUG ? logLevel.INFO : logLevel.NOTHING,
-    retry: { retries: options.retries ?? 5, initialRetryTime: 200, maxRetryTime: 2000 },
-  });
-}
+export { createKafka };
 
 export interface ClusterInfo {
   readonly clusterId: string;
@@ -31,7 +14,7 @@ export interface ClusterInfo {
 
 /** Asks the broker to describe the cluster; undefined when it does not answer. */
 export async function probeKafka(config: Pick<TrajflowConfig, 'kafka'>, timeoutMs = 3000): Promise<ClusterInfo | undefined> {
-  const admin: Admin = createKafka(config, { clientId: 'trajflow-probe', retries: 0, connectionTimeoutMs: Math.min(timeoutMs, 3000) }).admin();
+  const admin: Admin = createKafka(config, { clientId: 'trajflow-probe', retries: 0, connectionTimeoutMs: Math.min(timeoutMs, 3000), quiet: true }).admin();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<undefined>((resolve) => {
     timer = setTimeout(() => resolve(undefined), timeoutMs);

@@ -1,0 +1,79 @@
+// `trajflow bench backbone [--events N] [--rounds R] [--json]`: backbone and codec throughput measured
+// side by side in one run. With --json the last line is one JSON object with every figure.
+import { cpus } from 'node:os';
+import type { Command } from '../cli/main.js';
+import { loadConfig } from '../core/config.js';
+import { ensureUp } from '../infra/commands.js';
+import { connectBackbone } from '../streams/index.js';
+import { measureCodec } from './codec.js';
+import { deleteBenchTopics, measureBackbone } from './backbone.js';
+
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+function option(args: string[], name: string, fallback: number): number {
+  const at = args.indexOf(name);
+  if (at < 0) return fallback;
+  const value = Number(args[at + 1]);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} needs a positive integer, got '${args[at + 1] ?? ''}'`);
+  return value;
+}
+
+const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
+
+export const benchCommand: Command = {
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec) or `bench codec`',
+  usage: 'trajflow bench backbone|codec [--events N] [--rounds R] [--json]',
+  async run(args) {
+    const [what] = args;
+    const json = args.includes('--json');
+    if (what !== 'backbone' && what !== 'codec') {
+      console.error(`usage: ${benchCommand.usage}`);
+      return 2;
+    }
+    const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
+    console.error('bench: codec on one core');
+    const codec = measureCodec();
+    const codecLine = `codec (one core, ${codec.eventBytes.toFixed(0)}-byte step events): encode+decode ${fmt(codec.encodeDecode.median)} events/s median, ${fmt(codec.encodeDecode.best)} best; encode ${fmt(codec.encode.median)}/s, decode ${fmt(codec.decode.median)}/s`;
+    if (what === 'codec') {
+      console.log(codecLine);
+      if (json) console.log(JSON.stringify({ bench: 'codec', machine, codec }));
+      return 0;
+    }
+
+    const events = option(args, '--events', 50_000);
+    const rounds = option(args, '--rounds', 3);
+    const config = loadConfig();
+    await ensureUp(config);
+    const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });
+    try {
+      const results = await measureBackbone(backbone, {
+        events,
+        rounds,
+        eventBytes: Math.round(codec.eventBytes),
+        progress: (line) => console.error(`bench: ${line}`),
+      });
+      const raw = median(results.map((r) => r.raw));
+      const trajflow = median(results.map((r) => r.trajflow));
+      const ratio = median(results.map((r) => r.trajflow / r.raw));
+      console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} events × ${rounds} rounds, alternating`);
+      for (const [i, r] of results.entries()) {
+        console.log(`  round ${i + 1}: raw kafkajs ${fmt(r.raw)} events/s, trajflow ${fmt(r.trajflow)} events/s, ratio ${(r.trajflow / r.raw).toFixed(2)}`);
+      }
+      console.log(`raw kafkajs produce→consume (${Math.round(codec.eventBytes)}-byte messages): ${fmt(raw)} events/s (median)`);
+      console.log(`trajflow encode→produce→Observable→decode: ${fmt(trajflow)} events/s (median)`);
+      console.log(`ratio trajflow/raw: ${ratio.toFixed(2)} (median of per-round ratios; target ≥ 0.70)`);
+      console.log(codecLine + ' (target ≥ 300,000)');
+      if (json) {
+        console.log(JSON.stringify({ bench: 'backbone', machine, events, rounds: results, rawEventsPerSec: raw, trajflowEventsPerSec: trajflow, ratio, codec }));
+      }
+      return 0;
+    } finally {
+      await backbone.close();
+      await deleteBenchTopics(backbone.kafka);
+    }
+  },
+};
