@@ -30,7 +30,7 @@ export const topicSpecs: readonly TopicSpec[] = [
   { name: 'learner.steps', partitions: 1, configs: FOREVER, key: 'runId', description: 'one event per optimiser step (losses, KL, entropy, grad norm)' },
   { name: 'policy.versions', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'runId', description: 'published policy weights; compacted so the latest version per run survives' },
   { name: 'alerts', partitions: 1, configs: FOREVER, key: 'runId', description: 'collapse early-warnings' },
-  { name: 'deadletter', partitions: 1, configs: FOREVER, key: 'source topic/partition/offset', description: 'records a processor could not handle, with the reason' },
+  { name: 'deadletter', partitions: 1, configs: FOREVER, key: 'the source message key', description: 'records a processor could not handle, with the reason and source topic/partition/offset' },
   { name: 'schemas', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'schema fingerprint', description: 'the Avro schema registry' },
 ];
 
