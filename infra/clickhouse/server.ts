@@ -1,12 +1,12 @@
 // Starts, stops and reports the ClickHouse server trajflow runs for you: Debian's clickhouse-server with a
 // project-local config, data under ${home}/clickhouse, logs in ${logDir}. It runs as whoever runs trajflow
 // (root included: 18.16 needs no flag for that, and the data folder is owned by the same user).
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ServiceError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
-import { withLock } from '../lock.js';
-import { describeTakenPorts, isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
+import { ensureProcess, stopProcess, type ManagedProcess } from '../managed-process.js';
+import { isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
 import { renderConfigXml, renderUsersXml } from './config.js';
 import { clickHouseClient } from './http.js';
 import { ensureClickHouse } from './install.js';
@@ -130,49 +130,42 @@ export async function startClickHouse(config: TrajflowConfig, log: (line: string
     }
     return { ...(await clickHouseStatus(config)), reused: true, elapsedMs: Date.now() - started };
   }
-  return withLock(paths.lockFile, START_TIMEOUT_MS + STOP_GRACE_MS + 60_000, async () => {
-    let pid = livePid(paths.pidFile, paths.configFile);
-    let reused = false;
-    if (pid !== undefined) {
-      const answered = await waitUntil(() => client.ping(1000), { timeoutMs: 5000, intervalMs: 250, giveUp: () => (isAlive(pid!) ? undefined : 'exited') });
-      if (answered === 'ok') {
-        reused = true;
-      } else {
-        log(`clickhouse: pid ${pid} from ${paths.pidFile} does not answer; restarting it`);
-        await stopProcessGroup(pid, STOP_GRACE_MS);
-        pid = undefined;
-      }
-    }
-    if (pid === undefined) {
-      removeFile(paths.pidFile);
-      const taken = await describeTakenPorts([
-        { port: config.clickhouse.httpPort, setting: 'TRAJFLOW_CLICKHOUSE_HTTP_PORT' },
-        { port: config.clickhouse.tcpPort, setting: 'TRAJFLOW_CLICKHOUSE_TCP_PORT' },
-      ]);
-      if (taken) throw new ServiceError(`cannot start ClickHouse: ${taken} (To use a server you already run, set TRAJFLOW_CLICKHOUSE_URL instead.)`);
-      pid = await launch(config, paths, log);
-    }
-    return {
-      running: true,
-      pid,
-      url: config.clickhouse.url,
-      version: await serverVersion(config),
-      managed: true,
-      logFile: paths.logFile,
-      reused,
-      elapsedMs: Date.now() - started,
-    };
-  });
+  const { pid, reused } = await ensureProcess(clickHouseProcess(config, paths, log), log);
+  return {
+    running: true,
+    pid,
+    url: config.clickhouse.url,
+    version: await serverVersion(config),
+    managed: true,
+    logFile: paths.logFile,
+    reused,
+    elapsedMs: Date.now() - started,
+  };
 }
 
 /** Stops the server trajflow started (SIGTERM, then SIGKILL after 30 s). Data is kept. Resolves false if none ran. */
 export async function stopClickHouse(config: TrajflowConfig): Promise<boolean> {
   if (!config.clickhouse.managed) return false;
   const paths = clickHousePaths(config);
-  return withLock(paths.lockFile, STOP_GRACE_MS + 60_000, async () => {
-    const pid = livePid(paths.pidFile, paths.configFile);
-    if (pid !== undefined) await stopProcessGroup(pid, STOP_GRACE_MS);
-    if (existsSync(paths.pidFile)) removeFile(paths.pidFile);
-    return pid !== undefined;
-  });
+  return stopProcess(clickHouseProcess(config, paths));
+}
+
+function clickHouseProcess(config: TrajflowConfig, paths: ClickHousePaths, log: (line: string) => void = () => undefined): ManagedProcess {
+  const client = clickHouseClient(config, null);
+  return {
+    name: 'ClickHouse',
+    pidFile: paths.pidFile,
+    lockFile: paths.lockFile,
+    marker: paths.configFile,
+    ports: [
+      { port: config.clickhouse.httpPort, setting: 'TRAJFLOW_CLICKHOUSE_HTTP_PORT' },
+      { port: config.clickhouse.tcpPort, setting: 'TRAJFLOW_CLICKHOUSE_TCP_PORT' },
+    ],
+    externalHint: 'To use a server you already run, set TRAJFLOW_CLICKHOUSE_URL instead.',
+    startTimeoutMs: START_TIMEOUT_MS,
+    stopGraceMs: STOP_GRACE_MS,
+    staleAfterMs: 5000,
+    probe: () => client.ping(1000),
+    launch: () => launch(config, paths, log),
+  };
 }

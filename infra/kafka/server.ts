@@ -1,11 +1,11 @@
 // Starts, stops and reports the single-node KRaft broker trajflow runs for you. Everything it writes lives
 // under ${home}/kafka (config, data, pid file, cluster id) and ${logDir} (logs); the jars live in the cache.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ServiceError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
-import { withLock } from '../lock.js';
-import { describeTakenPorts, isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
+import { ensureProcess, stopProcess, type ManagedProcess } from '../managed-process.js';
+import { isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
 import { probeKafka } from './client.js';
 import { fetchKafka } from './fetch.js';
 import { formatProperties, renderLog4j, renderServerProperties } from './properties.js';
@@ -146,56 +146,44 @@ export async function startKafka(config: TrajflowConfig, log: (line: string) => 
     }
     return { ...(await kafkaStatus(config)), reused: true, elapsedMs: Date.now() - started };
   }
-  return withLock(paths.lockFile, START_TIMEOUT_MS + STOP_GRACE_MS + 60_000, async () => {
-    let pid = livePid(paths.pidFile, MAIN_CLASS);
-    let reused = false;
-    if (pid !== undefined) {
-      // Alive: give it a moment in case it is still starting or busy, then treat it as stale.
-      const answered = await waitUntil(async () => (await probeKafka(config, 2000)) !== undefined, {
-        timeoutMs: 10_000,
-        intervalMs: 500,
-        giveUp: () => (isAlive(pid!) ? undefined : 'exited'),
-      });
-      if (answered === 'ok') {
-        reused = true;
-      } else {
-        log(`kafka: pid ${pid} from ${paths.pidFile} does not answer; restarting it`);
-        await stopProcessGroup(pid, STOP_GRACE_MS);
-        pid = undefined;
-      }
-    }
-    if (pid === undefined) {
-      removeFile(paths.pidFile);
-      const taken = await describeTakenPorts([
-        { port: config.kafka.port, setting: 'TRAJFLOW_KAFKA_PORT' },
-        { port: config.kafka.controllerPort, setting: 'TRAJFLOW_KAFKA_CONTROLLER_PORT' },
-      ]);
-      if (taken) throw new ServiceError(`cannot start Kafka: ${taken} (To use a broker you already run, set TRAJFLOW_KAFKA_BROKERS instead.)`);
-      pid = await launch(config, paths, log);
-    }
-    const info = await probeKafka(config, 5000);
-    return {
-      running: info !== undefined,
-      pid,
-      brokers: config.kafka.brokers,
-      version: config.kafka.version,
-      managed: true,
-      clusterId: info?.clusterId ?? null,
-      logFile: paths.logFile,
-      reused,
-      elapsedMs: Date.now() - started,
-    };
-  });
+  const { pid, reused } = await ensureProcess(kafkaProcess(config, paths, log), log);
+  const info = await probeKafka(config, 5000);
+  return {
+    running: info !== undefined,
+    pid,
+    brokers: config.kafka.brokers,
+    version: config.kafka.version,
+    managed: true,
+    clusterId: info?.clusterId ?? null,
+    logFile: paths.logFile,
+    reused,
+    elapsedMs: Date.now() - started,
+  };
 }
 
 /** Stops the broker trajflow started (SIGTERM, then SIGKILL after 30 s). Data is kept. Resolves false if none ran. */
 export async function stopKafka(config: TrajflowConfig): Promise<boolean> {
   if (!config.kafka.managed) return false;
   const paths = kafkaPaths(config);
-  return withLock(paths.lockFile, STOP_GRACE_MS + 60_000, async () => {
-    const pid = livePid(paths.pidFile, MAIN_CLASS);
-    if (pid !== undefined) await stopProcessGroup(pid, STOP_GRACE_MS);
-    if (existsSync(paths.pidFile)) removeFile(paths.pidFile);
-    return pid !== undefined;
-  });
+  return stopProcess(kafkaProcess(config, paths));
+}
+
+function kafkaProcess(config: TrajflowConfig, paths: KafkaPaths, log: (line: string) => void = () => undefined): ManagedProcess {
+  return {
+    name: 'Kafka',
+    pidFile: paths.pidFile,
+    lockFile: paths.lockFile,
+    marker: MAIN_CLASS,
+    ports: [
+      { port: config.kafka.port, setting: 'TRAJFLOW_KAFKA_PORT' },
+      { port: config.kafka.controllerPort, setting: 'TRAJFLOW_KAFKA_CONTROLLER_PORT' },
+    ],
+    externalHint: 'To use a broker you already run, set TRAJFLOW_KAFKA_BROKERS instead.',
+    startTimeoutMs: START_TIMEOUT_MS,
+    stopGraceMs: STOP_GRACE_MS,
+    // Alive: give it a moment in case it is still starting or busy, then treat it as stale.
+    staleAfterMs: 10_000,
+    probe: async () => (await probeKafka(config, 2000)) !== undefined,
+    launch: () => launch(config, paths, log),
+  };
 }
