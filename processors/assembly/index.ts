@@ -1,0 +1,4 @@
+// Trajectory and group assembly operators.
+export * from './assemble-trajectories.js';
+export * from './assemble-groups.js';
+export { trajectoryFromSteps, type TrajectoryOutcome, type EpisodeCloseReason } from './open-episode.js';
