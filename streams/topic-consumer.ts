@@ -10,7 +10,7 @@
 import { Observable, type Subscriber } from 'rxjs';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
-import { OffsetTracker, type PartitionKey } from './offset-tracker.js';
+import { OffsetTracker, type CommitPosition, type PartitionKey } from './offset-tracker.js';
 import { InFlightGate } from './in-flight-gate.js';
 import type { DeadLetterSink } from './dead-letter.js';
 
@@ -23,6 +23,8 @@ export interface Envelope<T> {
   /** Broker (log append or create) time in ms. */
   readonly timestamp: number;
   readonly value: T;
+  /** The consumer-group generation it was delivered in; a rebalance starts a new one and re-delivers what was not committed. */
+  readonly generation: number;
   /** Marks this message processed; its offset becomes committable once all earlier ones are too. */
   ack(): void;
 }
@@ -47,6 +49,14 @@ export interface TopicConsumerOptions<T> {
   /** Acknowledge each message as soon as it is emitted (no backpressure past RxJS; replay's default). */
   readonly autoAck?: boolean;
   readonly commitIntervalMs?: number;
+  /**
+   * 'auto' (default): the consumer commits acknowledged positions itself. 'external': it never commits;
+   * the owner takes positions with takeCommittable() and commits them, e.g. inside a Kafka transaction
+   * together with the outputs they produced (exactly-once processors).
+   */
+  readonly commits?: 'auto' | 'external';
+  /** Awaited after each (re)join, before any message of the new assignment is delivered (e.g. to reload state). */
+  readonly onAssignment?: () => Promise<void>;
   /** With no committed offset, start at the beginning (default) or the end of the topic. */
   readonly fromBeginning?: boolean;
   /** First offset to deliver per topic and partition ("topic/partition" → offset); earlier ones are skipped. */
@@ -79,6 +89,7 @@ export class TopicConsumer<T> {
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
   private readonly finished = new Set<string>();
+  private assignmentReady: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly kafka: Kafka,
@@ -126,14 +137,27 @@ export class TopicConsumer<T> {
       this.tracker.newGeneration();
       this.stats.rebalances++;
       this.gate.changed();
+      if (this.options.onAssignment) this.assignmentReady = this.options.onAssignment();
     });
+    if (this.options.endOffsets) {
+      // Batches of only control records (transaction markers) never reach eachBatch; kafkajs still reports
+      // them here, so a replay whose range ends in a marker completes.
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        const key = `${payload.topic}/${payload.partition}`;
+        const end = this.options.endOffsets?.get(key);
+        if (end !== undefined && BigInt(payload.lastOffset) + 1n >= end) {
+          this.finished.add(key);
+          this.completeIfFinished();
+        }
+      });
+    }
     consumer.on(consumer.events.CRASH, (event) => {
       if (!event.payload.restart && !this.closing) subscriber.error(event.payload.error);
     });
     await consumer.connect();
     if (this.closing) return;
     await consumer.subscribe({ topics: [...topics], fromBeginning });
-    if (groupId !== undefined) {
+    if (groupId !== undefined && this.options.commits !== 'external') {
       this.commitTimer = setInterval(() => void this.commit(), commitIntervalMs);
     }
     await consumer.run({
@@ -155,6 +179,7 @@ export class TopicConsumer<T> {
     const start = this.options.startOffsets?.get(key);
     const end = this.options.endOffsets?.get(key);
     const stopped = () => this.closing || !isRunning() || isStale();
+    await this.assignmentReady;
 
     for (const message of batch.messages) {
       if (stopped()) break;
@@ -225,6 +250,7 @@ export class TopicConsumer<T> {
       key: message.key,
       timestamp: Number(message.timestamp),
       value,
+      generation,
       ack: () => {
         if (done) return;
         done = true;
@@ -236,11 +262,26 @@ export class TopicConsumer<T> {
     };
   }
 
+  /** The current consumer-group generation (bumped by every rebalance). */
+  get generation(): number {
+    return this.tracker.generation;
+  }
+
+  /** The kafkajs consumer group generation's acknowledged positions not yet taken (commits: 'external'). */
+  takeCommittable(): CommitPosition[] {
+    return this.tracker.takeCommittable();
+  }
+
+  /** Gives positions back after the owner failed to commit them. */
+  commitFailed(positions: readonly CommitPosition[]): void {
+    this.tracker.commitFailed(positions);
+  }
+
   /** Commits serially: each commit waits for the previous one. */
   private commit(): Promise<void> {
     this.committing = this.committing.then(async () => {
       const consumer = this.consumer;
-      if (!consumer || this.options.groupId === undefined) return;
+      if (!consumer || this.options.groupId === undefined || this.options.commits === 'external') return;
       const positions = this.tracker.takeCommittable();
       if (positions.length === 0) return;
       try {

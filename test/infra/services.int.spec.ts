@@ -9,6 +9,7 @@ import { clickHouseStatus, stopClickHouse } from '../../infra/clickhouse/server.
 import { ensureUp } from '../../infra/commands.js';
 import { createKafka } from '../../infra/kafka/client.js';
 import { kafkaStatus, stopKafka } from '../../infra/kafka/server.js';
+import { topicSpecs } from '../../infra/topics.js';
 import { uniqueSuffix } from './helpers.js';
 
 const config = loadConfig();
@@ -105,7 +106,7 @@ test('with external services configured, up starts nothing but still creates top
   assert.equal(report.kafka.pid, null);
   assert.equal(report.clickhouse.managed, false);
   assert.equal(report.clickhouse.pid, null);
-  assert.equal(report.topics.created.length, 8);
+  assert.equal(report.topics.created.length, topicSpecs.length);
   assert.deepEqual(report.migrations.versions, listMigrations().map((m) => m.version));
   assert.equal(await stopKafka(external), false, 'never stops a broker it does not own');
   assert.equal(await stopClickHouse(external), false);

@@ -1,0 +1,187 @@
+// The processors as one Kafka consumer group: steps → trajectories → groups → rollout batches →
+// rewards, filters, advantages → training samples, written exactly once (TransactionalEmitter +
+// EpisodeMarks). Scales out by partitions: every instance joins the same consumer group.
+//
+// A rebalance starts a new generation: the operators' open episodes and groups are dropped (their steps
+// come again from the committed offsets) by restarting the operator chain per generation (switchMap),
+// after the episode marks were reloaded (onAssignment) so that nothing already emitted is emitted again.
+import { Subscription, bufferTime, exhaustMap, filter, from, groupBy, interval, map, switchMap, type Observable } from 'rxjs';
+import { topicName, type TrajflowConfig } from '../../core/config.js';
+import { ConfigError } from '../../core/errors.js';
+import type { StepEvent } from '../../schemas/index.js';
+import type { Backbone } from '../../streams/backbone.js';
+import { createEventConsumer } from '../../streams/event-consumer.js';
+import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
+import {
+  assembleGroups,
+  assembleTrajectories,
+  createAssemblyStats,
+  createGroupAssemblyStats,
+  type AssembledTrajectory,
+  type GroupDrop,
+  type TrajectoryGroup,
+} from '../assembly/index.js';
+import type { BatchStats } from '../stats/batch-stats.js';
+import { EpisodeMarks, episodeMarkKey, type EpisodeMark } from './episode-marks.js';
+import { batchProcessor, type ProcessingConfig } from './process-batch.js';
+import { TransactionalEmitter, type OutputUnit } from './transactional-emitter.js';
+
+type StepEnvelope = Envelope<StepEvent>;
+type Member = AssembledTrajectory<StepEnvelope>;
+
+export interface ProcessorsOptions {
+  /** Consumer group of the processors (all instances share it). */
+  readonly consumerGroupId?: string;
+  /** Distinguishes instances of the group; part of the transactional id. */
+  readonly instance?: number;
+  readonly processing: ProcessingConfig;
+  readonly groupSize?: number;
+  readonly minGroupSize?: number;
+  readonly idleTimeoutMs?: number;
+  readonly groupTimeoutMs?: number;
+  /** Groups finished within this window form one rollout batch (filters and batch estimators see them together). */
+  readonly batchWindowMs?: number;
+  readonly maxBatchGroups?: number;
+  /** How often outputs and offsets are committed (one transaction each time). */
+  readonly flushIntervalMs?: number;
+  /** Topic names (defaults: the config's prefix with env.steps, samples, trajectories, processors.state). */
+  readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; state: string }>;
+  readonly onBatch?: (stats: BatchStats) => void;
+}
+
+export interface ProcessorsHandle {
+  readonly consumer: TopicConsumer<StepEvent>;
+  readonly emitter: TransactionalEmitter;
+  readonly marks: EpisodeMarks;
+  /** Resolves when the pipeline stops; rejects on a failure (the process should exit and be restarted). */
+  readonly done: Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startProcessors(backbone: Backbone, options: ProcessorsOptions): Promise<ProcessorsHandle> {
+  const config: TrajflowConfig = backbone.config;
+  const {
+    consumerGroupId = 'trajflow-processors',
+    instance = 0,
+    groupSize = 8,
+    minGroupSize = 2,
+    idleTimeoutMs = 120_000,
+    groupTimeoutMs = 300_000,
+    batchWindowMs = 200,
+    maxBatchGroups = 64,
+    flushIntervalMs = 100,
+  } = options;
+  if (!(flushIntervalMs > 0) || !(batchWindowMs > 0)) {
+    throw new ConfigError('flushIntervalMs and batchWindowMs must be > 0 (milliseconds)');
+  }
+  const topics = {
+    steps: options.topics?.steps ?? topicName(config, 'env.steps'),
+    samples: options.topics?.samples ?? topicName(config, 'samples'),
+    trajectories: options.topics?.trajectories ?? topicName(config, 'trajectories'),
+    state: options.topics?.state ?? topicName(config, 'processors.state'),
+  };
+  const processBatch = batchProcessor(options.processing);
+  const marks = new EpisodeMarks(consumerGroupId);
+  await marks.reload(backbone.kafka, topics.state);
+
+  const consumer = createEventConsumer(backbone.kafka, backbone.codec, 'step', {
+    topic: topics.steps,
+    groupId: consumerGroupId,
+    deadLetters: backbone.deadLetters,
+    commits: 'external',
+    // Open episodes and groups hold their steps un-acknowledged until their outputs are written.
+    maxInFlight: 500_000,
+    onAssignment: () => marks.reload(backbone.kafka, topics.state),
+  });
+  const out = new TransactionalEmitter(backbone.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, `${consumerGroupId}-${instance}`);
+  await out.connect();
+
+  const markOf = (member: Member, status: EpisodeMark['status']): EpisodeMark => {
+    const last = member.sources.reduce((a, b) => (BigInt(a.offset) >= BigInt(b.offset) ? a : b));
+    return {
+      key: episodeMarkKey(consumerGroupId, member.trajectory.runId, member.trajectory.episodeId),
+      topic: last.topic,
+      partition: last.partition,
+      maxOffset: last.offset,
+      status,
+    };
+  };
+  const unitOf = (generation: number, members: readonly Member[], status: EpisodeMark['status'], samples: OutputUnit['samples'] = []): OutputUnit => ({
+    generation,
+    samples,
+    trajectories: members.map((m) => m.trajectory),
+    marks: members.map((m) => markOf(m, status)),
+    sources: members.flatMap((m) => m.sources),
+  });
+
+  const pipeline = (generation: number) => (steps$: Observable<StepEnvelope>) =>
+    steps$.pipe(
+      assembleTrajectories<StepEnvelope>({
+        stepOf: (envelope) => envelope.value,
+        idleTimeoutMs,
+        flushOnComplete: false,
+        stats: assemblyStats,
+        // A step of an episode already closed: nothing to add it to; acknowledge it with the next write.
+        onDiscard: (envelope) => out.enqueue({ generation, samples: [], trajectories: [], marks: [], sources: [envelope] }),
+      }),
+      assembleGroups<StepEnvelope>({
+        groupSize,
+        minGroupSize,
+        groupTimeoutMs,
+        flushOnComplete: false,
+        stats: groupStats,
+        onDrop: (drop: GroupDrop<Member>) => out.enqueue(unitOf(generation, drop.items, 'dropped')),
+      }),
+      bufferTime(batchWindowMs, null, maxBatchGroups),
+      filter((batch) => batch.length > 0),
+      map((batch: TrajectoryGroup<Member>[]) => {
+        const result = processBatch(batch.map((g) => ({ groupId: g.groupId, trajectories: g.members.map((m) => m.trajectory) })));
+        const kept = new Set(result.keptGroupIds);
+        for (const group of batch) {
+          const samples = kept.has(group.groupId) ? result.samples.filter((s) => s.groupId === group.groupId) : [];
+          out.enqueue(unitOf(generation, group.members, kept.has(group.groupId) ? 'emitted' : 'dropped', samples));
+        }
+        return result.stats;
+      }),
+    );
+
+  const assemblyStats = createAssemblyStats();
+  const groupStats = createGroupAssemblyStats();
+  const subscription = new Subscription();
+  const done = new Promise<void>((resolve, reject) => {
+    subscription.add(
+      consumer.events$
+        .pipe(
+          // Steps of episodes already turned into output (before a crash or on another instance): skip, acknowledge.
+          filter((envelope) => {
+            if (!marks.has(envelope.value.runId, envelope.value.episodeId)) return true;
+            out.enqueue({ generation: envelope.generation, samples: [], trajectories: [], marks: [], sources: [envelope] });
+            return false;
+          }),
+          groupBy((envelope) => envelope.generation),
+          switchMap((generation$) => generation$.pipe(pipeline(generation$.key))),
+        )
+        .subscribe({ next: (stats) => options.onBatch?.(stats), error: reject, complete: resolve }),
+    );
+    subscription.add(
+      interval(flushIntervalMs)
+        .pipe(exhaustMap(() => from(out.flush())))
+        .subscribe({ error: reject }),
+    );
+  });
+  done.catch(() => undefined);
+
+  return {
+    consumer,
+    emitter: out,
+    marks,
+    done,
+    // Stop the operators (open episodes are simply not acknowledged), write what is finished, then leave.
+    close: async () => {
+      subscription.unsubscribe();
+      await out.flush().catch(() => undefined);
+      await consumer.close({ drain: false });
+      await out.close();
+    },
+  };
+}
