@@ -75,10 +75,12 @@ export interface ConsumerStats {
   skipped: number;
   commits: number;
   rebalances: number;
+  /** Partitions assigned to this member at the last (re)join. */
+  assignedPartitions: number;
 }
 
 export class TopicConsumer<T> {
-  readonly stats: ConsumerStats = { delivered: 0, acked: 0, deadLettered: 0, skipped: 0, commits: 0, rebalances: 0 };
+  readonly stats: ConsumerStats = { delivered: 0, acked: 0, deadLettered: 0, skipped: 0, commits: 0, rebalances: 0, assignedPartitions: 0 };
   readonly events$: Observable<Envelope<T>>;
   private readonly tracker = new OffsetTracker();
   private readonly gate: InFlightGate;
@@ -132,7 +134,8 @@ export class TopicConsumer<T> {
       retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 3000 },
     });
     this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, () => {
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.stats.assignedPartitions = Object.values(payload.memberAssignment).reduce((n, partitions) => n + partitions.length, 0);
       // kafkajs starts the new assignment from committed offsets: in-flight messages come again.
       this.tracker.newGeneration();
       this.stats.rebalances++;

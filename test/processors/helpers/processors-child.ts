@@ -1,6 +1,7 @@
 // A processors instance in its own process, for the crash and consumer-group tests:
 //   processors-child.ts <topicPrefix> <consumerGroupId> <instance>
-// Prints {"event":"flushed","samples":N} after each transaction that wrote samples.
+// Prints {"event":"flushed","samples":N} after each transaction that wrote samples, and
+// {"event":"assigned","partitions":N} after each rebalance.
 import { loadConfig } from '../../../core/config.js';
 import { connectBackbone } from '../../../streams/index.js';
 import { startProcessors } from '../../../processors/pipeline/processor.js';
@@ -15,7 +16,13 @@ const config = { ...loadConfig(), topicPrefix: prefix };
 const backbone = await connectBackbone(config, { clientId: `processors-child-${instance}` });
 const handle = await startProcessors(backbone, { consumerGroupId, instance: Number(instance), processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
 let reported = 0;
+let assigned = -1;
 setInterval(() => {
+  const { assignedPartitions, rebalances } = handle.consumer.stats;
+  if (rebalances > 0 && assignedPartitions !== assigned) {
+    assigned = assignedPartitions;
+    console.log(JSON.stringify({ event: 'assigned', partitions: assigned }));
+  }
   if (handle.emitter.stats.samples !== reported) {
     reported = handle.emitter.stats.samples;
     console.log(JSON.stringify({ event: 'flushed', samples: reported }));

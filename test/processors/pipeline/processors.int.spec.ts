@@ -65,14 +65,17 @@ test('steps in, samples out: every complete group becomes one sample per episode
 
 const child = fileURLToPath(new URL('../helpers/processors-child.ts', import.meta.url));
 
-function startChild(prefix: string, consumerGroupId: string) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', child, prefix, consumerGroupId, '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
+function startChild(prefix: string, consumerGroupId: string, instance = 0) {
+  const proc = spawn(process.execPath, ['--import', 'tsx', child, prefix, consumerGroupId, String(instance)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let samples = 0;
+  let partitions = 0;
   createInterface({ input: proc.stdout }).on('line', (line) => {
-    samples = (JSON.parse(line) as { samples: number }).samples;
+    const report = JSON.parse(line) as { event: string; samples?: number; partitions?: number };
+    if (report.event === 'flushed') samples = report.samples!;
+    if (report.event === 'assigned') partitions = report.partitions!;
   });
   const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
-  return { proc, exited, samples: () => samples };
+  return { proc, exited, samples: () => samples, partitions: () => partitions };
 }
 
 test('processors killed (SIGKILL) and restarted mid-stream write every sample exactly once', { timeout: 180_000 }, async () => {
@@ -102,4 +105,37 @@ test('processors killed (SIGKILL) and restarted mid-stream write every sample ex
   const ids = samples.map((s) => s.sampleId);
   assert.equal(new Set(ids).size, 120, 'every episode has a sample');
   assert.equal(ids.length, 120, `no sample written twice (${ids.length - new Set(ids).size} duplicates)`);
+});
+
+test('two processes in one consumer group split the partitions and together write the same samples as one', { timeout: 240_000 }, async () => {
+  const steps = groupSteps('run-c', 24, 4);
+  const configs = [await isolatedConfig(), await isolatedConfig()];
+  await new StepPublisher(backbone.producer, topicName(configs[0]!, 'env.steps')).publishAll(steps);
+
+  // One process alone.
+  const alone = startChild(configs[0]!.topicPrefix, uniqueName('processors-alone'));
+  try {
+    await waitFor(async () => (await readSamples(configs[0]!)).length >= 96, 'one process to write 96 samples', 120_000, 500);
+  } finally {
+    alone.proc.kill('SIGTERM');
+    await alone.exited;
+  }
+  // Two processes, one consumer group.
+  const group = uniqueName('processors-pair');
+  const pair = [startChild(configs[1]!.topicPrefix, group, 0), startChild(configs[1]!.topicPrefix, group, 1)];
+  try {
+    // Publish once both members hold partitions, so that the work is split rather than raced for.
+    await waitFor(() => pair.every((p) => p.partitions() > 0) && pair[0]!.partitions() + pair[1]!.partitions() === 4, 'both processes to be assigned partitions', 90_000);
+    await new StepPublisher(backbone.producer, topicName(configs[1]!, 'env.steps')).publishAll(steps);
+    await waitFor(async () => (await readSamples(configs[1]!)).length >= 96, 'two processes to write 96 samples', 150_000, 500);
+  } finally {
+    for (const p of pair) p.proc.kill('SIGTERM');
+    await Promise.all(pair.map((p) => p.exited));
+  }
+  assert.ok(pair.every((p) => p.samples() > 0), `both processes wrote samples (${pair.map((p) => p.samples()).join(', ')})`);
+  const key = (s: TrainingSampleEvent) => JSON.stringify([s.sampleId, s.advantages, s.lossMask, s.tokenIds]);
+  const one = (await readSamples(configs[0]!)).map(key).sort();
+  const two = (await readSamples(configs[1]!)).map(key).sort();
+  assert.equal(two.length, 96, 'no sample twice');
+  assert.deepEqual(two, one);
 });

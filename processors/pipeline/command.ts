@@ -1,0 +1,73 @@
+// `trajflow processors`: runs the processors pipeline as one member of the processors consumer group.
+// Start several (with different --instance) to split the partitions of the steps topic.
+import { parseArgs } from 'node:util';
+import type { Command } from '../../cli/main.js';
+import { loadConfig } from '../../core/config.js';
+import { ConfigError } from '../../core/errors.js';
+import { ensureUp } from '../../infra/commands.js';
+import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
+import { estimators, type EstimatorName } from '../advantages/registry.js';
+import { filterNames, type FilterName } from '../filters/registry.js';
+import { startProcessors } from './processor.js';
+
+const usage =
+  'trajflow processors [--estimator grpo|dr_grpo|rloo|starpo|reinforce_plus_plus|reinforce_plus_plus_baseline|gigpo] ' +
+  '[--filter dynamic_sampling|starpo_s_variance|ragen2_snr_top_p]… [--group-size 8] [--min-group-size 2] ' +
+  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--consumer-group trajflow-processors] [--instance 0]';
+
+function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`--${name} needs a positive integer, got '${raw}'`);
+  return value;
+}
+
+export const processorsCommand: Command = {
+  summary: 'run the processors: steps → trajectories → groups → advantages → samples (exactly once)',
+  usage,
+  async run(args) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        estimator: { type: 'string', default: 'grpo' },
+        filter: { type: 'string', multiple: true, default: [] },
+        'group-size': { type: 'string' },
+        'min-group-size': { type: 'string' },
+        'idle-timeout-ms': { type: 'string' },
+        'group-timeout-ms': { type: 'string' },
+        'consumer-group': { type: 'string', default: 'trajflow-processors' },
+        instance: { type: 'string', default: '0' },
+      },
+    });
+    const estimator = values.estimator as EstimatorName;
+    if (!(estimator in estimators)) throw new ConfigError(`--estimator '${values.estimator}' is unknown; use one of ${Object.keys(estimators).join(', ')}`);
+    for (const name of values.filter ?? []) {
+      if (!filterNames.includes(name as FilterName)) throw new ConfigError(`--filter '${name}' is unknown; use one of ${filterNames.join(', ')}`);
+    }
+    const config = loadConfig();
+    await ensureUp(config);
+    const backbone = await connectBackbone(config, { clientId: 'trajflow-processors' });
+    const handle = await startProcessors(backbone, {
+      consumerGroupId: values['consumer-group'],
+      instance: Number(values.instance),
+      processing: {
+        reward: { terms: [{ kind: 'env_return' }] },
+        estimator: { name: estimator },
+        filters: (values.filter ?? []).map((name) => ({ name: name as FilterName })),
+      },
+      groupSize: positiveInt('group-size', values['group-size'], 8),
+      minGroupSize: positiveInt('min-group-size', values['min-group-size'], 2),
+      idleTimeoutMs: positiveInt('idle-timeout-ms', values['idle-timeout-ms'], 120_000),
+      groupTimeoutMs: positiveInt('group-timeout-ms', values['group-timeout-ms'], 300_000),
+      onBatch: (stats) =>
+        console.log(
+          `batch: ${stats.groups} groups, ${stats.trajectories} trajectories, reward ${stats.rewardMean.toFixed(3)} ± ${stats.rewardStd.toFixed(3)}, ` +
+            `success ${(100 * stats.successRate).toFixed(1)}%, in-group std ${stats.meanInGroupRewardStd.toFixed(3)}, dropped ${stats.droppedGroups}`,
+        ),
+    });
+    console.log(`processors: consumer group '${values['consumer-group']}', instance ${values.instance}, estimator ${estimator}; Ctrl-C to stop`);
+    shutdownOnSignals([handle, backbone]);
+    await handle.done;
+    return 0;
+  },
+};
