@@ -11,6 +11,7 @@ import type {
   EventTypes,
   LearnerStepEvent,
   PolicyVersionEvent,
+  RolloutStatsEvent,
   StepEvent,
   TrainingSampleEvent,
   TrajectoryEvent,
@@ -215,7 +216,25 @@ function checkDeadLetter(d: DeadLetterEvent): void {
   eventTime('eventTimeMs', d.eventTimeMs);
 }
 
+const SCOPES = new Set(['batch', 'group']);
+
+function checkRolloutStats(r: RolloutStatsEvent): void {
+  nonEmpty('runId', r.runId);
+  if (!SCOPES.has(r.scope)) fail('scope', `must be 'batch' or 'group', got '${r.scope}'`);
+  nonEmpty('batchId', r.batchId);
+  if (r.scope === 'group' && (r.groupId === null || r.groupId === '')) fail('groupId', "is required when scope is 'group'");
+  nonNegativeInt('groups', r.groups);
+  nonNegativeInt('trajectories', r.trajectories);
+  for (const [field, rate] of [['successRate', r.successRate], ['invalidActionRate', r.invalidActionRate]] as const) {
+    if (!(rate >= 0 && rate <= 1)) fail(field, `must be a fraction in [0, 1], got ${rate}`);
+  }
+  nonNegativeInt('incomplete', r.incomplete);
+  nonNegativeInt('droppedGroups', r.droppedGroups);
+  eventTime('eventTimeMs', r.eventTimeMs);
+}
+
 const CHECKS: { [N in EventName]: (value: EventTypes[N]) => void } = {
+  rollout_stats: checkRolloutStats,
   step: checkStep,
   trajectory: checkTrajectory,
   sample: checkSample,

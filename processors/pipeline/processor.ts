@@ -5,7 +5,7 @@
 // A rebalance starts a new generation: the operators' open episodes and groups are dropped (their steps
 // come again from the committed offsets) by restarting the operator chain per generation (switchMap),
 // after the episode marks were reloaded (onAssignment) so that nothing already emitted is emitted again.
-import { Subscription, bufferTime, exhaustMap, filter, from, groupBy, interval, map, switchMap, type Observable } from 'rxjs';
+import { Subscription, bufferTime, exhaustMap, filter, from, groupBy, interval, map, mergeMap, switchMap, type Observable } from 'rxjs';
 import { topicName, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import type { StepEvent } from '../../schemas/index.js';
@@ -24,6 +24,7 @@ import {
 import type { BatchStats } from '../stats/batch-stats.js';
 import { EpisodeMarks, episodeMarkKey, type EpisodeMark } from './episode-marks.js';
 import { batchProcessor, type ProcessingConfig } from './process-batch.js';
+import { rolloutStatsEvents } from './rollout-stats-events.js';
 import { TransactionalEmitter, type OutputUnit } from './transactional-emitter.js';
 
 type StepEnvelope = Envelope<StepEvent>;
@@ -45,7 +46,7 @@ export interface ProcessorsOptions {
   /** How often outputs and offsets are committed (one transaction each time). */
   readonly flushIntervalMs?: number;
   /** Topic names (defaults: the config's prefix with env.steps, samples, trajectories, processors.state). */
-  readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; state: string }>;
+  readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; rolloutStats: string; state: string }>;
   readonly onBatch?: (stats: BatchStats) => void;
 }
 
@@ -78,6 +79,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     steps: options.topics?.steps ?? topicName(config, 'env.steps'),
     samples: options.topics?.samples ?? topicName(config, 'samples'),
     trajectories: options.topics?.trajectories ?? topicName(config, 'trajectories'),
+    rolloutStats: options.topics?.rolloutStats ?? topicName(config, 'rollout.stats'),
     state: options.topics?.state ?? topicName(config, 'processors.state'),
   };
   const processBatch = batchProcessor(options.processing);
@@ -134,13 +136,19 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
       }),
       bufferTime(batchWindowMs, null, maxBatchGroups),
       filter((batch) => batch.length > 0),
-      map((batch: TrajectoryGroup<Member>[]) => {
+      // A rollout batch per run: filters and batch estimators never mix runs.
+      mergeMap((batch: TrajectoryGroup<Member>[]) => [...groupByRun(batch).values()]),
+      map((batch) => {
         const result = processBatch(batch.map((g) => ({ groupId: g.groupId, trajectories: g.members.map((m) => m.trajectory) })));
         const kept = new Set(result.keptGroupIds);
-        for (const group of batch) {
+        const eventTimeMs = Math.max(...batch.flatMap((g) => g.members.map((m) => m.trajectory.lastEventTimeMs)));
+        const rolloutStats = rolloutStatsEvents(batch[0]!.runId, batch.map((g) => g.groupId), result.stats, eventTimeMs);
+        batch.forEach((group, i) => {
           const samples = kept.has(group.groupId) ? result.samples.filter((s) => s.groupId === group.groupId) : [];
-          out.enqueue(unitOf(generation, group.members, kept.has(group.groupId) ? 'emitted' : 'dropped', samples));
-        }
+          const unit = unitOf(generation, group.members, kept.has(group.groupId) ? 'emitted' : 'dropped', samples);
+          // The batch's statistics travel with its first group, inside the same transaction.
+          out.enqueue(i === 0 ? { ...unit, rolloutStats } : unit);
+        });
         return result.stats;
       }),
     );
@@ -184,4 +192,14 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
       await out.close();
     },
   };
+}
+
+function groupByRun<G extends { readonly runId: string }>(groups: readonly G[]): Map<string, G[]> {
+  const runs = new Map<string, G[]>();
+  for (const group of groups) {
+    const list = runs.get(group.runId);
+    if (list) list.push(group);
+    else runs.set(group.runId, [group]);
+  }
+  return runs;
 }

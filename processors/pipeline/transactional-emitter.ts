@@ -7,7 +7,7 @@
 // transaction costs several round trips. Units of an older consumer-group generation are discarded:
 // after a rebalance their steps are delivered again, to whoever owns the partition now.
 import type { Kafka, Producer, Transaction } from 'kafkajs';
-import type { EventCodec, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
+import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
 import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
 import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { TrajflowError } from '../../core/errors.js';
@@ -17,6 +17,7 @@ export interface OutputUnit {
   readonly generation: number;
   readonly samples: readonly TrainingSampleEvent[];
   readonly trajectories: readonly TrajectoryEvent[];
+  readonly rolloutStats?: readonly RolloutStatsEvent[];
   readonly marks: readonly EpisodeMark[];
   /** Step envelopes to acknowledge once the unit is written. */
   readonly sources: readonly Envelope<unknown>[];
@@ -25,6 +26,7 @@ export interface OutputUnit {
 export interface EmitterTopics {
   readonly samples: string;
   readonly trajectories: string;
+  readonly rolloutStats: string;
   readonly state: string;
 }
 
@@ -103,9 +105,11 @@ export class TransactionalEmitter {
       const samples = units.flatMap((u) => u.samples);
       const trajectories = units.flatMap((u) => u.trajectories);
       const marks = units.flatMap((u) => u.marks);
+      const rolloutStats = units.flatMap((u) => u.rolloutStats ?? []);
       const topicMessages = [
         { topic: this.topics.samples, messages: samples.map((s) => ({ key: s.groupId, value: this.codec.encode('sample', s) })) },
         { topic: this.topics.trajectories, messages: trajectories.map((t) => ({ key: t.groupId, value: this.codec.encode('trajectory', t) })) },
+        { topic: this.topics.rolloutStats, messages: rolloutStats.map((r) => ({ key: r.runId, value: this.codec.encode('rollout_stats', r) })) },
         {
           topic: this.topics.state,
           messages: [

@@ -114,6 +114,46 @@ export interface PolicyVersionEvent {
   metrics: Record<string, number>;
 }
 
+/** Rollout statistics of one batch of groups or of one group, written by the processors with the samples: the signals a dashboard plots and the Echo Trap detector watches (in-group reward std falls first). */
+export interface RolloutStatsEvent {
+  /** Training run. */
+  runId: string;
+  /** 'batch' (every group of a rollout batch) or 'group' (one group). */
+  scope: string;
+  /** Identifies the rollout batch (deterministic from its groups). */
+  batchId: string;
+  /** The group, for scope 'group'. */
+  groupId: string | null;
+  /** Groups described (1 for scope 'group'). */
+  groups: number;
+  /** Trajectories described. */
+  trajectories: number;
+  /** Mean of the trajectory rewards R(tau). */
+  rewardMean: number;
+  /** Unbiased std of the trajectory rewards. */
+  rewardStd: number;
+  /** Mean over groups of the in-group reward std (RAGEN's rollout/in_group_std). */
+  meanInGroupRewardStd: number;
+  /** Successful trajectories / trajectories. */
+  successRate: number;
+  /** Unbiased pass@k by k (keys are the decimal k). */
+  passAtK: Record<string, number>;
+  /** Unbiased pass^k (all k trials succeed) by k. */
+  passHatK: Record<string, number>;
+  /** Mean steps per trajectory. */
+  meanLength: number;
+  /** Invalid actions / steps. */
+  invalidActionRate: number;
+  /** Incomplete trajectories (an episode that never ended or has missing steps). */
+  incomplete: number;
+  /** Groups dropped by filters or group assembly. */
+  droppedGroups: number;
+  /** Dropped groups by 'filter:reason'. */
+  droppedByReason: Record<string, number>;
+  /** When the statistics were computed, ms since the Unix epoch. */
+  eventTimeMs: number;
+}
+
 /** One training sample built from a trajectory: the token sequence with its loss mask, per-token advantages and behaviour log-probs. Published to <prefix>.samples for the learner. */
 export interface TrainingSampleEvent {
   /** Unique id of the sample (dedupe key). */
@@ -261,7 +301,7 @@ export interface TrajectoryEvent {
 }
 
 /** Name of an event, which is also the name of its folder under schemas/. */
-export type EventName = 'collapse_alert' | 'dead_letter' | 'learner_step' | 'policy_version' | 'sample' | 'step' | 'trajectory';
+export type EventName = 'collapse_alert' | 'dead_letter' | 'learner_step' | 'policy_version' | 'rollout_stats' | 'sample' | 'step' | 'trajectory';
 
 /** The value type of each event. */
 export interface EventTypes {
@@ -269,13 +309,14 @@ export interface EventTypes {
   dead_letter: DeadLetterEvent;
   learner_step: LearnerStepEvent;
   policy_version: PolicyVersionEvent;
+  rollout_stats: RolloutStatsEvent;
   sample: TrainingSampleEvent;
   step: StepEvent;
   trajectory: TrajectoryEvent;
 }
 
 /** Every event name, in folder order. */
-export const eventNames: readonly EventName[] = ['collapse_alert', 'dead_letter', 'learner_step', 'policy_version', 'sample', 'step', 'trajectory'];
+export const eventNames: readonly EventName[] = ['collapse_alert', 'dead_letter', 'learner_step', 'policy_version', 'rollout_stats', 'sample', 'step', 'trajectory'];
 
 /** The Avro full name of each event's record. */
 export const recordNames: { readonly [N in EventName]: string } = {
@@ -283,6 +324,7 @@ export const recordNames: { readonly [N in EventName]: string } = {
   dead_letter: 'trajflow.events.DeadLetterEvent',
   learner_step: 'trajflow.events.LearnerStepEvent',
   policy_version: 'trajflow.events.PolicyVersionEvent',
+  rollout_stats: 'trajflow.events.RolloutStatsEvent',
   sample: 'trajflow.events.TrainingSampleEvent',
   step: 'trajflow.events.StepEvent',
   trajectory: 'trajflow.events.TrajectoryEvent',
@@ -294,6 +336,7 @@ export const generatedVersions: { readonly [N in EventName]: number } = {
   dead_letter: 1,
   learner_step: 1,
   policy_version: 1,
+  rollout_stats: 1,
   sample: 1,
   step: 1,
   trajectory: 1,

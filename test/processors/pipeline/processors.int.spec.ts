@@ -61,6 +61,20 @@ test('steps in, samples out: every complete group becomes one sample per episode
     assert.ok(actionAdvantages.every((a) => Math.abs(a - expected) < 1e-5), `advantages of ${sample.episodeId}`);
     assert.equal(sample.groupSize, 4);
   }
+
+  const replay = await createReplay(backbone.kafka, { topic: topicName(config, 'rollout.stats'), decode: eventDecoder(backbone.codec, 'rollout_stats'), classify: classifyDecodeError });
+  const stats = (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value);
+  const batches = stats.filter((s) => s.scope === 'batch');
+  const groups = stats.filter((s) => s.scope === 'group');
+  assert.equal(batches.reduce((n, b) => n + b.trajectories, 0), 24, 'batch statistics cover every trajectory once');
+  assert.deepEqual(groups.map((g) => g.groupId).sort(), Array.from({ length: 6 }, (_, g) => `run-a-g${g}`).sort());
+  for (const group of groups) {
+    assert.equal(group.rewardMean, 0.5);
+    assert.equal(group.successRate, 0.5);
+    // pass@1 = c/n = 0.5; pass^4 = C(2,4)/C(4,4) = 0 (all four must succeed).
+    assert.equal(group.passAtK['1'], 0.5);
+    assert.equal(group.passHatK['4'], 0);
+  }
 });
 
 const child = fileURLToPath(new URL('../helpers/processors-child.ts', import.meta.url));

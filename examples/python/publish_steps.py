@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""Publish trajflow step events from your own environment, written in Python.
+
+A tiny environment (LineWalk: walk right along a corridor to the goal) plays a few groups x episodes,
+and every step becomes a trajflow step event: Avro binary in single-object encoding, written straight
+to Kafka with confluent-kafka and keyed by group id, exactly as trajflow's TypeScript SDK writes it.
+trajflow's processors read these events like their own (assembly into trajectories, rewards, ...).
+
+Needs only Debian packages:  apt-get install python3-confluent-kafka python3-avro
+Run with Debian's interpreter (/usr/bin/python3), where apt installs them:
+
+    /usr/bin/python3 examples/python/publish_steps.py --groups 2 --episodes 3
+
+Single-object encoding (Avro specification): the two bytes C3 01, the 8-byte little-endian
+CRC-64-AVRO (Rabin) fingerprint of the writer schema's Parsing Canonical Form, then the binary datum.
+python3-avro 1.11 has no fingerprint helper, and its `canonical_form` keeps `{"type":"long"}` for a
+long with a logicalType (the spec's canonical form is plain "long"), which would give the wrong
+fingerprint for schemas/step/v1.avsc, so both are written out below.
+"""
+
+import argparse
+import datetime
+import io
+import json
+import os
+import sys
+import uuid
+
+import avro.io
+import avro.schema
+from confluent_kafka import Producer
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_SCHEMA = os.path.join(HERE, "..", "..", "schemas", "step", "v1.avsc")
+
+# ---------------------------------------------------------------------------------------------
+# Avro single-object encoding
+# ---------------------------------------------------------------------------------------------
+
+PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
+EMPTY = 0xC15D213AA4D7A795  # the spec's CRC-64-AVRO seed
+
+
+def _fingerprint_table():
+    table = []
+    for i in range(256):
+        fp = i
+        for _ in range(8):
+            fp = (fp >> 1) ^ (EMPTY & -(fp & 1))
+        table.append(fp)
+    return table
+
+
+FP_TABLE = _fingerprint_table()
+
+
+def crc64_avro(data: bytes) -> int:
+    """The 64-bit Rabin fingerprint of the Avro specification ("Schema Fingerprints")."""
+    fp = EMPTY
+    for byte in data:
+        fp = (fp >> 8) ^ FP_TABLE[(fp ^ byte) & 0xFF]
+    return fp
+
+
+def canonical_form(schema, namespace="", defined=None) -> str:
+    """Parsing Canonical Form of a schema given as parsed JSON (Avro specification)."""
+    defined = set() if defined is None else defined
+    if isinstance(schema, list):
+        return "[" + ",".join(canonical_form(s, namespace, defined) for s in schema) + "]"
+    if isinstance(schema, str):
+        return json.dumps(_full_name(schema, namespace) if schema not in PRIMITIVES else schema)
+    kind = schema["type"]
+    if not isinstance(kind, str):
+        return canonical_form(kind, namespace, defined)
+    if kind in ("record", "error", "enum", "fixed"):
+        ns = schema.get("namespace", namespace)
+        name = _full_name(schema["name"], ns)
+        if name in defined:
+            return json.dumps(name)
+        defined.add(name)
+        own_ns = name.rpartition(".")[0]
+        head = '{"name":' + json.dumps(name) + ',"type":' + json.dumps("record" if kind == "error" else kind)
+        if kind == "enum":
+            return head + ',"symbols":[' + ",".join(json.dumps(s) for s in schema["symbols"]) + "]}"
+        if kind == "fixed":
+            return head + ',"size":' + str(int(schema["size"])) + "}"
+        fields = ",".join(
+            '{"name":' + json.dumps(f["name"]) + ',"type":' + canonical_form(f["type"], own_ns, defined) + "}"
+            for f in schema["fields"]
+        )
+        return head + ',"fields":[' + fields + "]}"
+    if kind == "array":
+        return '{"type":"array","items":' + canonical_form(schema["items"], namespace, defined) + "}"
+    if kind == "map":
+        return '{"type":"map","values":' + canonical_form(schema["values"], namespace, defined) + "}"
+    # A primitive with attributes ({"type":"long","logicalType":...}) is just the primitive.
+    return canonical_form(kind, namespace, defined)
+
+
+def _full_name(name: str, namespace: str) -> str:
+    return name if "." in name or not namespace else namespace + "." + name
+
+
+class SingleObjectWriter:
+    """Encodes records of one schema as Avro single-object messages."""
+
+    def __init__(self, schema_path: str):
+        with open(schema_path, encoding="utf-8") as handle:
+            schema_json = handle.read()
+        fingerprint = crc64_avro(canonical_form(json.loads(schema_json)).encode("utf-8"))
+        self.header = b"\xc3\x01" + fingerprint.to_bytes(8, "little")
+        self.fingerprint = fingerprint
+        self.writer = avro.io.DatumWriter(avro.schema.parse(schema_json))
+
+    def encode(self, record: dict) -> bytes:
+        buffer = io.BytesIO()
+        buffer.write(self.header)
+        self.writer.write(record, avro.io.BinaryEncoder(buffer))
+        return buffer.getvalue()
+
+
+# ---------------------------------------------------------------------------------------------
+# A tiny environment: LineWalk
+# ---------------------------------------------------------------------------------------------
+
+class LineWalk:
+    """Cells 0..4, the goal at 4; actions Left and Right in RAGEN's <answer>...</answer>.
+
+    reset(seed) starts at seed % 3. Reaching the goal gives reward 1 and terminates; after
+    MAX_TURNS turns the episode is truncated. An unknown action is invalid: nothing moves.
+    """
+
+    NAME, VERSION = "LineWalk", "v1"
+    LENGTH, GOAL, MAX_TURNS = 5, 4, 6
+
+    def reset(self, seed: int) -> str:
+        self.position = seed % 3
+        self.turns = 0
+        return self.render()
+
+    def render(self) -> str:
+        return " ".join("A" if i == self.position else ("G" if i == self.GOAL else "_") for i in range(self.LENGTH))
+
+    def state_key(self) -> str:
+        return f"pos={self.position}"
+
+    def step(self, action_text: str):
+        self.turns += 1
+        answer = action_text.partition("<answer>")[2].partition("</answer>")[0].strip()
+        valid = answer in ("Left", "Right")
+        if valid:
+            delta = 1 if answer == "Right" else -1
+            self.position = min(max(self.position + delta, 0), self.LENGTH - 1)
+        terminated = self.position == self.GOAL
+        truncated = not terminated and self.turns >= self.MAX_TURNS
+        reward = 1.0 if terminated else 0.0
+        return self.render(), reward, terminated, truncated, valid
+
+
+def scripted_policy(episode: int, turn: int) -> str:
+    """Episode 0 walks right (reaches the goal), 1 walks left (truncated), 2 stumbles once, then walks right."""
+    if episode % 3 == 1:
+        return "<think>left, maybe</think><answer>Left</answer>"
+    if episode % 3 == 2 and turn == 0:
+        return "<think>jump!</think><answer>Jump</answer>"
+    return "<think>the goal is to the right</think><answer>Right</answer>"
+
+
+def fake_tokens(text: str):
+    """Stand-ins for the policy's sampled tokens and their log-probs (a real policy reports its own)."""
+    ids = list(text.encode("utf-8"))
+    return ids, [-0.05] * len(ids)
+
+
+# ---------------------------------------------------------------------------------------------
+# Playing and publishing
+# ---------------------------------------------------------------------------------------------
+
+def play_episode(env, run_id, group_id, episode_id, seed, episode, policy_version):
+    """Plays one episode and returns its step events (each holds the observation and state key BEFORE the action)."""
+    observation = env.reset(seed)
+    state_key = env.state_key()
+    events = []
+    for step_index in range(env.MAX_TURNS):
+        action = scripted_policy(episode, step_index)
+        next_observation, reward, terminated, truncated, valid = env.step(action)
+        token_ids, log_probs = fake_tokens(action)
+        metrics = {"success": 1.0 if terminated else 0.0} if terminated or truncated else {}
+        events.append({
+            "eventId": str(uuid.uuid4()),
+            "runId": run_id,
+            "envName": env.NAME,
+            "envVersion": env.VERSION,
+            "groupId": group_id,
+            "episodeId": episode_id,
+            "stepIndex": step_index,
+            "observation": observation,
+            "observationTokenIds": None,
+            "action": action,
+            "actionTokenIds": token_ids,
+            "actionLogProbs": log_probs,
+            "policyVersion": policy_version,
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": truncated,
+            "actionValid": valid,
+            "stateKey": state_key,
+            "metrics": metrics,
+            "info": {} if valid else {"problem": "unknown action"},
+            # timestamp-millis: python3-avro writes a datetime as epoch milliseconds.
+            "eventTimeMs": datetime.datetime.now(datetime.timezone.utc),
+        })
+        observation, state_key = next_observation, env.state_key()
+        if terminated or truncated:
+            break
+    return events
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bootstrap", default=os.environ.get("TRAJFLOW_KAFKA_BROKERS", "127.0.0.1:39092"),
+                        help="Kafka brokers, host:port[,host:port] (default: $TRAJFLOW_KAFKA_BROKERS or trajflow's own broker)")
+    parser.add_argument("--topic", default=os.environ.get("TRAJFLOW_TOPIC_PREFIX", "trajflow") + ".env.steps",
+                        help="the step topic (default: <prefix>.env.steps)")
+    parser.add_argument("--schema", default=DEFAULT_SCHEMA, help="path of schemas/step/v1.avsc")
+    parser.add_argument("--run-id", default="python-" + uuid.uuid4().hex[:8])
+    parser.add_argument("--groups", type=int, default=2, help="groups (each shares one seed)")
+    parser.add_argument("--episodes", type=int, default=3, help="episodes per group")
+    parser.add_argument("--policy-version", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    writer = SingleObjectWriter(args.schema)
+    # Idempotent producer with acks=all, as trajflow's own producer: a retry never duplicates a step.
+    producer = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5})
+    failures = []
+
+    def delivered(error, message):
+        if error is not None:
+            failures.append(f"{message.key()!r}: {error}")
+
+    env = LineWalk()
+    summary = []
+    for group in range(args.groups):
+        group_id = f"{args.run_id}-g{group}"
+        seed = 100 + group
+        for episode in range(args.episodes):
+            episode_id = f"{group_id}-e{episode}"
+            events = play_episode(env, args.run_id, group_id, episode_id, seed, episode, args.policy_version)
+            for event in events:
+                # Keyed by group id: a whole group lands on one partition, in order.
+                producer.produce(args.topic, key=group_id.encode("utf-8"), value=writer.encode(event), on_delivery=delivered)
+                producer.poll(0)
+            last = events[-1]
+            summary.append({
+                "groupId": group_id, "episodeId": episode_id, "steps": len(events),
+                "totalReward": sum(e["reward"] for e in events), "terminated": last["terminated"],
+                "truncated": last["truncated"], "invalidActions": sum(1 for e in events if not e["actionValid"]),
+            })
+    remaining = producer.flush(30)
+    if remaining > 0 or failures:
+        print(f"not delivered: {remaining} still queued, failures: {failures}", file=sys.stderr)
+        return 1
+    # One JSON line per episode on stdout, so a caller (the integration test) knows what to expect.
+    for line in summary:
+        print(json.dumps(line))
+    print(f"published {sum(s['steps'] for s in summary)} step events of {len(summary)} episodes to {args.topic} "
+          f"(schema fingerprint {writer.fingerprint:016x})", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
