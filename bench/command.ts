@@ -7,6 +7,7 @@ import { ensureUp } from '../infra/commands.js';
 import { connectBackbone } from '../streams/index.js';
 import { measureCodec } from './codec.js';
 import { deleteBenchTopics, measureBackbone } from './backbone.js';
+import { measureProcessors } from './processors.js';
 
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -25,12 +26,12 @@ function option(args: string[], name: string, fallback: number): number {
 const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec) or `bench codec`',
-  usage: 'trajflow bench backbone|codec [--events N] [--rounds R] [--json]',
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`',
+  usage: 'trajflow bench backbone|codec|processors [--events N] [--rounds R] [--groups G] [--json]',
   async run(args) {
     const [what] = args;
     const json = args.includes('--json');
-    if (what !== 'backbone' && what !== 'codec') {
+    if (what !== 'backbone' && what !== 'codec' && what !== 'processors') {
       console.error(`usage: ${benchCommand.usage}`);
       return 2;
     }
@@ -43,6 +44,8 @@ export const benchCommand: Command = {
       if (json) console.log(JSON.stringify({ bench: 'codec', machine, codec }));
       return 0;
     }
+
+    if (what === 'processors') return benchProcessors(args, json, machine, codec.eventBytes);
 
     const events = option(args, '--events', 50_000);
     const rounds = option(args, '--rounds', 3);
@@ -77,3 +80,25 @@ export const benchCommand: Command = {
     }
   },
 };
+
+async function benchProcessors(args: string[], json: boolean, machine: object, eventBytes: number): Promise<number> {
+  const groups = option(args, '--groups', 1500);
+  const config = loadConfig();
+  await ensureUp(config);
+  const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });
+  try {
+    const result = await measureProcessors(backbone, { groups, eventBytes: Math.round(eventBytes), progress: (line) => console.error(`bench: ${line}`) });
+    const { latency } = result;
+    console.log(`raw kafkajs produce→consume: ${fmt(result.rawStepsPerSecond)} events/s`);
+    console.log(`processors steps→samples (${groups} groups of 8 × 4 steps, GRPO, exactly-once): ${fmt(result.processorsStepsPerSecond)} steps/s`);
+    console.log(`ratio processors/raw: ${result.ratio.toFixed(2)} (target ≥ 0.50)`);
+    console.log(
+      `latency last step → samples readable at ${fmt(latency.stepsPerSecond)} steps/s (${latency.groups} groups): p50 ${latency.p50Ms.toFixed(0)} ms, p99 ${latency.p99Ms.toFixed(0)} ms, max ${latency.maxMs.toFixed(0)} ms (target p99 ≤ 200 ms)`,
+    );
+    if (json) console.log(JSON.stringify({ bench: 'processors', machine, groups, ...result }));
+    return 0;
+  } finally {
+    await backbone.close();
+    await deleteBenchTopics(backbone.kafka);
+  }
+}

@@ -7,6 +7,7 @@
 // transaction costs several round trips. Units of an older consumer-group generation are discarded:
 // after a rebalance their steps are delivered again, to whoever owns the partition now.
 import type { Kafka, Producer, Transaction } from 'kafkajs';
+import { Subject } from 'rxjs';
 import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
 import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
 import type { CommitPosition } from '../../streams/offset-tracker.js';
@@ -49,6 +50,8 @@ export class TransactionFailedError extends TrajflowError {
 }
 
 export class TransactionalEmitter {
+  /** The units of each committed transaction, once they are readable (for progress and latency measurements). */
+  readonly committed$ = new Subject<readonly OutputUnit[]>();
   readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, tombstones: 0, discardedUnits: 0 };
   private readonly producer: Producer;
   private pending: OutputUnit[] = [];
@@ -129,6 +132,7 @@ export class TransactionalEmitter {
       this.stats.marks += marks.length;
       this.stats.tombstones += tombstones.length;
       for (const mark of marks) this.marks.add(mark);
+      this.committed$.next(units);
       // Episodes now wholly below the committed offsets can never be read again: delete their marks next time.
       this.tombstones.push(...this.marks.release(positions));
     } catch (error) {

@@ -1,0 +1,86 @@
+// Processors throughput and latency, beside the raw backbone ceiling measured in the same run:
+//  - throughput: N step events already on the steps topic → processors → samples, steps/s;
+//  - latency: steps published at a steady rate; for each group, the time from its last step being
+//    acknowledged by the broker to its samples being readable (read_committed), p50 and p99.
+import { randomUUID } from 'node:crypto';
+import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
+import { ensureTopics } from '../infra/topics.js';
+import { startProcessors } from '../processors/pipeline/processor.js';
+import { StepPublisher, type Backbone } from '../streams/index.js';
+import { groupSteps } from '../test/helpers/episodes.js';
+import { rawThroughput } from './backbone.js';
+
+const processing = { reward: { terms: [{ kind: 'env_return' as const }] }, estimator: { name: 'grpo' as const }, filters: [] };
+const GROUP_SIZE = 8;
+const EPISODE_LENGTH = 4;
+const STEPS_PER_GROUP = GROUP_SIZE * EPISODE_LENGTH;
+
+async function isolated(backbone: Backbone): Promise<Backbone> {
+  const config: TrajflowConfig = { ...loadConfig(), topicPrefix: `bench.processors.${randomUUID().slice(0, 8)}` };
+  await ensureTopics(config);
+  return { ...backbone, config };
+}
+
+export async function processorsThroughput(backbone: Backbone, groups: number): Promise<number> {
+  const local = await isolated(backbone);
+  const steps = groupSteps(`bench-${randomUUID().slice(0, 6)}`, groups, GROUP_SIZE, EPISODE_LENGTH);
+  await new StepPublisher(backbone.producer, topicName(local.config, 'env.steps')).publishAll(steps);
+  const start = process.hrtime.bigint();
+  const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE, batchWindowMs: 50, flushIntervalMs: 50 });
+  while (handle.emitter.stats.samples < groups * GROUP_SIZE) await new Promise((resolve) => setTimeout(resolve, 10));
+  const rate = (steps.length * 1e9) / Number(process.hrtime.bigint() - start);
+  await handle.close();
+  return rate;
+}
+
+export interface LatencyResult {
+  readonly stepsPerSecond: number;
+  readonly groups: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly maxMs: number;
+}
+
+export async function processorsLatency(backbone: Backbone, stepsPerSecond: number, seconds: number): Promise<LatencyResult> {
+  const local = await isolated(backbone);
+  const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE, batchWindowMs: 20, flushIntervalMs: 20 });
+  while (handle.consumer.stats.rebalances === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  const groups = Math.max(1, Math.round((stepsPerSecond * seconds) / STEPS_PER_GROUP));
+  const runId = `bench-${randomUUID().slice(0, 6)}`;
+  const publisher = new StepPublisher(backbone.producer, topicName(local.config, 'env.steps'));
+  const lastStepAcked = new Map<string, number>();
+  const done = new Map<string, number>();
+  // A group's samples are readable once the transaction that wrote them has committed.
+  const subscription = handle.emitter.committed$.subscribe((units) => {
+    const now = performance.now();
+    for (const unit of units) for (const sample of unit.samples) if (!done.has(sample.groupId)) done.set(sample.groupId, now);
+  });
+  const intervalMs = 1000 / (stepsPerSecond / STEPS_PER_GROUP);
+  const started = performance.now();
+  const sends: Promise<void>[] = [];
+  for (let g = 0; g < groups; g++) {
+    // Steady rate: group g is published at started + g·interval.
+    const wait = started + g * intervalMs - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    const steps = groupSteps(runId, 1, GROUP_SIZE, EPISODE_LENGTH, g);
+    const groupId = steps[0]!.groupId;
+    sends.push(publisher.publishAll(steps).then(() => void lastStepAcked.set(groupId, performance.now())));
+  }
+  await Promise.all(sends);
+  while (done.size < groups) await new Promise((resolve) => setTimeout(resolve, 5));
+  subscription.unsubscribe();
+  await handle.close();
+  const latencies = [...done].map(([groupId, at]) => at - lastStepAcked.get(groupId)!).sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
+  return { stepsPerSecond: (groups * STEPS_PER_GROUP) / ((performance.now() - started) / 1000), groups, p50Ms: pct(0.5), p99Ms: pct(0.99), maxMs: latencies[latencies.length - 1]! };
+}
+
+export async function measureProcessors(backbone: Backbone, options: { groups: number; eventBytes: number; progress: (line: string) => void }) {
+  options.progress('raw kafkajs ceiling');
+  const raw = await rawThroughput(backbone.kafka, options.groups * STEPS_PER_GROUP, options.eventBytes);
+  options.progress('processors throughput');
+  const processors = await processorsThroughput(backbone, options.groups);
+  options.progress('latency at 5,000 steps/s');
+  const latency = await processorsLatency(backbone, 5000, 10);
+  return { rawStepsPerSecond: raw, processorsStepsPerSecond: processors, ratio: processors / raw, latency };
+}
