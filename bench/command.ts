@@ -26,10 +26,11 @@ function option(args: string[], name: string, fallback: number): number {
 const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`',
-  usage: 'trajflow bench backbone|codec|processors [--events N] [--rounds R] [--groups G] [--json]',
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`',
+  usage: 'trajflow bench backbone|codec|processors|actors [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--json]',
   async run(args) {
     const [what] = args;
+    if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
     const json = args.includes('--json');
     if (what !== 'backbone' && what !== 'codec' && what !== 'processors') {
       console.error(`usage: ${benchCommand.usage}`);

@@ -10,7 +10,9 @@ const commands: Record<string, () => Promise<Command>> = {
   up: async () => (await import('../infra/commands.js')).upCommand,
   down: async () => (await import('../infra/commands.js')).downCommand,
   status: async () => (await import('../infra/commands.js')).statusCommand,
+  processors: async () => (await import('../processors/pipeline/command.js')).processorsCommand,
   bench: async () => (await import('../bench/command.js')).benchCommand,
+  actors: async () => (await import('../envs/actors/command.js')).actorsCommand,
 };
 
 async function help(): Promise<string> {

@@ -92,6 +92,7 @@ export class TopicConsumer<T> {
   private committing: Promise<void> = Promise.resolve();
   private readonly finished = new Set<string>();
   private assignmentReady: Promise<void> = Promise.resolve();
+  private starting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly kafka: Kafka,
@@ -107,7 +108,8 @@ export class TopicConsumer<T> {
         return;
       }
       this.subscriber = subscriber;
-      this.start(subscriber).catch((error) => subscriber.error(error));
+      this.starting = this.start(subscriber);
+      this.starting.catch((error) => subscriber.error(error));
       // Unsubscribing stops the consumer, committing what was acknowledged.
       return () => void this.close({ drain: false });
     });
@@ -315,6 +317,13 @@ export class TopicConsumer<T> {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     if (this.commitTimer) clearInterval(this.commitTimer);
+    // Leaving before the first join completes makes kafkajs rejoin forever: finish starting, and give the
+    // join a bounded moment, before stopping.
+    await this.starting.catch(() => undefined);
+    const joinDeadline = Date.now() + 15000;
+    while (this.consumer && this.stats.rebalances === 0 && Date.now() < joinDeadline) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     const consumer = this.consumer;
     if (consumer) {
       await this.commit();

@@ -1,0 +1,139 @@
+// The rollout actors: P groups × G episodes in flight at once, in iteration order (ids.ts), each
+// episode on its own environment, with the policy the provider holds when the episode starts, and no
+// episode started before the staleness gate allows its iteration (staleness.ts).
+//
+// Scheduling: P × G workers take the next episode ordinal in turn; a worker whose next ordinal belongs
+// to an iteration the gate does not allow yet waits for a newer learner version. stop() lets no NEW
+// group start, but every group that has one episode started is completed, so processors never get a
+// group with fewer than G episodes from a graceful stop; done resolves once all their events are
+// acknowledged by the broker.
+import type { PolicyProvider } from '../policy/provider.js';
+import type { ActorsConfig } from './config.js';
+import { runEpisode, type EpisodeOutcome, type PublishStep } from './episode.js';
+import { coordinatesOf, episodeIdOf, firstOrdinalOf, groupIdOf, groupSeedOf, type EpisodeCoordinates } from './ids.js';
+import { createRolloutEnv } from './rollout-env.js';
+import type { StalenessGate } from './staleness.js';
+
+export interface ActorsDeps {
+  readonly provider: PolicyProvider;
+  readonly publish: PublishStep;
+  readonly gate: StalenessGate;
+  /** Event times (default Date.now). */
+  readonly clock?: () => number;
+  /** Called after each episode's events are acknowledged. */
+  readonly onEpisode?: (coordinates: EpisodeCoordinates, outcome: EpisodeOutcome) => void;
+}
+
+export interface ActorStats {
+  episodes: number;
+  steps: number;
+  successes: number;
+  totalReward: number;
+  /** Version of the policy the last started episode used. */
+  policyVersion: number;
+  /** Highest iteration an episode was started in (-1 before the first). */
+  iteration: number;
+  /** Iteration the workers wait to start, when the staleness bound holds them (else null). */
+  blockedIteration: number | null;
+}
+
+export interface ActorsSummary extends ActorStats {
+  /** True when stop() ended the run before its last iteration. */
+  readonly stopped: boolean;
+}
+
+export class RolloutActors {
+  readonly stats: ActorStats = { episodes: 0, steps: 0, successes: 0, totalReward: 0, policyVersion: 0, iteration: -1, blockedIteration: null };
+  private readonly abort = new AbortController();
+  private readonly clock: () => number;
+  private next: number;
+  /** Ordinals at or past this one are not started (the end of the run, or of the last started group after stop()). */
+  private end: number;
+  private failure: unknown = null;
+  private running: Promise<ActorsSummary> | null = null;
+
+  constructor(
+    readonly config: ActorsConfig,
+    private readonly deps: ActorsDeps,
+  ) {
+    const { groups, groupSize, firstIteration, iterations } = config;
+    this.next = firstOrdinalOf(firstIteration, groups, groupSize);
+    this.end = iterations === null ? Number.POSITIVE_INFINITY : firstOrdinalOf(firstIteration + iterations, groups, groupSize);
+    this.clock = deps.clock ?? Date.now;
+    this.stats.policyVersion = deps.provider.current().version;
+  }
+
+  /** Starts the workers (once); resolves when the run is over, rejects with the first failure. */
+  run(): Promise<ActorsSummary> {
+    this.running ??= (async () => {
+      const workers = this.config.groups * this.config.groupSize;
+      await Promise.all(Array.from({ length: workers }, () => this.work()));
+      if (this.failure !== null) throw this.failure;
+      return { ...this.stats, blockedIteration: null, stopped: this.abort.signal.aborted };
+    })();
+    return this.running;
+  }
+
+  /** Starts no new group; started groups are completed. Resolves like run(). */
+  stop(): Promise<ActorsSummary> {
+    if (!this.abort.signal.aborted) {
+      const G = this.config.groupSize;
+      this.end = Math.min(this.end, Math.ceil(this.next / G) * G);
+      this.abort.abort();
+    }
+    return this.run();
+  }
+
+  private async work(): Promise<void> {
+    const { groups, groupSize } = this.config;
+    while (this.next < this.end && this.failure === null) {
+      const coordinates = coordinatesOf(this.next, groups, groupSize);
+      if (!this.deps.gate.allows(coordinates.iteration)) {
+        this.stats.blockedIteration = coordinates.iteration;
+        await this.deps.gate.whenAllowed(coordinates.iteration, this.abort.signal);
+        continue; // another worker may have taken the ordinal meanwhile; look again
+      }
+      this.stats.blockedIteration = null;
+      this.next++;
+      try {
+        await this.runOne(coordinates);
+      } catch (error) {
+        this.failure ??= error;
+        this.stop().catch(() => undefined);
+      }
+      // A policy and a publisher that resolve at once would otherwise chain episodes in microtasks,
+      // which run before any timer, signal or socket: progress, stop() and Kafka would never get a turn.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  private async runOne(coordinates: EpisodeCoordinates): Promise<void> {
+    const { runId, groupSize, seedBase } = this.config;
+    const env = createRolloutEnv(this.config, coordinates.rollout);
+    const policy = this.deps.provider.current();
+    const groupId = groupIdOf(runId, coordinates.groupIndex);
+    this.stats.policyVersion = policy.version;
+    this.stats.iteration = Math.max(this.stats.iteration, coordinates.iteration);
+    const outcome = await runEpisode({
+      context: {
+        runId,
+        env: env.id,
+        groupId,
+        episodeId: episodeIdOf(groupId, coordinates.rollout),
+        groupSize,
+        groupSeed: groupSeedOf(seedBase, coordinates.groupIndex),
+        rollout: coordinates.rollout,
+        iteration: coordinates.iteration,
+      },
+      env,
+      policy,
+      publish: this.deps.publish,
+      clock: this.clock,
+    });
+    this.stats.episodes++;
+    this.stats.steps += outcome.steps;
+    this.stats.successes += outcome.success ? 1 : 0;
+    this.stats.totalReward += outcome.totalReward;
+    this.deps.onEpisode?.(coordinates, outcome);
+  }
+}

@@ -1,0 +1,105 @@
+// `trajflow actors`: roll out the uniform-random policy on a built-in environment and publish every step.
+//   trajflow actors --env FrozenLake --groups 8 --group-size 8 [--episodes N | --iterations N]
+//                   [--run-id R] [--seed S] [--max-staleness K] [--env-options JSON] [--first-iteration I]
+//                   [--progress-ms MS]
+// Without --episodes/--iterations it runs until SIGINT/SIGTERM, then completes the started groups,
+// flushes, and exits.
+import type { Command } from '../../cli/main.js';
+import { loadConfig } from '../../core/config.js';
+import { ConfigError } from '../../core/errors.js';
+import { ensureUp } from '../../infra/commands.js';
+import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
+import { actorsConfig, ACTORS_DEFAULTS, type ActorsConfig } from './config.js';
+import { startActors } from './run.js';
+
+const USAGE =
+  'trajflow actors [--env FrozenLake] [--groups 8] [--group-size 8] [--episodes N | --iterations N] [--run-id R] [--seed S] ' +
+  '[--max-staleness K] [--env-options JSON] [--first-iteration I] [--progress-ms MS]';
+
+const FLAGS = ['--env', '--groups', '--group-size', '--episodes', '--iterations', '--run-id', '--seed', '--max-staleness', '--env-options', '--first-iteration', '--progress-ms'] as const;
+type Flag = (typeof FLAGS)[number];
+
+/** Reads `--flag value` pairs; unknown flags and missing values are ConfigErrors. */
+export function parseFlags(args: readonly string[]): Partial<Record<Flag, string>> {
+  const flags: Partial<Record<Flag, string>> = {};
+  for (let i = 0; i < args.length; i += 2) {
+    const name = args[i] as Flag;
+    if (!(FLAGS as readonly string[]).includes(name)) throw new ConfigError(`unknown option '${args[i]}'; usage: ${USAGE}`);
+    const value = args[i + 1];
+    if (value === undefined || value.startsWith('--')) throw new ConfigError(`${name} needs a value; usage: ${USAGE}`);
+    flags[name] = value;
+  }
+  return flags;
+}
+
+function integerFlag(flags: Partial<Record<Flag, string>>, name: Flag): number | undefined {
+  const raw = flags[name];
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} needs a non-negative integer, got '${raw}'`);
+  return Number(raw);
+}
+
+/** The actors' config from the command line (checked by actorsConfig). */
+export function configFromArgs(args: readonly string[], now = Date.now()): ActorsConfig {
+  const flags = parseFlags(args);
+  const envName = flags['--env'] ?? 'FrozenLake';
+  const groups = integerFlag(flags, '--groups') ?? ACTORS_DEFAULTS.groups;
+  const groupSize = integerFlag(flags, '--group-size') ?? ACTORS_DEFAULTS.groupSize;
+  const seedBase = integerFlag(flags, '--seed') ?? ACTORS_DEFAULTS.seedBase;
+  const episodes = integerFlag(flags, '--episodes');
+  let iterations = integerFlag(flags, '--iterations') ?? null;
+  if (episodes !== undefined) {
+    if (iterations !== null) throw new ConfigError('give --episodes or --iterations, not both');
+    const batch = groups * groupSize;
+    if (episodes === 0 || episodes % batch !== 0) {
+      throw new ConfigError(`--episodes ${episodes} must be a positive multiple of groups × group size = ${batch} (whole groups only), e.g. ${Math.max(1, Math.round(episodes / batch)) * batch}`);
+    }
+    iterations = episodes / batch;
+  }
+  let envOptions: Record<string, unknown> = {};
+  if (flags['--env-options'] !== undefined) {
+    try {
+      envOptions = JSON.parse(flags['--env-options']) as Record<string, unknown>;
+    } catch {
+      throw new ConfigError(`--env-options must be a JSON object such as '{"slippery":false}', got ${flags['--env-options']}`);
+    }
+  }
+  return actorsConfig({
+    runId: flags['--run-id'] ?? `${envName}-s${seedBase}-${now.toString(36)}`,
+    envName,
+    envOptions,
+    groups,
+    groupSize,
+    seedBase,
+    iterations,
+    firstIteration: integerFlag(flags, '--first-iteration') ?? ACTORS_DEFAULTS.firstIteration,
+    maxStaleness: integerFlag(flags, '--max-staleness') ?? null,
+    progressEveryMs: integerFlag(flags, '--progress-ms') ?? ACTORS_DEFAULTS.progressEveryMs,
+  });
+}
+
+export const actorsCommand: Command = {
+  summary: 'roll out the random policy: P groups × G episodes, every step published to <prefix>.env.steps',
+  usage: USAGE,
+  async run(args) {
+    const config = configFromArgs(args);
+    const trajflow = loadConfig();
+    console.error(`actors: ${JSON.stringify(config)}`);
+    await ensureUp(trajflow);
+    const backbone = await connectBackbone(trajflow, { clientId: `trajflow-actors-${config.runId}` });
+    try {
+      const run = await startActors(backbone, config);
+      const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });
+      try {
+        const s = await run.done;
+        const success = s.episodes > 0 ? ((100 * s.successes) / s.episodes).toFixed(1) : '0.0';
+        console.log(`actors: ${s.stopped ? 'stopped' : 'done'}: run ${config.runId}, ${s.episodes} episodes, ${s.steps} steps, success ${success}%, last policy v${s.policyVersion}`);
+      } finally {
+        release();
+      }
+      return 0;
+    } finally {
+      await backbone.close();
+    }
+  },
+};

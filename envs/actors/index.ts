@@ -1,0 +1,11 @@
+// The rollout actors' public API.
+export { actorsConfig, ACTORS_DEFAULTS, MAX_CONCURRENT_EPISODES, type ActorsConfig, type ActorsConfigInput } from './config.js';
+export { RolloutActors, type ActorsDeps, type ActorStats, type ActorsSummary } from './actors.js';
+export { runEpisode, type EpisodeRun, type EpisodeOutcome, type PublishStep } from './episode.js';
+export { buildStepEvent, type EpisodeContext, type StateBefore, type TurnRecord } from './step-event.js';
+export * from './ids.js';
+export { mayStartIteration, versionNeededFor, StalenessGate } from './staleness.js';
+export { followPolicyVersions, type PolicyVersionFollower, type FollowOptions } from './policy-versions.js';
+export { formatProgress, startProgress } from './progress.js';
+export { rolloutEnvOptions, createRolloutEnv } from './rollout-env.js';
+export { startActors, type ActorsRun, type StartActorsOptions } from './run.js';

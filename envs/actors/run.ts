@@ -1,0 +1,76 @@
+// The actors on the event backbone: steps go out through backbone.steps (keyed by group id), policy
+// versions come in from <prefix>.policy.versions, progress lines go to stderr. This is what
+// `trajflow actors`, the benchmark and the integration tests start.
+import { topicName } from '../../core/config.js';
+import type { Backbone } from '../../streams/index.js';
+import { createRandomPolicyProvider, type PolicyProvider } from '../policy/provider.js';
+import { RolloutActors, type ActorsSummary } from './actors.js';
+import type { ActorsConfig } from './config.js';
+import { followPolicyVersions, type PolicyVersionFollower } from './policy-versions.js';
+import { startProgress } from './progress.js';
+import { StalenessGate } from './staleness.js';
+
+export interface StartActorsOptions {
+  /** Default: the uniform-random policy, re-labelled with each new version. */
+  readonly provider?: PolicyProvider;
+  /** Where progress lines go (default stderr). */
+  readonly write?: (line: string) => void;
+  /** Longest wait for the versions already on the topic before starting anyway (default 30 s). */
+  readonly catchUpTimeoutMs?: number;
+}
+
+export interface ActorsRun {
+  readonly actors: RolloutActors;
+  readonly gate: StalenessGate;
+  /** The run's end: every event acknowledged, the version stream closed. Rejects with the first failure. */
+  readonly done: Promise<ActorsSummary>;
+  /** Graceful stop (started groups are completed); resolves like done. */
+  stop(): Promise<ActorsSummary>;
+}
+
+export async function startActors(backbone: Backbone, config: ActorsConfig, options: StartActorsOptions = {}): Promise<ActorsRun> {
+  const write = options.write ?? ((line: string) => console.error(line));
+  const provider = options.provider ?? createRandomPolicyProvider();
+  const gate = new StalenessGate(config.maxStaleness);
+  const follower = await followPolicyVersions(backbone.kafka, backbone.codec, {
+    topic: topicName(backbone.config, 'policy.versions'),
+    runId: config.runId,
+    onVersion: async (event) => {
+      await provider.onVersion(event);
+      gate.observe(event.version);
+    },
+  });
+  try {
+    await catchUp(follower, options.catchUpTimeoutMs ?? 30_000, () =>
+      write(`actors: the policy versions already published were not all read in time; starting with learner v${gate.learnerVersion}`),
+    );
+    const actors = new RolloutActors(config, { provider, gate, publish: (event) => backbone.steps.publish(event) });
+    const stopProgress = startProgress(
+      () => ({ stats: actors.stats, learnerVersion: gate.learnerVersion }),
+      { startedAtMs: Date.now(), maxStaleness: config.maxStaleness },
+      config.progressEveryMs,
+      write,
+    );
+    const done = actors.run().finally(async () => {
+      stopProgress();
+      await backbone.steps.flush().catch(() => undefined);
+      await follower.close();
+    });
+    done.catch(() => undefined); // the caller awaits done; an early failure is not "unhandled"
+    return { actors, gate, done, stop: () => actors.stop().then(() => done) };
+  } catch (error) {
+    await follower.close();
+    throw error;
+  }
+}
+
+/** Waits for the follower to read what was on the topic, at most timeoutMs (then onTimeout). */
+async function catchUp(follower: PolicyVersionFollower, timeoutMs: number, onTimeout: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    follower.caughtUp.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+  ]);
+  clearTimeout(timer);
+  if (!inTime) onTimeout();
+}

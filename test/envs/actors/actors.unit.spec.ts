@@ -1,0 +1,132 @@
+// The actors with an in-memory publisher: what they produce, in which order, with which policy version.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { actorsConfig, RolloutActors, StalenessGate, type ActorsConfigInput } from '../../../envs/actors/index.js';
+import { createRandomPolicyProvider, type PolicyProvider } from '../../../envs/policy/index.js';
+import type { PolicyVersionEvent, StepEvent } from '../../../schemas/index.js';
+
+function recorder() {
+  const events: StepEvent[] = [];
+  return { events, publish: async (event: StepEvent) => void events.push(event) };
+}
+
+function actors(input: Partial<ActorsConfigInput>, deps: { provider?: PolicyProvider; gate?: StalenessGate } = {}) {
+  const config = actorsConfig({ runId: 'unit', envName: 'FrozenLake', groups: 3, groupSize: 4, iterations: 2, progressEveryMs: 0, ...input });
+  const { events, publish } = recorder();
+  let t = 0;
+  const run = new RolloutActors(config, {
+    provider: deps.provider ?? createRandomPolicyProvider(),
+    gate: deps.gate ?? new StalenessGate(config.maxStaleness),
+    publish,
+    clock: () => ++t,
+  });
+  return { run, events, config };
+}
+
+function byEpisode(events: StepEvent[]): Map<string, StepEvent[]> {
+  const episodes = new Map<string, StepEvent[]>();
+  for (const e of events) episodes.set(e.episodeId, [...(episodes.get(e.episodeId) ?? []), e]);
+  return episodes;
+}
+
+/** Lets the actors run (they yield to the event loop between episodes) until `condition` holds. */
+async function until(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+const version = (v: number): PolicyVersionEvent => ({ runId: 'unit', version: v, weightsUri: 'none://', checksum: 'a'.repeat(64), parentVersion: v - 1, learnerStep: v, createdAtMs: 1, metrics: {} });
+
+test('runs iterations × P × G episodes, each with steps 0..n-1 ending terminated or truncated', async () => {
+  const { run, events } = actors({});
+  const summary = await run.run();
+  const episodes = byEpisode(events);
+  assert.equal(episodes.size, 2 * 3 * 4);
+  assert.equal(summary.episodes, 24);
+  assert.equal(summary.steps, events.length);
+  assert.equal(summary.stopped, false);
+  for (const [id, steps] of episodes) {
+    assert.deepEqual(steps.map((s) => s.stepIndex), steps.map((_, i) => i), id);
+    const last = steps.at(-1)!;
+    assert.ok(last.terminated || last.truncated, id);
+  }
+  const groups = new Set(events.map((e) => e.groupId));
+  assert.deepEqual([...groups].sort(), ['unit/g0', 'unit/g1', 'unit/g2', 'unit/g3', 'unit/g4', 'unit/g5']);
+});
+
+test('every rollout of a group starts from the group seed; the rollouts act differently', async () => {
+  const { run, events } = actors({ seedBase: 500 });
+  await run.run();
+  for (const [, steps] of byEpisode(events)) {
+    const g = Number(steps[0]!.groupId.split('/g')[1]);
+    assert.equal(steps[0]!.info.groupSeed, String(500 + g));
+    assert.equal(steps[0]!.info.groupSize, '4');
+  }
+  const firstObservations = new Set(events.filter((e) => e.groupId === 'unit/g0' && e.stepIndex === 0).map((e) => e.observation));
+  assert.equal(firstObservations.size, 1, 'one task per group');
+  const firstActions = new Set(events.filter((e) => e.groupId === 'unit/g0' && e.stepIndex === 0).map((e) => e.action));
+  assert.ok(firstActions.size > 1, 'rollouts sample independently');
+});
+
+test('the same config gives the same events except times', async () => {
+  const a = actors({ envName: 'Sokoban' });
+  const b = actors({ envName: 'Sokoban' });
+  await Promise.all([a.run.run(), b.run.run()]);
+  const norm = (events: StepEvent[]) => events.map((e) => ({ ...e, eventTimeMs: 0 })).sort((x, y) => x.eventId.localeCompare(y.eventId));
+  assert.deepEqual(norm(a.events), norm(b.events));
+});
+
+test('Bandit rollouts of one group draw their own high-arm rewards (rewardSeedOffset = rollout)', async () => {
+  // With probability 0.25 of paying, 64 pulls of the high arm in one group all paying the same would be
+  // a sign that every rollout shares one reward draw.
+  const { run, events } = actors({ envName: 'Bandit', groups: 1, groupSize: 64, iterations: 1 });
+  await run.run();
+  const hi = events.filter((e) => e.action.includes('Dragon')).map((e) => e.reward);
+  assert.ok(hi.length > 10);
+  assert.equal(new Set(hi).size, 2, `high-arm rewards ${JSON.stringify(hi)}`);
+});
+
+test('stop() starts no new group but completes the started ones', async () => {
+  const { run, events } = actors({ iterations: null, groups: 2, groupSize: 3 });
+  const done = run.run();
+  // Let some work happen, then stop: every group seen must have all 3 episodes.
+  await until(() => run.stats.episodes >= 10);
+  const summary = await run.stop();
+  assert.equal(summary.stopped, true);
+  assert.equal(await done, summary);
+  const perGroup = new Map<string, Set<string>>();
+  for (const e of events) perGroup.set(e.groupId, (perGroup.get(e.groupId) ?? new Set()).add(e.episodeId));
+  for (const [group, episodes] of perGroup) assert.equal(episodes.size, 3, group);
+  assert.equal(summary.episodes, perGroup.size * 3);
+});
+
+test('the staleness bound holds the next iteration until a newer version, which the freed episodes use', async () => {
+  const provider = createRandomPolicyProvider();
+  const gate = new StalenessGate(0);
+  const { run, events } = actors({ maxStaleness: 0, iterations: 3, groups: 2, groupSize: 2 }, { provider, gate });
+  const done = run.run();
+  await until(() => run.stats.episodes === 4 && run.stats.blockedIteration === 1);
+  assert.equal(gate.waiting, 4);
+  assert.ok(events.every((e) => e.info.iteration === '0' && e.policyVersion === 0));
+  // What the version follower does for each event: the provider first, then the gate.
+  await provider.onVersion(version(1));
+  gate.observe(1);
+  await until(() => run.stats.episodes === 8 && run.stats.blockedIteration === 2);
+  assert.ok(events.filter((e) => e.info.iteration === '1').every((e) => e.policyVersion === 1));
+  await provider.onVersion(version(2));
+  gate.observe(2);
+  const summary = await done;
+  assert.equal(summary.episodes, 12);
+  assert.ok(events.filter((e) => e.info.iteration === '2').every((e) => e.policyVersion === 2));
+});
+
+test('a failing publish fails the run with that error', async () => {
+  const config = actorsConfig({ runId: 'unit', envName: 'Bandit', groups: 1, groupSize: 2, iterations: 3, progressEveryMs: 0 });
+  const run = new RolloutActors(config, {
+    provider: createRandomPolicyProvider(),
+    gate: new StalenessGate(null),
+    publish: async () => {
+      throw new Error('broker gone');
+    },
+  });
+  await assert.rejects(run.run(), /broker gone/);
+});
