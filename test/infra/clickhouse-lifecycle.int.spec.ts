@@ -1,7 +1,7 @@
 // ClickHouse start/stop rules on a private home and ports, so the shared server is never touched:
 // a cold start, reuse, a stale pid file, a port held by someone else, stop.
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { after, test } from 'node:test';
 import { clickHouseClient } from '../../infra/clickhouse/http.js';
@@ -52,6 +52,8 @@ test('a pid file naming a dead process leads to a fresh start, and data survives
 test('a server that is alive but does not answer is replaced', async () => {
   const old = readPidFile(paths.pidFile)!;
   process.kill(old, 'SIGSTOP'); // alive, but frozen: /ping times out
+  // SIGSTOP reaches every thread asynchronously; until it has, a /ping may still be answered.
+  await waitFor(() => stoppedState(old), 'the server to be stopped (state T)', 10000);
   const restarted = await startClickHouse(config);
   assert.equal(restarted.reused, false);
   assert.notEqual(restarted.pid, old);
@@ -78,3 +80,9 @@ test('stop stops it and status says so', async () => {
   assert.equal(status.pid, null);
   assert.equal(await stopClickHouse(config), false, 'stopping twice is fine');
 });
+
+/** True when /proc/<pid>/stat shows the process stopped ('T'). */
+function stoppedState(pid: number): boolean {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'T';
+}
