@@ -16,6 +16,7 @@ import { actorsConfig, episodeIdOf, groupIdOf, startActors, turnSeedOf } from '.
 import { createEnv, envNames, type EnvName } from '../envs/index.js';
 import { UniformRandomPolicy } from '../envs/policy/index.js';
 import { connectBackbone } from '../streams/index.js';
+import { fmt, option } from './args.js';
 
 export interface ActorsBenchOptions {
   /** Steps to run per environment and mode (at least; whole episodes / groups). */
@@ -99,15 +100,7 @@ async function deleteTopics(config: TrajflowConfig): Promise<void> {
   }
 }
 
-function option(args: readonly string[], name: string, fallback: number): number {
-  const at = args.indexOf(name);
-  if (at < 0) return fallback;
-  const value = Number(args[at + 1]);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} needs a positive integer, got '${args[at + 1] ?? ''}'`);
-  return value;
-}
 
-const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 
 /** The `bench actors` branch of `trajflow bench`: prints the table, and with --json one JSON line last. */
 export async function runActorsBench(args: readonly string[]): Promise<number> {

@@ -8,6 +8,7 @@ import { connectBackbone } from '../streams/index.js';
 import { measureCodec } from './codec.js';
 import { deleteBenchTopics, measureBackbone } from './backbone.js';
 import { measureProcessors } from './processors.js';
+import { fmt, option } from './args.js';
 
 const median = (xs: number[]) => {
   const sorted = [...xs].sort((a, b) => a - b);
@@ -15,15 +16,7 @@ const median = (xs: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-function option(args: string[], name: string, fallback: number): number {
-  const at = args.indexOf(name);
-  if (at < 0) return fallback;
-  const value = Number(args[at + 1]);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} needs a positive integer, got '${args[at + 1] ?? ''}'`);
-  return value;
-}
 
-const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 
 export const benchCommand: Command = {
   summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`',
