@@ -13,6 +13,8 @@ import { runEpisode, type EpisodeOutcome, type PublishStep } from './episode.js'
 import { coordinatesOf, episodeIdOf, firstOrdinalOf, groupIdOf, groupSeedOf, type EpisodeCoordinates } from './ids.js';
 import { createRolloutEnv } from './rollout-env.js';
 import type { StalenessGate } from './staleness.js';
+import type { Environment } from '../contract.js';
+import { isAsyncEnvironment, type AsyncEnvironment } from '../openenv/async-environment.js';
 
 export interface ActorsDeps {
   readonly provider: PolicyProvider;
@@ -22,6 +24,11 @@ export interface ActorsDeps {
   readonly clock?: () => number;
   /** Called after each episode's events are acknowledged. */
   readonly onEpisode?: (coordinates: EpisodeCoordinates, outcome: EpisodeOutcome) => void;
+  /**
+   * Makes the environment of one rollout; default: the built-in named by the config. An environment
+   * served elsewhere (e.g. OpenEnvEnvironment) is an AsyncEnvironment; it is closed after its episode.
+   */
+  readonly createEnv?: (rollout: number) => Environment | AsyncEnvironment | Promise<AsyncEnvironment>;
 }
 
 export interface ActorStats {
@@ -109,7 +116,7 @@ export class RolloutActors {
 
   private async runOne(coordinates: EpisodeCoordinates): Promise<void> {
     const { runId, groupSize, seedBase } = this.config;
-    const env = createRolloutEnv(this.config, coordinates.rollout);
+    const env = this.deps.createEnv ? await this.deps.createEnv(coordinates.rollout) : createRolloutEnv(this.config, coordinates.rollout);
     const policy = this.deps.provider.current();
     const groupId = groupIdOf(runId, coordinates.groupIndex);
     this.stats.policyVersion = policy.version;
@@ -130,6 +137,7 @@ export class RolloutActors {
       publish: this.deps.publish,
       clock: this.clock,
     });
+    if (isAsyncEnvironment(env)) await env.close();
     this.stats.episodes++;
     this.stats.steps += outcome.steps;
     this.stats.successes += outcome.success ? 1 : 0;

@@ -2,6 +2,7 @@
 // step event. Publishing does not wait for the broker between turns (acks come back in batches); the
 // episode is done once every one of its events is acknowledged.
 import type { Environment } from '../contract.js';
+import type { AsyncEnvironment } from '../openenv/async-environment.js';
 import { assertTrainingSeed } from '../seeds.js';
 import type { HistoryEntry, Policy } from '../policy/policy.js';
 import type { StepEvent } from '../../schemas/index.js';
@@ -12,7 +13,8 @@ export type PublishStep = (event: StepEvent) => Promise<void>;
 
 export interface EpisodeRun {
   readonly context: EpisodeContext;
-  readonly env: Environment;
+  /** A built-in (synchronous) environment or one served elsewhere (asynchronous). */
+  readonly env: Environment | AsyncEnvironment;
   /** Read once, before the first turn: the whole episode uses one policy version. */
   readonly policy: Policy;
   readonly publish: PublishStep;
@@ -31,7 +33,7 @@ export async function runEpisode(run: EpisodeRun): Promise<EpisodeOutcome> {
   const { context, env, policy, publish, clock } = run;
   // Training never resets with a held-out seed (seeds.ts).
   assertTrainingSeed(context.groupSeed);
-  const reset = env.reset(context.groupSeed);
+  const reset = await env.reset(context.groupSeed);
   const systemPrompt = env.systemPrompt();
   const history: HistoryEntry[] = [];
   const acks: Promise<void>[] = [];
@@ -46,7 +48,7 @@ export async function runEpisode(run: EpisodeRun): Promise<EpisodeOutcome> {
         seed: turnSeedOf(context.episodeId, stepIndex),
         actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: env.maxActionsPerTurn },
       });
-      const result = env.step(reply.text);
+      const result = await env.step(reply.text);
       const event = buildStepEvent(context, { stepIndex, before, reply, policyVersion: policy.version, result, eventTimeMs: clock() });
       const ack = publish(event);
       ack.catch(() => undefined); // handled below; keeps an early failure from being "unhandled"

@@ -4,7 +4,7 @@
 import { topicName } from '../../core/config.js';
 import type { Backbone } from '../../streams/index.js';
 import { createRandomPolicyProvider, type PolicyProvider } from '../policy/provider.js';
-import { RolloutActors, type ActorsSummary } from './actors.js';
+import { RolloutActors, type ActorsSummary, type ActorsDeps } from './actors.js';
 import type { ActorsConfig } from './config.js';
 import { followPolicyVersions, type PolicyVersionFollower } from './policy-versions.js';
 import { startProgress } from './progress.js';
@@ -17,6 +17,8 @@ export interface StartActorsOptions {
   readonly write?: (line: string) => void;
   /** Longest wait for the versions already on the topic before starting anyway (default 30 s). */
   readonly catchUpTimeoutMs?: number;
+  /** The environment of each rollout, when it is not the built-in named by the config (e.g. an OpenEnv server). */
+  readonly createEnv?: ActorsDeps['createEnv'];
 }
 
 export interface ActorsRun {
@@ -44,7 +46,12 @@ export async function startActors(backbone: Backbone, config: ActorsConfig, opti
     await catchUp(follower, options.catchUpTimeoutMs ?? 30_000, () =>
       write(`actors: the policy versions already published were not all read in time; starting with learner v${gate.learnerVersion}`),
     );
-    const actors = new RolloutActors(config, { provider, gate, publish: (event) => backbone.steps.publish(event) });
+    const actors = new RolloutActors(config, {
+      provider,
+      gate,
+      publish: (event) => backbone.steps.publish(event),
+      ...(options.createEnv ? { createEnv: options.createEnv } : {}),
+    });
     const stopProgress = startProgress(
       () => ({ stats: actors.stats, learnerVersion: gate.learnerVersion }),
       { startedAtMs: Date.now(), maxStaleness: config.maxStaleness },

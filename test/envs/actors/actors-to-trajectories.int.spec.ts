@@ -7,6 +7,8 @@ import { loadConfig, topicName } from '../../../core/config.js';
 import { ensureTopics } from '../../../infra/topics.js';
 import { actorsConfig, startActors } from '../../../envs/actors/index.js';
 import { envNames } from '../../../envs/index.js';
+import { OpenEnvEnvironment } from '../../../envs/openenv/index.js';
+import { startFakeOpenEnvServer } from '../openenv/fake-openenv-server.js';
 import { startProcessors, type ProcessorsHandle } from '../../../processors/pipeline/processor.js';
 import type { TrajectoryEvent } from '../../../schemas/index.js';
 import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone } from '../../../streams/index.js';
@@ -57,3 +59,24 @@ for (const envName of envNames) {
     }
   });
 }
+
+test('an environment served by an OpenEnv server is driven by the actors like a built-in one', { timeout: 90_000 }, async () => {
+  const server = await startFakeOpenEnvServer({});
+  try {
+    const runId = 'e2e-openenv';
+    const guesses = Array.from({ length: 10 }, (_, i) => String(i + 1));
+    const run = await startActors(backbone, actorsConfig({ runId, envName: 'Bandit', groups: GROUPS, groupSize: GROUP_SIZE, iterations: 1, progressEveryMs: 0 }), {
+      write: () => undefined,
+      createEnv: () => OpenEnvEnvironment.connect({ url: server.url, actionField: 'guess', actionVocabulary: guesses, maxTurns: 4 }),
+    });
+    const summary = await run.done;
+    await waitFor(async () => (await trajectoriesOf(runId)).length >= GROUPS * GROUP_SIZE, 'the OpenEnv trajectories', 60_000, 200);
+    const trajectories = await trajectoriesOf(runId);
+    assert.equal(trajectories.length, GROUPS * GROUP_SIZE);
+    assert.ok(trajectories.every((t) => t.envName === 'GuessNumber'), 'the env id comes from the server');
+    assert.equal(trajectories.reduce((n, t) => n + t.stepCount, 0), summary.steps);
+    assert.ok(trajectories.every((t) => t.outcome === 'terminated' || t.outcome === 'truncated'));
+  } finally {
+    await server.stop();
+  }
+});
