@@ -27,9 +27,3 @@ test('a mark is released once the committed offset of its partition has passed i
   assert.equal(marks.size, 1);
 });
 
-test('marks are per consumer group', () => {
-  const marks = new EpisodeMarks('g');
-  marks.add(mark('e1', 0, 1));
-  assert.equal(new EpisodeMarks('other').has('run', 'e1'), false);
-  assert.equal(marks.has('run', 'e1'), true);
-});
