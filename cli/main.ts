@@ -13,6 +13,7 @@ const commands: Record<string, () => Promise<Command>> = {
   processors: async () => (await import('../processors/pipeline/command.js')).processorsCommand,
   bench: async () => (await import('../bench/command.js')).benchCommand,
   actors: async () => (await import('../envs/actors/command.js')).actorsCommand,
+  sink: async () => (await import('../analytics/sink/command.js')).sinkCommand,
 };
 
 async function help(): Promise<string> {

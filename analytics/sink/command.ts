@@ -1,0 +1,68 @@
+// `trajflow sink`: stores every trajflow event in ClickHouse (analytics/sink/sink.ts) until SIGINT/SIGTERM.
+import { parseArgs } from 'node:util';
+import type { Command } from '../../cli/main.js';
+import { loadConfig } from '../../core/config.js';
+import { ConfigError } from '../../core/errors.js';
+import { ensureUp } from '../../infra/commands.js';
+import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
+import { startSink } from './sink.js';
+
+const usage = 'trajflow sink [--batch-rows 5000] [--flush-ms 500] [--max-in-flight 20000] [--include-sample-tokens] [--consumer-group trajflow-sink]';
+
+function positiveInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`--${name} needs a positive integer, got '${raw}'`);
+  return value;
+}
+
+export const sinkCommand: Command = {
+  summary: 'store every event in ClickHouse, in batches (at least once; duplicates collapse by key)',
+  usage,
+  async run(args) {
+    const { values } = parseArgs({
+      args,
+      options: {
+        'batch-rows': { type: 'string' },
+        'flush-ms': { type: 'string' },
+        'max-in-flight': { type: 'string' },
+        'include-sample-tokens': { type: 'boolean', default: false },
+        'consumer-group': { type: 'string', default: 'trajflow-sink' },
+      },
+    });
+    const batchRows = positiveInt('batch-rows', values['batch-rows'], 5000);
+    const flushIntervalMs = positiveInt('flush-ms', values['flush-ms'], 500);
+    const maxInFlight = positiveInt('max-in-flight', values['max-in-flight'], 20_000);
+    const config = loadConfig();
+    await ensureUp(config);
+    const backbone = await connectBackbone(config, { clientId: 'trajflow-sink' });
+    let failing = false;
+    const sink = await startSink(backbone, {
+      groupId: values['consumer-group'],
+      batchRows,
+      flushIntervalMs,
+      maxInFlight,
+      includeSampleTokens: values['include-sample-tokens'],
+      onInsert: () => {
+        if (failing) console.error('sink: ClickHouse inserts succeed again, catching up');
+        failing = false;
+      },
+      onInsertError: (table, error, attempt) => {
+        if (!failing || attempt % 10 === 0) console.error(`sink: insert into ${table} failed (attempt ${attempt}), retrying without acknowledging: ${error.message}`);
+        failing = true;
+      },
+    });
+    console.log(`sink: consumer group '${values['consumer-group']}' → ClickHouse ${config.clickhouse.url} database ${config.clickhouse.database}; Ctrl-C to stop`);
+    let last = 0;
+    const report = setInterval(() => {
+      if (sink.stats.stored === last) return;
+      console.log(`sink: ${sink.stats.stored - last} events stored in the last 10 s (${sink.stats.stored} in all, ${sink.stats.deadLettered} dead-lettered)`);
+      last = sink.stats.stored;
+    }, 10_000);
+    report.unref();
+    shutdownOnSignals([sink, backbone]);
+    await sink.done;
+    clearInterval(report);
+    return 0;
+  },
+};

@@ -1,0 +1,284 @@
+// The ClickHouse sink: every event topic → rows (rows.ts) → batched JSONEachRow inserts, one table at a time.
+//
+// Delivery: at least once, then deduplicated by ClickHouse.
+//   * One TopicConsumer over all eight event topics, consumer group `trajflow-sink`. An envelope is acked
+//     only when every row it became has been confirmed inserted by ClickHouse (an HTTP 200 for the INSERT),
+//     so committed offsets never pass an event ClickHouse does not hold.
+//   * A crash (or a close without drain) re-delivers what was not committed; those rows are inserted again.
+//     Every table is a ReplacingMergeTree whose sorting key is the event's identity (tableKeys in rows.ts),
+//     and a redelivered event gives byte-identical rows (same Kafka topic/partition/offset too), so the
+//     copies collapse on merges. Until a merge has happened, exact counts need `FINAL` (or `GROUP BY` the
+//     key): `SELECT count() FROM steps FINAL`. Aggregates that tolerate rare duplicates may skip it.
+//   * ClickHouse down (or an insert failing for any reason): the batch is retried with exponential backoff
+//     and nothing is acked; the consumer's maxInFlight bound then stops fetching, so the sink holds at most
+//     maxInFlight events and loses none; it catches up when ClickHouse answers again.
+//
+// Batching: per table, rows are buffered until `batchRows` rows or `flushIntervalMs` after the buffer was
+// started (RxJS bufferTime with a max size), and each table has one insert at a time (concatMap): batches
+// formed while an insert retries wait their turn.
+import { EMPTY, from, Subject, type Subscription } from 'rxjs';
+import { bufferTime, concatMap, filter, groupBy, ignoreElements, mergeMap } from 'rxjs/operators';
+import { topicName } from '../../core/config.js';
+import { ClickHouseError } from '../../infra/clickhouse/http.js';
+import { DecodeError, eventNames, type EventName } from '../../schemas/index.js';
+import { eventDecoder, TopicConsumer, type Backbone, type Envelope } from '../../streams/index.js';
+import { eventRows, jsonEachRowBody, sinkTopics, type Row, type TableName } from './rows.js';
+
+export interface SinkOptions {
+  /** Consumer group (default 'trajflow-sink'). */
+  readonly groupId?: string;
+  /** Events to store (default: all eight). */
+  readonly events?: readonly EventName[];
+  /** Rows per insert at most (default 5,000). */
+  readonly batchRows?: number;
+  /** A table's buffered rows are inserted at the latest this long after the first of them arrived (default 500). */
+  readonly flushIntervalMs?: number;
+  /** Events held (delivered, not yet stored) at most; past that consumption pauses (default 20,000). */
+  readonly maxInFlight?: number;
+  /** Write the token arrays of samples to sample_tokens (default false: counts only). */
+  readonly includeSampleTokens?: boolean;
+  /** Backoff between failed inserts: from initial, doubling, capped at max (defaults 100 and 5,000 ms). */
+  readonly retryInitialMs?: number;
+  readonly retryMaxMs?: number;
+  /** One insert request's timeout (default 60 s). */
+  readonly insertTimeoutMs?: number;
+  /** How long a draining close waits for held events to be stored (default 15 s). */
+  readonly drainTimeoutMs?: number;
+  /** The consumer's group session timeout (default 30 s; a killed sink's partitions wait this long for a new member). */
+  readonly sessionTimeoutMs?: number;
+  /** ClickHouse endpoint and database (default: backbone.config.clickhouse). */
+  readonly clickhouse?: { readonly url: string; readonly database: string };
+  /** Called after every confirmed insert. */
+  readonly onInsert?: (table: TableName, rows: number, ms: number) => void;
+  /** Called on every failed insert attempt (it is retried). */
+  readonly onInsertError?: (table: TableName, error: Error, attempt: number) => void;
+}
+
+export interface SinkStats {
+  /** Events received (including ones dead-lettered). */
+  events: number;
+  /** Events fully stored and acked. */
+  stored: number;
+  /** Payloads that could not be decoded, sent to the dead-letter topic. */
+  deadLettered: number;
+  inserts: number;
+  failedInserts: number;
+  rows: { [T in TableName]?: number };
+  lastError: string | null;
+}
+
+export interface SinkHandle {
+  readonly stats: SinkStats;
+  readonly consumer: TopicConsumer<Buffer | null>;
+  /** Resolves when the sink has stopped (after close), rejects if it failed. */
+  readonly done: Promise<void>;
+  /**
+   * drain (default true): stop fetching, wait (up to drainTimeoutMs) for held events to be stored and acked,
+   * commit, leave the group. drain false: commit what is stored and stop at once (the rest comes again).
+   */
+  close(options?: { drain?: boolean }): Promise<void>;
+}
+
+interface Pending {
+  remaining: number;
+  readonly envelope: Envelope<Buffer | null>;
+}
+
+interface Item {
+  readonly table: TableName;
+  readonly row: Row;
+  readonly pending: Pending;
+}
+
+export async function startSink(backbone: Backbone, options: SinkOptions = {}): Promise<SinkHandle> {
+  const {
+    groupId = 'trajflow-sink',
+    events = eventNames,
+    batchRows = 5000,
+    flushIntervalMs = 500,
+    maxInFlight = 20_000,
+    includeSampleTokens = false,
+    retryInitialMs = 100,
+    retryMaxMs = 5000,
+    insertTimeoutMs = 60_000,
+    drainTimeoutMs = 15_000,
+    clickhouse = backbone.config.clickhouse,
+  } = options;
+  if (!(batchRows >= 1)) throw new RangeError(`batchRows must be ≥ 1, got ${batchRows}`);
+  if (!(flushIntervalMs > 0)) throw new RangeError(`flushIntervalMs must be > 0, got ${flushIntervalMs}`);
+
+  const eventByTopic = new Map<string, EventName>(events.map((event) => [topicName(backbone.config, sinkTopics[event]), event]));
+  const decoders = new Map(events.map((event) => [event, eventDecoder(backbone.codec, event)]));
+  const stats: SinkStats = { events: 0, stored: 0, deadLettered: 0, inserts: 0, failedInserts: 0, rows: {}, lastError: null };
+
+  // Raw payloads: decoding happens here, with the decoder of the topic's event, so a payload of the wrong
+  // kind is caught too ('wrong-event') and dead-lettered like undecodable bytes.
+  const consumer = new TopicConsumer<Buffer | null>(backbone.kafka, {
+    topics: [...eventByTopic.keys()],
+    groupId,
+    decode: (payload) => payload,
+    classify: () => undefined,
+    deadLetters: backbone.deadLetters,
+    maxInFlight,
+    drainTimeoutMs,
+    ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+  });
+
+  let stopping = false;
+  const stopController = new AbortController();
+  const inserter = new Inserter(clickhouse.url, clickhouse.database, insertTimeoutMs, stopController.signal);
+
+  const ackRows = (items: readonly Item[]) => {
+    for (const item of items) {
+      if (--item.pending.remaining === 0) {
+        item.pending.envelope.ack();
+        stats.stored++;
+      }
+    }
+  };
+
+  const insertWithRetry = async (table: TableName, items: Item[]): Promise<void> => {
+    const body = jsonEachRowBody(items.map((item) => item.row));
+    let delay = retryInitialMs;
+    for (let attempt = 1; ; attempt++) {
+      if (stopping) return; // not acked: it comes again after the restart
+      const started = Date.now();
+      try {
+        await inserter.insert(table, body);
+      } catch (error) {
+        if (stopping) return;
+        stats.failedInserts++;
+        stats.lastError = (error as Error).message;
+        options.onInsertError?.(table, error as Error, attempt);
+        await sleep(delay, stopController.signal);
+        delay = Math.min(retryMaxMs, delay * 2);
+        continue;
+      }
+      stats.inserts++;
+      stats.rows[table] = (stats.rows[table] ?? 0) + items.length;
+      options.onInsert?.(table, items.length, Date.now() - started);
+      ackRows(items);
+      return;
+    }
+  };
+
+  const toItems = (envelope: Envelope<Buffer | null>): Item[] | Promise<void> => {
+    stats.events++;
+    const event = eventByTopic.get(envelope.topic);
+    if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
+    let rows;
+    try {
+      const value = decoders.get(event)!(envelope.value);
+      rows = eventRows(event, value, envelope, { includeSampleTokens });
+    } catch (error) {
+      if (!(error instanceof DecodeError)) throw error;
+      stats.deadLettered++;
+      return backbone.deadLetters
+        .route({
+          reason: error.reason,
+          detail: error.message,
+          sourceTopic: envelope.topic,
+          sourcePartition: envelope.partition,
+          sourceOffset: envelope.offset,
+          key: envelope.key,
+          payload: envelope.value,
+        })
+        .then(() => envelope.ack());
+    }
+    const pending: Pending = { remaining: rows.length, envelope };
+    return rows.map(({ table, row }) => ({ table, row, pending }));
+  };
+
+  let resolveDone!: () => void;
+  let rejectDone!: (error: unknown) => void;
+  const done = new Promise<void>((resolve, reject) => {
+    resolveDone = resolve;
+    rejectDone = reject;
+  });
+  done.catch(() => undefined); // a caller that never awaits done still sees failures via close()
+
+  const items$ = new Subject<Item>();
+  const inserts: Subscription = items$
+    .pipe(
+      groupBy((item) => item.table),
+      mergeMap((table$) =>
+        table$.pipe(
+          bufferTime(flushIntervalMs, null, batchRows),
+          filter((batch) => batch.length > 0),
+          concatMap((batch) => from(insertWithRetry(table$.key, batch))),
+        ),
+      ),
+    )
+    .subscribe({ complete: () => resolveDone(), error: (error) => rejectDone(error) });
+
+  const intake: Subscription = consumer.events$
+    .pipe(
+      mergeMap((envelope) => {
+        const items = toItems(envelope);
+        if (!Array.isArray(items)) return from(items).pipe(ignoreElements());
+        for (const item of items) items$.next(item);
+        return EMPTY;
+      }),
+    )
+    .subscribe({
+      complete: () => items$.complete(),
+      error: (error) => {
+        items$.complete();
+        rejectDone(error);
+      },
+    });
+
+  let closing: Promise<void> | null = null;
+  const close = (closeOptions: { drain?: boolean } = {}): Promise<void> => {
+    closing ??= (async () => {
+      await consumer.close({ drain: closeOptions.drain ?? true });
+      // The consumer has committed what was stored; anything still buffered or retrying comes again.
+      stopping = true;
+      stopController.abort();
+      items$.complete();
+      intake.unsubscribe();
+      await done.catch(() => undefined);
+      inserts.unsubscribe();
+    })();
+    return closing;
+  };
+
+  return { stats, consumer, done, close };
+}
+
+/** INSERT … FORMAT JSONEachRow over HTTP, with a body that may hold raw bytes. */
+class Inserter {
+  constructor(
+    private readonly url: string,
+    private readonly database: string,
+    private readonly timeoutMs: number,
+    private readonly stop: AbortSignal,
+  ) {}
+
+  async insert(table: TableName, body: string | Buffer): Promise<void> {
+    const search = new URLSearchParams({ database: this.database, query: `INSERT INTO ${table} FORMAT JSONEachRow` });
+    const target = `${this.url.replace(/\/$/, '')}/?${search}`;
+    let response: Response;
+    try {
+      const payload = typeof body === 'string' ? body : new Uint8Array(body) /* a copy: fetch types want an ArrayBuffer-backed view */;
+      response = await fetch(target, { method: 'POST', body: payload, signal: AbortSignal.any([this.stop, AbortSignal.timeout(this.timeoutMs)]) });
+    } catch (error) {
+      throw new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${(error as Error).message}) while inserting into ${table}`, null, { retriable: true, cause: error });
+    }
+    const text = await response.text();
+    if (!response.ok) throw new ClickHouseError(`ClickHouse: ${text.trim()} (while inserting into ${table})`, response.status);
+  }
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done);
+  });
+}
