@@ -20,7 +20,7 @@ async function help(): Promise<string> {
   const lines = ['usage: trajflow <command> [options]', '', 'commands:'];
   for (const [name, load] of Object.entries(commands)) {
     const command = await load();
-    lines.push(`  ${name.padEnd(8)} ${command.summary}`);
+    lines.push(`  ${name.padEnd(11)} ${command.summary}`);
   }
   return lines.join('\n');
 }

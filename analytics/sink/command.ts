@@ -7,7 +7,7 @@ import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { startSink } from './sink.js';
 
-const usage = 'trajflow sink [--batch-rows 5000] [--flush-ms 500] [--max-in-flight 20000] [--include-sample-tokens] [--consumer-group trajflow-sink]';
+const usage = 'trajflow sink [--batch-rows 5000] [--flush-ms 500] [--max-in-flight 20000] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
 
 function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -27,7 +27,7 @@ export const sinkCommand: Command = {
         'flush-ms': { type: 'string' },
         'max-in-flight': { type: 'string' },
         'include-sample-tokens': { type: 'boolean', default: false },
-        'consumer-group': { type: 'string', default: 'trajflow-sink' },
+        'consumer-group': { type: 'string' },
       },
     });
     const batchRows = positiveInt('batch-rows', values['batch-rows'], 5000);
@@ -52,7 +52,7 @@ export const sinkCommand: Command = {
         failing = true;
       },
     });
-    console.log(`sink: consumer group '${values['consumer-group']}' → ClickHouse ${config.clickhouse.url} database ${config.clickhouse.database}; Ctrl-C to stop`);
+    console.log(`sink: consumer group '${values['consumer-group'] ?? `${config.topicPrefix}.sink`}' → ClickHouse ${config.clickhouse.url} database ${config.clickhouse.database}; Ctrl-C to stop`);
     let last = 0;
     const report = setInterval(() => {
       if (sink.stats.stored === last) return;

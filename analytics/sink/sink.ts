@@ -25,7 +25,7 @@ import { eventDecoder, TopicConsumer, type Backbone, type Envelope } from '../..
 import { eventRows, jsonEachRowBody, sinkTopics, type Row, type TableName } from './rows.js';
 
 export interface SinkOptions {
-  /** Consumer group (default 'trajflow-sink'). */
+  /** Consumer group (default `<topic prefix>.sink`, so sinks of different prefixes never share a group). */
   readonly groupId?: string;
   /** Events to store (default: all eight). */
   readonly events?: readonly EventName[];
@@ -92,7 +92,7 @@ interface Item {
 
 export async function startSink(backbone: Backbone, options: SinkOptions = {}): Promise<SinkHandle> {
   const {
-    groupId = 'trajflow-sink',
+    groupId = `${backbone.config.topicPrefix}.sink`,
     events = eventNames,
     batchRows = 5000,
     flushIntervalMs = 500,

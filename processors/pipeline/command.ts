@@ -13,7 +13,7 @@ import { startProcessors } from './processor.js';
 const usage =
   'trajflow processors [--estimator grpo|dr_grpo|rloo|starpo|reinforce_plus_plus|reinforce_plus_plus_baseline|gigpo] ' +
   '[--filter dynamic_sampling|starpo_s_variance|ragen2_snr_top_p]… [--group-size 8] [--min-group-size 2] ' +
-  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--consumer-group trajflow-processors] [--instance 0]';
+  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--consumer-group <prefix>.processors] [--instance 0]';
 
 function positiveInt(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;
@@ -35,7 +35,7 @@ export const processorsCommand: Command = {
         'min-group-size': { type: 'string' },
         'idle-timeout-ms': { type: 'string' },
         'group-timeout-ms': { type: 'string' },
-        'consumer-group': { type: 'string', default: 'trajflow-processors' },
+        'consumer-group': { type: 'string' },
         instance: { type: 'string', default: '0' },
       },
     });
@@ -48,7 +48,7 @@ export const processorsCommand: Command = {
     await ensureUp(config);
     const backbone = await connectBackbone(config, { clientId: 'trajflow-processors' });
     const handle = await startProcessors(backbone, {
-      consumerGroupId: values['consumer-group'],
+      ...(values['consumer-group'] ? { consumerGroupId: values['consumer-group'] } : {}),
       instance: Number(values.instance),
       processing: {
         reward: { terms: [{ kind: 'env_return' }] },
@@ -65,7 +65,7 @@ export const processorsCommand: Command = {
             `success ${(100 * stats.successRate).toFixed(1)}%, in-group std ${stats.meanInGroupRewardStd.toFixed(3)}, dropped ${stats.droppedGroups}`,
         ),
     });
-    console.log(`processors: consumer group '${values['consumer-group']}', instance ${values.instance}, estimator ${estimator}; Ctrl-C to stop`);
+    console.log(`processors: consumer group '${values['consumer-group'] ?? `${config.topicPrefix}.processors`}', instance ${values.instance}, estimator ${estimator}; Ctrl-C to stop`);
     shutdownOnSignals([handle, backbone]);
     await handle.done;
     return 0;

@@ -31,7 +31,7 @@ type StepEnvelope = Envelope<StepEvent>;
 type Member = AssembledTrajectory<StepEnvelope>;
 
 export interface ProcessorsOptions {
-  /** Consumer group of the processors (all instances share it). */
+  /** Consumer group of the processors (all instances share it); default `<topic prefix>.processors`. */
   readonly consumerGroupId?: string;
   /** Distinguishes instances of the group; part of the transactional id. */
   readonly instance?: number;
@@ -62,7 +62,7 @@ export interface ProcessorsHandle {
 export async function startProcessors(backbone: Backbone, options: ProcessorsOptions): Promise<ProcessorsHandle> {
   const config: TrajflowConfig = backbone.config;
   const {
-    consumerGroupId = 'trajflow-processors',
+    consumerGroupId = `${backbone.config.topicPrefix}.processors`,
     instance = 0,
     groupSize = 8,
     minGroupSize = 2,
