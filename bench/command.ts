@@ -8,6 +8,7 @@ import { connectBackbone } from '../streams/index.js';
 import { measureCodec } from './codec.js';
 import { deleteBenchTopics, measureBackbone } from './backbone.js';
 import { measureProcessors } from './processors.js';
+import { measureSink } from './sink.js';
 import { fmt, option } from './args.js';
 
 const median = (xs: number[]) => {
@@ -19,11 +20,12 @@ const median = (xs: number[]) => {
 
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`',
-  usage: 'trajflow bench backbone|codec|processors|actors [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--json]',
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
+    if (what === 'sink') return benchSink(args);
     const json = args.includes('--json');
     if (what !== 'backbone' && what !== 'codec' && what !== 'processors') {
       console.error(`usage: ${benchCommand.usage}`);
@@ -94,5 +96,24 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
   } finally {
     await backbone.close();
     await deleteBenchTopics(backbone.kafka);
+  }
+}
+
+async function benchSink(args: string[]): Promise<number> {
+  const events = option(args, '--events', 50_000);
+  const config = loadConfig();
+  await ensureUp(config);
+  const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });
+  try {
+    const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
+    const result = await measureSink(backbone, events, (line) => console.error(`bench: ${line}`));
+    console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} step events`);
+    console.log(`raw JSONEachRow insert of the same rows: ${fmt(result.rawRowsPerSec)} rows/s`);
+    console.log(`sink Kafka → ClickHouse (consume, decode, rows, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s`);
+    console.log(`ratio sink/raw: ${result.ratio.toFixed(2)} (targets: ≥ 0.70 and ≥ 50,000 rows/s)`);
+    if (args.includes('--json')) console.log(JSON.stringify({ bench: 'sink', machine, ...result }));
+    return 0;
+  } finally {
+    await backbone.close();
   }
 }
