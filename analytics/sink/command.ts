@@ -2,19 +2,13 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../../cli/main.js';
 import { loadConfig } from '../../core/config.js';
-import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { startSink } from './sink.js';
+import { positiveInt } from '../../cli/flags.js';
 
 const usage = 'trajflow sink [--batch-rows 5000] [--flush-ms 500] [--max-in-flight 20000] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
 
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`--${name} needs a positive integer, got '${raw}'`);
-  return value;
-}
 
 export const sinkCommand: Command = {
   summary: 'store every event in ClickHouse, in batches (at least once; duplicates collapse by key)',

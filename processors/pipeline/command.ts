@@ -9,18 +9,13 @@ import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { estimators, type EstimatorName } from '../advantages/registry.js';
 import { filterNames, type FilterName } from '../filters/registry.js';
 import { startProcessors } from './processor.js';
+import { positiveInt } from '../../cli/flags.js';
 
 const usage =
   'trajflow processors [--estimator grpo|dr_grpo|rloo|starpo|reinforce_plus_plus|reinforce_plus_plus_baseline|gigpo] ' +
   '[--filter dynamic_sampling|starpo_s_variance|ragen2_snr_top_p]… [--group-size 8] [--min-group-size 2] ' +
   '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--consumer-group <prefix>.processors] [--instance 0]';
 
-function positiveInt(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined) return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new ConfigError(`--${name} needs a positive integer, got '${raw}'`);
-  return value;
-}
 
 export const processorsCommand: Command = {
   summary: 'run the processors: steps → trajectories → groups → advantages → samples (exactly once)',
