@@ -8,7 +8,7 @@
 import { Subscription, bufferTime, exhaustMap, filter, from, groupBy, interval, map, mergeMap, switchMap, type Observable } from 'rxjs';
 import { topicName, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
-import type { StepEvent } from '../../schemas/index.js';
+import type { StepEvent, TrainingSampleEvent } from '../../schemas/index.js';
 import type { Backbone } from '../../streams/backbone.js';
 import { createEventConsumer } from '../../streams/event-consumer.js';
 import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
@@ -116,6 +116,9 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     sources: members.flatMap((m) => m.sources),
   });
 
+  // A step that feeds no output (late, or of an episode already written): acknowledge it with the next write.
+  const acknowledgeOnly = (generation: number, envelope: StepEnvelope): OutputUnit => ({ generation, samples: [], trajectories: [], marks: [], sources: [envelope] });
+
   const pipeline = (generation: number) => (steps$: Observable<StepEnvelope>) =>
     steps$.pipe(
       assembleTrajectories<StepEnvelope>({
@@ -123,8 +126,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
         idleTimeoutMs,
         flushOnComplete: false,
         stats: assemblyStats,
-        // A step of an episode already closed: nothing to add it to; acknowledge it with the next write.
-        onDiscard: (envelope) => out.enqueue({ generation, samples: [], trajectories: [], marks: [], sources: [envelope] }),
+        onDiscard: (envelope) => out.enqueue(acknowledgeOnly(generation, envelope)),
       }),
       assembleGroups<StepEnvelope>({
         groupSize,
@@ -143,8 +145,14 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
         const kept = new Set(result.keptGroupIds);
         const eventTimeMs = Math.max(...batch.flatMap((g) => g.members.map((m) => m.trajectory.lastEventTimeMs)));
         const rolloutStats = rolloutStatsEvents(batch[0]!.runId, batch.map((g) => g.groupId), result.stats, eventTimeMs);
+        const samplesOf = new Map<string, TrainingSampleEvent[]>();
+        for (const sample of result.samples) {
+          const list = samplesOf.get(sample.groupId);
+          if (list) list.push(sample);
+          else samplesOf.set(sample.groupId, [sample]);
+        }
         batch.forEach((group, i) => {
-          const samples = kept.has(group.groupId) ? result.samples.filter((s) => s.groupId === group.groupId) : [];
+          const samples = samplesOf.get(group.groupId) ?? [];
           const unit = unitOf(generation, group.members, kept.has(group.groupId) ? 'emitted' : 'dropped', samples);
           // The batch's statistics travel with its first group, inside the same transaction.
           out.enqueue(i === 0 ? { ...unit, rolloutStats } : unit);
@@ -163,7 +171,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
           // Steps of episodes already turned into output (before a crash or on another instance): skip, acknowledge.
           filter((envelope) => {
             if (!marks.has(envelope.value.runId, envelope.value.episodeId)) return true;
-            out.enqueue({ generation: envelope.generation, samples: [], trajectories: [], marks: [], sources: [envelope] });
+            out.enqueue(acknowledgeOnly(envelope.generation, envelope));
             return false;
           }),
           groupBy((envelope) => envelope.generation),
