@@ -48,8 +48,9 @@ export function buildStepEvent(episode: EpisodeContext, turn: TurnRecord): StepE
     episodeId: episode.episodeId,
     stepIndex: turn.stepIndex,
     observation: turn.before.observation,
-    // The policy's prompt is more than this observation (system prompt, history); processors tokenize it.
-    observationTokenIds: null,
+    // The policy's own tokens for this turn's prompt when it has them (learner/policy/context.ts);
+    // otherwise the processors tokenize the observation text.
+    observationTokenIds: turn.reply.promptTokenIds ? [...turn.reply.promptTokenIds] : null,
     action: turn.reply.text,
     actionTokenIds: [...turn.reply.tokenIds],
     actionLogProbs: [...turn.reply.logProbs],

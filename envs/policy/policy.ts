@@ -38,6 +38,12 @@ export interface PolicyReply {
   tokenIds: number[];
   /** Behaviour log-prob of each sampled token: aligned with tokenIds, every value ≤ 0. */
   logProbs: number[];
+  /**
+   * The ids this turn added to the policy's context before it generated (e.g. the observation with its
+   * markers), when the policy tokenizes itself; the actors send them as the step's observationTokenIds so
+   * training samples hold exactly the context the policy sampled in. Absent: processors tokenize the text.
+   */
+  promptTokenIds?: number[];
 }
 
 export interface Policy {

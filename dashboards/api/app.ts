@@ -1,0 +1,56 @@
+// The express app of the HTTP API, from its dependencies: nothing here opens a connection, so tests can
+// hand in fakes (a failing publisher, a throwing route) and the real server hands in the backbone.
+// Order matters: routes, then `mount` (more routers, e.g. the web UI), then the 404, then the one error
+// handler that turns every failure into problem details.
+import express, { type Express } from 'express';
+import type { EventCodec } from '../../schemas/index.js';
+import type { DeadLetterSink, StepPublisher } from '../../streams/index.js';
+import { bearerAuth } from './auth.js';
+import { isLoopback, type DashboardConfig } from './config.js';
+import { deadLettersRouter } from './dead-letters-route.js';
+import { consoleLogger, notFound, problemErrorHandler, type Logger } from './error-handler.js';
+import { healthRouter, type HealthProbes } from './health-route.js';
+import type { AnalyticsStore } from './query/dead-letters.js';
+import { stepsRouter, type IngestStats } from './steps-route.js';
+import { RateLimiter, type Clock } from './token-bucket.js';
+
+export interface ApiDeps {
+  readonly config: DashboardConfig;
+  readonly codec: EventCodec;
+  readonly steps: Pick<StepPublisher, 'publishAll'>;
+  readonly deadLetters: DeadLetterSink;
+  readonly probes: HealthProbes;
+  readonly analytics: AnalyticsStore;
+  /** Wall clock for query defaults (default Date.now). */
+  readonly now?: () => number;
+  /** Monotonic clock for the rate limiter (default performance.now). */
+  readonly monotonic?: Clock;
+  readonly log?: Logger;
+  /** Adds routers before the 404 and error handlers (the web UI; tests). */
+  readonly mount?: (app: Express) => void;
+}
+
+export interface ApiApp extends Express {
+  /** Counters shown by /health. */
+  readonly ingestStats: IngestStats;
+}
+
+export function createApp(deps: ApiDeps): ApiApp {
+  const { config, log = consoleLogger, now = Date.now } = deps;
+  const app = express() as ApiApp;
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const stats: IngestStats = { acceptedSteps: 0, rejectedRequests: 0, deadLettered: 0, publishFailures: 0, lastPublishError: null };
+  Object.defineProperty(app, 'ingestStats', { value: stats });
+  const limiter = new RateLimiter({ ratePerSecond: config.rateLimit.stepsPerSecond, burst: config.rateLimit.burst, ...(deps.monotonic ? { now: deps.monotonic } : {}) });
+  // Reads stay open on loopback; bound to anything else they need a token like writes.
+  const readAuth = bearerAuth(config.tokens, config.tokens.length > 0 && !isLoopback(config.host));
+
+  app.use(healthRouter(deps.probes, stats));
+  app.use(stepsRouter({ config, codec: deps.codec, steps: deps.steps, deadLetters: deps.deadLetters, limiter, stats, log }));
+  app.use(deadLettersRouter({ analytics: deps.analytics, readAuth, now, log }));
+  deps.mount?.(app);
+  app.use(notFound);
+  app.use(problemErrorHandler(log));
+  return app;
+}

@@ -1,0 +1,103 @@
+// The whole RL loop in one process, without Kafka: roll out P groups × G episodes with the current
+// policy, turn them into trajectories and samples with the processors' own pure functions, update the
+// policy, repeat; evaluate greedily on held-out seeds every few iterations. The streaming system runs
+// the same pieces across processes; this loop is what the learning curves and the algorithm comparison
+// are measured with (fully seeded: the same config gives the same curve on the same backend).
+import { runEpisode } from '../../envs/actors/episode.js';
+import { episodeIdOf, groupIdOf, groupSeedOf } from '../../envs/actors/ids.js';
+import { createRolloutEnv } from '../../envs/actors/rollout-env.js';
+import { createEnv, type EnvName } from '../../envs/registry.js';
+import { EVAL_SEEDS } from '../../envs/seeds.js';
+import { trajectoryFromSteps } from '../../processors/assembly/open-episode.js';
+import { batchProcessor, type ProcessingConfig } from '../../processors/pipeline/process-batch.js';
+import type { StepEvent } from '../../schemas/index.js';
+import { buildPolicyLossConfig, type PolicyLossConfig } from '../loss/index.js';
+import type { PolicyModelConfig } from '../model/config.js';
+import { createPolicyBundle, disposeBundle, policyOf } from '../policy/bundle.js';
+import { buildBatch } from '../train/batch.js';
+import { buildOptimizerConfig, type OptimizerConfig } from '../train/config.js';
+import { PolicyTrainer, type UpdateMetrics } from '../train/trainer.js';
+import { evaluate, type EvalResult } from '../eval/evaluate.js';
+
+export interface LocalRunConfig {
+  readonly env: EnvName;
+  readonly envOptions?: Record<string, unknown>;
+  readonly iterations: number;
+  /** P groups (tasks) per iteration and G rollouts per group. */
+  readonly groups: number;
+  readonly groupSize: number;
+  readonly processing: ProcessingConfig;
+  readonly model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>>;
+  readonly optimizer?: Partial<OptimizerConfig>;
+  readonly loss?: Partial<PolicyLossConfig>;
+  /** Seeds the training tasks (group seeds) and, through model.seed, the weights. */
+  readonly seed: number;
+  readonly evalEvery: number;
+  readonly evalTasks: number;
+}
+
+export interface CurvePoint {
+  readonly iteration: number;
+  readonly envSteps: number;
+  readonly trainSuccess: number;
+  readonly trainReward: number;
+  readonly samples: number;
+  readonly update?: UpdateMetrics;
+  readonly eval?: EvalResult;
+}
+
+export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoint) => void = () => {}): Promise<CurvePoint[]> {
+  const probe = createEnv(config.env, config.envOptions ?? {});
+  const bundle = createPolicyBundle(probe.actionVocabulary, { seed: config.seed, ...config.model });
+  const optimizer = buildOptimizerConfig(config.optimizer);
+  const trainer = new PolicyTrainer({ ...bundle, optimizer, loss: buildPolicyLossConfig(config.loss) });
+  const process = batchProcessor({ ...config.processing, tokenizer: bundle.tokenizer });
+  const evalSeeds = EVAL_SEEDS.take(config.evalTasks);
+  const runId = `local-${config.env}-${config.seed}`;
+  const curve: CurvePoint[] = [];
+  let envSteps = 0;
+  const evalNow = () =>
+    evaluate({ createEnv: () => createEnv(config.env, config.envOptions ?? {}), seeds: evalSeeds, greedy: policyOf(bundle, trainer.updates, { greedy: true }) });
+  try {
+    for (let iteration = 0; iteration < config.iterations; iteration++) {
+      const policy = policyOf(bundle, trainer.updates, { temperature: optimizer.temperature });
+      const episodes: Promise<{ steps: StepEvent[]; success: boolean; reward: number }>[] = [];
+      for (let g = 0; g < config.groups; g++) {
+        const groupId = groupIdOf(runId, iteration * config.groups + g);
+        // Training tasks: consecutive seeds per iteration, offset by the run seed (all < 1e9).
+        const groupSeed = groupSeedOf(config.seed * 1_000_000, iteration * config.groups + g);
+        for (let rollout = 0; rollout < config.groupSize; rollout++) {
+          const steps: StepEvent[] = [];
+          const context = { runId, env: probe.id, groupId, episodeId: episodeIdOf(groupId, rollout), groupSize: config.groupSize, groupSeed, rollout, iteration };
+          episodes.push(
+            runEpisode({ context, env: createRolloutEnv({ envName: config.env, envOptions: config.envOptions ?? {} }, rollout), policy, clock: () => 0, publish: async (e) => void steps.push(e) }).then((o) => ({ steps, success: o.success, reward: o.totalReward })),
+          );
+        }
+      }
+      const done = await Promise.all(episodes);
+      envSteps += done.reduce((s, e) => s + e.steps.length, 0);
+      const byGroup = new Map<string, ReturnType<typeof trajectoryFromSteps>['trajectory'][]>();
+      for (const episode of done) {
+        const { trajectory } = trajectoryFromSteps(episode.steps);
+        byGroup.set(trajectory.groupId, [...(byGroup.get(trajectory.groupId) ?? []), trajectory]);
+      }
+      const out = process([...byGroup].map(([groupId, trajectories]) => ({ groupId, trajectories })));
+      const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength)) : undefined;
+      const point: CurvePoint = {
+        iteration,
+        envSteps,
+        trainSuccess: done.filter((e) => e.success).length / done.length,
+        trainReward: done.reduce((s, e) => s + e.reward, 0) / done.length,
+        samples: out.samples.length,
+        update,
+        eval: (iteration + 1) % config.evalEvery === 0 || iteration === config.iterations - 1 ? await evalNow() : undefined,
+      };
+      curve.push(point);
+      onPoint(point);
+    }
+    return curve;
+  } finally {
+    trainer.dispose();
+    disposeBundle(bundle);
+  }
+}

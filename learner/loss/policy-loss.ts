@@ -1,0 +1,220 @@
+// The actor's PPO loss (ALGORITHMS.md §2.1–2.4, §8): clipped surrogate with DAPO's Clip-Higher and dual
+// clip, optional per-token importance weights, entropy bonus and KL-to-reference loss, plus the clip
+// metrics the dashboards plot. One typed config, checked once by buildPolicyLossConfig (every message says
+// what to set), then policyLoss is a pure tensor function called inside the learner's gradient closure.
+//
+// Per token (A = advantage):
+//   log_ratio = clamp(logp − oldLogp, −20, 20), ratio = exp(log_ratio)
+//   L1 = −A·ratio, L2 = −A·clamp(ratio, 1 − clipRatioLow, 1 + clipRatioHigh), Lclip = max(L1, L2)
+//   pg = A < 0 ? min(Lclip, −A·clipRatioC) : Lclip        (dual clip; off when clipRatioC is null)
+//   pg ·= isWeights                                         (verl multiplies rollout IS weights the same way)
+//   loss = agg(pg) − entropyCoeff·agg(entropy) + klCoeff·agg(kl(logp, refLogp))
+//
+// Choices beyond §2:
+// - oldLogp, advantages and isWeights go through stopGradient, so passing oldLogp = logp (on-policy, one
+//   forward pass) gives ratio 1 with the policy gradient −A, as verl's `log_prob.detach()` does.
+// - Metrics differ slightly from verl's names (brief's split): clipFracHigh/clipFracLow count tokens where
+//   the upper/lower clip is active for the sign of A (together they equal verl's pg_clipfrac = mean(L2 > L1)
+//   up to ties), clipFracDual is verl's pg_clipfrac_lower.
+// - The returned `entropy` and `kl` are plain masked token means (for logging, whatever lossAggMode is);
+//   the loss itself uses agg() with the configured mode, as verl does.
+import * as tf from '@tensorflow/tfjs-core';
+import { ConfigError } from '../../core/errors.js';
+import { aggLoss, assertSameShape2d, floatMask, isLossAggMode, LOSS_AGG_MODES, maskedMean, type LossAggMode } from './aggregate.js';
+import { isKlEstimator, KL_ESTIMATORS, klPenalty, type KlEstimator } from './kl.js';
+import { stopGradient } from './stop-gradient.js';
+
+export interface PolicyLossConfig {
+  /** ε_low: the ratio is clipped below at 1 − ε_low where A < 0. Default 0.2 (verl, DAPO). 0 ≤ ε_low < 1. */
+  readonly clipRatioLow: number;
+  /** ε_high: the ratio is clipped above at 1 + ε_high where A > 0. Default 0.28 (DAPO's Clip-Higher; verl's own default is 0.2). ≥ 0. */
+  readonly clipRatioHigh: number;
+  /** Dual-clip constant c: where A < 0 the loss is at most −A·c. Default 3 (verl). Must be > 1; null turns dual clip off. */
+  readonly clipRatioC: number | null;
+  /** How per-token losses become a scalar (ALGORITHMS.md §1.1). Default 'token-mean' (verl, DAPO). */
+  readonly lossAggMode: LossAggMode;
+  /** seq-mean-token-sum-norm's divisor (Dr. GRPO; e.g. the max response length). Default unset: T of the batch. > 0. */
+  readonly lossScaleFactor?: number;
+  /** Weight of the entropy bonus (loss −= entropyCoeff·agg(entropy)). Default 0 (verl). ≥ 0. */
+  readonly entropyCoeff: number;
+  /** Weight of the KL-to-reference loss. Default 0: no reference policy needed (DAPO). ≥ 0; verl's use_kl_loss runs use 0.001. */
+  readonly klCoeff: number;
+  /** KL estimator for the KL loss and the logged kl. Default 'k3' (verl's low_var_kl). */
+  readonly klEstimator: KlEstimator;
+}
+
+export const DEFAULT_POLICY_LOSS_CONFIG: PolicyLossConfig = Object.freeze({
+  clipRatioLow: 0.2,
+  clipRatioHigh: 0.28,
+  clipRatioC: 3,
+  lossAggMode: 'token-mean',
+  entropyCoeff: 0,
+  klCoeff: 0,
+  klEstimator: 'k3',
+});
+
+const KNOWN_KEYS = ['clipRatioLow', 'clipRatioHigh', 'clipRatioC', 'lossAggMode', 'lossScaleFactor', 'entropyCoeff', 'klCoeff', 'klEstimator'] as const;
+
+// verl's long names, so the message can say which short name to use.
+const VERL_KL_NAMES: Record<string, KlEstimator> = { kl: 'k1', mse: 'k2', low_var_kl: 'k3' };
+
+const show = (value: unknown): string => (typeof value === 'string' ? `'${value}'` : String(value));
+
+function checkFinite(key: string, value: unknown, rule: string, ok: (v: number) => boolean, fallback: number | string): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || !ok(value)) {
+    throw new ConfigError(`policy loss ${key} must be ${rule}; got ${show(value)}. Set it to such a number or leave it unset (default ${fallback}).`);
+  }
+}
+
+/** Checks a complete config; returns it unchanged. Throws ConfigError naming the field and the fix. */
+export function validatePolicyLossConfig(config: PolicyLossConfig): PolicyLossConfig {
+  for (const key of Object.keys(config)) {
+    if (!(KNOWN_KEYS as readonly string[]).includes(key)) {
+      throw new ConfigError(`unknown policy loss option '${key}': the options are ${KNOWN_KEYS.join(', ')}.`);
+    }
+  }
+  const d = DEFAULT_POLICY_LOSS_CONFIG;
+  checkFinite('clipRatioLow', config.clipRatioLow, 'a number in [0, 1) (the lower clip bound 1 − clipRatioLow must stay > 0)', (v) => v >= 0 && v < 1, d.clipRatioLow);
+  checkFinite('clipRatioHigh', config.clipRatioHigh, 'a number ≥ 0', (v) => v >= 0, d.clipRatioHigh);
+  if (config.clipRatioC !== null) {
+    if (typeof config.clipRatioC !== 'number' || !Number.isFinite(config.clipRatioC) || !(config.clipRatioC > 1)) {
+      throw new ConfigError(
+        `policy loss clipRatioC must be a number > 1 (dual clip bounds the loss of A < 0 tokens at −A·c); got ${show(config.clipRatioC)}. ` +
+          `Use e.g. 3 (the default), or null to turn dual clip off.`,
+      );
+    }
+  }
+  if (!isLossAggMode(config.lossAggMode)) {
+    throw new ConfigError(`policy loss lossAggMode must be one of ${LOSS_AGG_MODES.map(show).join(', ')}; got ${show(config.lossAggMode)}.`);
+  }
+  if (config.lossScaleFactor !== undefined) {
+    checkFinite('lossScaleFactor', config.lossScaleFactor, 'a number > 0 (e.g. the max response length)', (v) => v > 0, 'T of the batch');
+  }
+  checkFinite('entropyCoeff', config.entropyCoeff, 'a number ≥ 0', (v) => v >= 0, d.entropyCoeff);
+  checkFinite('klCoeff', config.klCoeff, 'a number ≥ 0 (0 = no KL loss)', (v) => v >= 0, d.klCoeff);
+  if (!isKlEstimator(config.klEstimator)) {
+    const verl = typeof config.klEstimator === 'string' ? VERL_KL_NAMES[config.klEstimator] : undefined;
+    const hint = verl === undefined ? '' : ` (${show(config.klEstimator)} is verl's name for ${show(verl)}: use ${show(verl)})`;
+    throw new ConfigError(`policy loss klEstimator must be one of ${KL_ESTIMATORS.map(show).join(', ')}; got ${show(config.klEstimator)}${hint}.`);
+  }
+  return config;
+}
+
+/** Defaults overlaid with `overrides`, checked and frozen. Throws ConfigError with the fix on a bad value. */
+export function buildPolicyLossConfig(overrides: Partial<PolicyLossConfig> = {}): PolicyLossConfig {
+  const merged: Record<string, unknown> = { ...DEFAULT_POLICY_LOSS_CONFIG };
+  for (const [key, value] of Object.entries(overrides)) if (value !== undefined) merged[key] = value;
+  return Object.freeze(validatePolicyLossConfig(merged as unknown as PolicyLossConfig));
+}
+
+export interface PolicyLossInputs {
+  /** log π_θ of the taken tokens, [B, T]: the tensor the gradient flows through. */
+  logp: tf.Tensor;
+  /** log-probs of the policy that the ratio is taken against (rollout or proximal policy), [B, T]. Constant. */
+  oldLogp: tf.Tensor;
+  /** Per-token advantages, [B, T]. Constant. */
+  advantages: tf.Tensor;
+  /** 1 on tokens the policy generated (in the loss), 0 elsewhere, [B, T]. */
+  mask: tf.Tensor;
+  /** Per-token importance weights multiplying the PPO loss (e.g. min(exp(proximal − behaviour), cap)), [B, T]. Constant. */
+  isWeights?: tf.Tensor;
+  /** Per-token entropy (entropyFromLogits), [B, T]; needed for the bonus, logged when given. */
+  entropy?: tf.Tensor;
+  /** Reference policy's log-probs, [B, T]; required when klCoeff > 0, logged when given. */
+  refLogp?: tf.Tensor;
+}
+
+export interface PolicyLossOptions {
+  /** The whole batch's number of valid tokens, for token-mean over minibatches (see aggLoss). */
+  tokenCount?: number;
+}
+
+export type PolicyLossMetrics = {
+  /** Masked mean of (A > 0 and ratio > 1 + clipRatioHigh). */
+  clipFracHigh: tf.Scalar;
+  /** Masked mean of (A < 0 and ratio < 1 − clipRatioLow). */
+  clipFracLow: tf.Scalar;
+  /** Masked mean of (A < 0 and Lclip > −A·clipRatioC); 0 when dual clip is off. */
+  clipFracDual: tf.Scalar;
+  /** Masked mean of −log_ratio (verl's ppo_kl). */
+  ppoKl: tf.Scalar;
+};
+
+export type PolicyLossOutput = {
+  /** What to minimise: agg(pg) − entropyCoeff·agg(entropy) + klCoeff·agg(kl). */
+  loss: tf.Scalar;
+  /** agg(pg) alone. */
+  pgLoss: tf.Scalar;
+  /** Masked token mean of the given entropy (0 if not given), for logging. */
+  entropy: tf.Scalar;
+  /** Masked token mean of the KL estimate (0 if refLogp not given), for logging. */
+  kl: tf.Scalar;
+  metrics: PolicyLossMetrics;
+};
+
+/** The PPO actor loss and its metrics. Pure: disposes none of its inputs, no dataSync; intermediates are freed. */
+export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, options: PolicyLossOptions = {}): PolicyLossOutput {
+  validatePolicyLossConfig(config);
+  const { logp, oldLogp, advantages, mask, isWeights, entropy, refLogp } = inputs;
+  assertSameShape2d('logp', logp, mask);
+  assertSameShape2d('oldLogp', oldLogp, mask);
+  assertSameShape2d('advantages', advantages, mask);
+  if (isWeights !== undefined) assertSameShape2d('isWeights', isWeights, mask);
+  if (entropy !== undefined) assertSameShape2d('entropy', entropy, mask);
+  if (refLogp !== undefined) assertSameShape2d('refLogp', refLogp, mask);
+  if (config.klCoeff > 0 && refLogp === undefined) {
+    throw new ConfigError(
+      `policy loss klCoeff is ${config.klCoeff} but no refLogp was given: pass the reference policy's log-probs, or set klCoeff to 0 to train without a KL loss.`,
+    );
+  }
+  const agg = { lossScaleFactor: config.lossScaleFactor, tokenCount: options.tokenCount };
+
+  return tf.tidy((): PolicyLossOutput => {
+    const m = floatMask(mask);
+    const adv = stopGradient(advantages);
+    const negAdv = tf.neg(adv);
+    const logRatio = tf.clipByValue(tf.sub(logp, stopGradient(oldLogp)), -20, 20);
+    const ratio = tf.exp(logRatio);
+    const lower = 1 - config.clipRatioLow;
+    const upper = 1 + config.clipRatioHigh;
+    const l1 = tf.mul(negAdv, ratio);
+    const l2 = tf.mul(negAdv, tf.clipByValue(ratio, lower, upper));
+    const lClip = tf.maximum(l1, l2);
+    const advNegative = tf.less(adv, 0);
+
+    let pg = lClip;
+    let clipFracDual: tf.Scalar;
+    if (config.clipRatioC !== null) {
+      const l3 = tf.mul(negAdv, config.clipRatioC);
+      pg = tf.where(advNegative, tf.minimum(lClip, l3), lClip);
+      clipFracDual = maskedMean(tf.cast(tf.logicalAnd(advNegative, tf.greater(lClip, l3)), 'float32'), m);
+    } else {
+      clipFracDual = tf.scalar(0);
+    }
+    if (isWeights !== undefined) pg = tf.mul(pg, stopGradient(isWeights));
+
+    const pgLoss = aggLoss(pg, m, config.lossAggMode, agg);
+    let loss: tf.Scalar = pgLoss;
+
+    let entropyMean: tf.Scalar = tf.scalar(0);
+    if (entropy !== undefined) {
+      entropyMean = maskedMean(entropy, m);
+      if (config.entropyCoeff !== 0) loss = tf.sub(loss, tf.mul(aggLoss(entropy, m, config.lossAggMode, agg), config.entropyCoeff));
+    }
+    let klMean: tf.Scalar = tf.scalar(0);
+    if (refLogp !== undefined) {
+      const kl = klPenalty(logp, refLogp, config.klEstimator);
+      klMean = maskedMean(kl, m);
+      if (config.klCoeff !== 0) loss = tf.add(loss, tf.mul(aggLoss(kl, m, config.lossAggMode, agg), config.klCoeff));
+    }
+
+    const clipFracHigh = maskedMean(tf.cast(tf.logicalAnd(tf.greater(adv, 0), tf.greater(ratio, upper)), 'float32'), m);
+    const clipFracLow = maskedMean(tf.cast(tf.logicalAnd(advNegative, tf.less(ratio, lower)), 'float32'), m);
+    const ppoKl = maskedMean(tf.neg(logRatio), m);
+
+    // A distinct tensor even when there is no extra term, so the caller can dispose loss and pgLoss
+    // separately. Not tf.clone: tfjs-core 4.22 has no gradient registered for Identity.
+    if (loss === pgLoss) loss = tf.add(pgLoss, 0);
+    return { loss, pgLoss, entropy: entropyMean, kl: klMean, metrics: { clipFracHigh, clipFracLow, clipFracDual, ppoKl } };
+  });
+}

@@ -1,0 +1,59 @@
+// The policy network's shape, checked when built: a small causal (decoder-only) transformer.
+// Defaults fit the built-in environments on 2 CPU cores: FrozenLake's 5 turns take ~130 tokens,
+// Sokoban's ~250, so 256 positions hold a whole episode.
+import { ConfigError } from '../../core/errors.js';
+
+export interface PolicyModelConfig {
+  /** Ids the embedding knows (the tokenizer's vocabSize). */
+  readonly vocabSize: number;
+  /** Positions the model attends over; longer contexts keep their last contextLength tokens. Default 256. */
+  readonly contextLength: number;
+  /** Transformer blocks. Default 2. */
+  readonly layers: number;
+  /** Model width d. Default 64. */
+  readonly width: number;
+  /** Attention heads; width must be a multiple. Default 4. */
+  readonly heads: number;
+  /** Hidden width of each MLP as a multiple of width. Default 4. */
+  readonly mlpRatio: number;
+  /** Seeds the initial weights (same seed, same weights on every backend). Default 1. */
+  readonly seed: number;
+}
+
+export const MODEL_DEFAULTS: Omit<PolicyModelConfig, 'vocabSize'> = {
+  contextLength: 256,
+  layers: 2,
+  width: 64,
+  heads: 4,
+  mlpRatio: 4,
+  seed: 1,
+};
+
+export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<PolicyModelConfig, 'vocabSize'>): PolicyModelConfig {
+  const config = { ...MODEL_DEFAULTS, ...input };
+  const positive = (field: keyof PolicyModelConfig, max: number) => {
+    const value = config[field];
+    if (!Number.isInteger(value) || value < 1 || value > max) {
+      throw new ConfigError(`model.${field} must be an integer in 1..${max}, got ${value}; e.g. ${field}=${(MODEL_DEFAULTS as Record<string, number>)[field] ?? 512}`);
+    }
+  };
+  positive('vocabSize', 1_000_000);
+  positive('contextLength', 8192);
+  positive('layers', 64);
+  positive('width', 8192);
+  positive('heads', 256);
+  positive('mlpRatio', 16);
+  if (!Number.isSafeInteger(config.seed) || config.seed < 0) throw new ConfigError(`model.seed must be a non-negative integer, got ${config.seed}`);
+  if (config.width % config.heads !== 0) {
+    throw new ConfigError(`model.width (${config.width}) must be a multiple of model.heads (${config.heads}); e.g. width 64 with 4 heads`);
+  }
+  return Object.freeze(config);
+}
+
+/** Parameters of a model of this shape (for the FLOP count and logs). */
+export function parameterCount(c: PolicyModelConfig): number {
+  const d = c.width;
+  const hidden = d * c.mlpRatio;
+  const block = 2 * 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + (d * hidden + hidden) + (hidden * d + d);
+  return c.vocabSize * d + c.contextLength * d + c.layers * block + 2 * d + d * c.vocabSize + c.vocabSize;
+}

@@ -1,0 +1,61 @@
+// The model's building blocks, written for the WASM backend's strengths (DESIGN.md "Facts measured"):
+// - `dense`: matMul's built-in gradient multiplies with transposeA/transposeB set, which runs about ten
+//   times slower on WASM than a plain product; this custom gradient transposes explicitly first.
+// - `embed`: WASM has no UnsortedSegmentSum, the kernel behind gather's gradient, so the embedding's
+//   gradient is a one-hot product (oneHot(ids)ᵀ · dy), with the same explicit transpose.
+// Everything else is plain differentiable tfjs ops.
+import * as tf from '@tensorflow/tfjs-core';
+
+/** x [n, in] · kernel [in, out] + bias. */
+export function dense(x: tf.Tensor2D, kernel: tf.Tensor2D, bias: tf.Tensor1D): tf.Tensor2D {
+  return tf.add(matMulFastGrad(x, kernel), bias);
+}
+
+const matMulFastGrad = tf.customGrad(((x: tf.Tensor, w: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([x, w]);
+  return {
+    value: tf.matMul(x as tf.Tensor2D, w as tf.Tensor2D),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const [xs, ws] = saved as [tf.Tensor2D, tf.Tensor2D];
+      return [tf.matMul(dy as tf.Tensor2D, tf.transpose(ws)), tf.matMul(tf.transpose(xs), dy as tf.Tensor2D)];
+    },
+  };
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (x: tf.Tensor2D, w: tf.Tensor2D) => tf.Tensor2D;
+
+/** Rows of `table` [vocab, d] for `ids` [n] (int32) → [n, d]; gradient by one-hot product. */
+export function embed(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
+  return embedFastGrad(table, ids);
+}
+
+// ids is an input of the op (with a zero gradient) so the tape keeps it alive until the backward pass.
+const embedFastGrad = tf.customGrad(((table: tf.Tensor, ids: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([ids]);
+  const vocab = table.shape[0]!;
+  return {
+    value: tf.gather(table, ids),
+    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+      const oneHot = oneHotFloat(saved[0] as tf.Tensor1D, vocab);
+      return [tf.matMul(tf.transpose(oneHot), dy as tf.Tensor2D), tf.zerosLike(saved[0]!)];
+    },
+  };
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as unknown as (table: tf.Tensor2D, ids: tf.Tensor1D) => tf.Tensor2D;
+
+/**
+ * One-hot rows as float32. Not tf.oneHot(…, 'float32'): the WASM backend (tfjs 4.22) writes the integer
+ * bit pattern into the float buffer (1 becomes 1.4e-45), so build int32 and cast.
+ */
+export function oneHotFloat(indices: tf.Tensor, depth: number): tf.Tensor {
+  return tf.cast(tf.oneHot(indices as tf.Tensor1D, depth), 'float32');
+}
+
+/** Layer norm over the last axis (ε 1e-5, as GPT-2). */
+export function layerNorm(x: tf.Tensor2D, gain: tf.Tensor1D, bias: tf.Tensor1D): tf.Tensor2D {
+  const { mean, variance } = tf.moments(x, -1, true);
+  return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, 1e-5))), gain), bias);
+}
+
+/** GELU, tanh approximation (GPT-2). */
+export function gelu(x: tf.Tensor2D): tf.Tensor2D {
+  const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.pow(x, 3))));
+  return tf.mul(tf.mul(0.5, x), tf.add(1, tf.tanh(inner)));
+}

@@ -1,0 +1,2 @@
+export * from './tokenizer.js';
+export { splitPieces } from './pieces.js';

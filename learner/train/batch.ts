@@ -1,0 +1,76 @@
+// Training samples → the padded arrays one update works on. Position t of a row holds input token t and
+// is scored on token t + 1 (next-token prediction), so masks, advantages and behaviour log-probs are
+// shifted by one. A sample longer than the model's context keeps its last contextLength + 1 tokens (the
+// sampler kept the last contextLength as well; the first positions of such a sample may then see a
+// shorter context than they were sampled with — the importance ratio absorbs the difference).
+import type { TrainingSampleEvent } from '../../schemas/index.js';
+import type { ReplyHead } from '../model/transformer.js';
+
+export interface TrainingBatch {
+  readonly samples: readonly TrainingSampleEvent[];
+  readonly rows: number;
+  readonly time: number;
+  /** [rows·time] input ids (PAD 0 after a row's end). */
+  readonly ids: Int32Array;
+  /** [rows·time] index in the reply vocabulary of the token scored at each position (0 where masked). */
+  readonly targets: Int32Array;
+  readonly mask: Float32Array;
+  readonly advantages: Float32Array;
+  readonly behaviourLogProbs: Float32Array;
+  /** Tokens in the loss (Σ mask) and in the rows (Σ lengths). */
+  readonly lossTokens: number;
+  readonly tokens: number;
+  /** Samples left out, with the reason. */
+  readonly skipped: readonly { readonly sampleId: string; readonly reason: string }[];
+}
+
+export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyHead, contextLength: number): TrainingBatch {
+  const kept: { sample: TrainingSampleEvent; from: number; length: number }[] = [];
+  const skipped: { sampleId: string; reason: string }[] = [];
+  for (const sample of samples) {
+    const from = Math.max(0, sample.tokenIds.length - (contextLength + 1));
+    const length = sample.tokenIds.length - from - 1;
+    let reason: string | undefined;
+    if (length < 1) reason = 'fewer than 2 tokens';
+    for (let t = from + 1; !reason && t < sample.tokenIds.length; t++) {
+      if (sample.lossMask[t] === 1 && head.indexOf(sample.tokenIds[t]!) === undefined) {
+        reason = `trained token ${sample.tokenIds[t]} at position ${t} is not in the policy's reply vocabulary (sample from another tokenizer or environment?)`;
+      }
+    }
+    if (reason) skipped.push({ sampleId: sample.sampleId, reason });
+    else kept.push({ sample, from, length });
+  }
+  const rows = kept.length;
+  const time = Math.max(1, ...kept.map((k) => k.length));
+  const ids = new Int32Array(rows * time);
+  const targets = new Int32Array(rows * time);
+  const mask = new Float32Array(rows * time);
+  const advantages = new Float32Array(rows * time);
+  const behaviourLogProbs = new Float32Array(rows * time);
+  let lossTokens = 0;
+  let tokens = 0;
+  kept.forEach(({ sample, from, length }, r) => {
+    tokens += length;
+    for (let t = 0; t < length; t++) {
+      const at = r * time + t;
+      const next = from + t + 1;
+      ids[at] = sample.tokenIds[from + t]!;
+      if (sample.lossMask[next] === 1) {
+        targets[at] = head.indexOf(sample.tokenIds[next]!)!;
+        mask[at] = 1;
+        advantages[at] = sample.advantages[next]!;
+        behaviourLogProbs[at] = sample.behaviourLogProbs[next]!;
+        lossTokens++;
+      }
+    }
+  });
+  return { samples: kept.map((k) => k.sample), rows, time, ids, targets, mask, advantages, behaviourLogProbs, lossTokens, tokens, skipped };
+}
+
+/** Rows of `batch` split into `parts` consecutive minibatches (sizes differ by at most one). */
+export function minibatchRows(rows: number, parts: number): [number, number][] {
+  const n = Math.max(1, Math.min(parts, rows));
+  const out: [number, number][] = [];
+  for (let i = 0; i < n; i++) out.push([Math.floor((i * rows) / n), Math.floor(((i + 1) * rows) / n)]);
+  return out.filter(([a, b]) => b > a);
+}

@@ -1,0 +1,181 @@
+// One learner update on a batch: optional proximal/reference log-probs (no gradient), then `epochs`
+// passes of `minibatches` optimizer steps, each: PPO loss → gradients → total norm before clipping →
+// skip when not finite → clip to gradClip → Adam. Metrics come back as plain numbers; every tensor made
+// here is freed (tf.memory().numTensors stays flat across updates, see the leak test).
+import * as tf from '@tensorflow/tfjs-core';
+import { entropyFromLogits, policyLoss, type PolicyLossConfig } from '../loss/index.js';
+import { oneHotFloat } from '../model/ops.js';
+import type { ReplyHead, TransformerModel } from '../model/transformer.js';
+import { minibatchRows, type TrainingBatch } from './batch.js';
+import { learningRateAt, type OptimizerConfig } from './config.js';
+
+export interface UpdateMetrics {
+  readonly loss: number;
+  readonly pgLoss: number;
+  readonly entropy: number;
+  readonly kl: number;
+  readonly ppoKl: number;
+  readonly clipFracHigh: number;
+  readonly clipFracLow: number;
+  readonly clipFracDual: number;
+  /** Total gradient norm before clipping (max over the update's optimizer steps). */
+  readonly gradNorm: number;
+  readonly learningRate: number;
+  readonly optimizerSteps: number;
+  /** Optimizer steps skipped because the gradient norm was not finite. */
+  readonly skippedSteps: number;
+  readonly lossTokens: number;
+  readonly tokens: number;
+  readonly samples: number;
+  /** Importance weights (recompute mode / replay): mean, max, and how many were truncated at the cap. */
+  readonly importanceWeightMean: number;
+  readonly importanceWeightMax: number;
+  readonly truncatedWeights: number;
+  readonly durationMs: number;
+}
+
+export interface TrainerOptions {
+  readonly model: TransformerModel;
+  readonly head: ReplyHead;
+  readonly optimizer: OptimizerConfig;
+  readonly loss: PolicyLossConfig;
+  /** Frozen reference policy for the KL term (required when loss.klCoeff > 0). */
+  readonly reference?: TransformerModel;
+}
+
+export class PolicyTrainer {
+  private readonly adam: tf.AdamOptimizer;
+  /** Updates done so far (drives the learning-rate schedule; restored from checkpoints). */
+  updates = 0;
+
+  constructor(private readonly options: TrainerOptions) {
+    const o = options.optimizer;
+    if (options.loss.klCoeff > 0 && !options.reference) throw new RangeError('loss.klCoeff > 0 needs a reference model');
+    this.adam = tf.train.adam(o.learningRate, o.beta1, o.beta2, o.epsilon);
+  }
+
+  /** Adam's state (step count and moments), for checkpoints. */
+  async optimizerState(): Promise<{ name: string; values: Float32Array; shape: number[] }[]> {
+    const weights = await this.adam.getWeights();
+    return Promise.all(weights.map(async (w) => ({ name: w.name, shape: [...w.tensor.shape], values: (await w.tensor.data()) as Float32Array })));
+  }
+
+  async restoreOptimizerState(state: readonly { name: string; values: Float32Array; shape: number[] }[]): Promise<void> {
+    if (state.length === 0) return;
+    await this.adam.setWeights(state.map((s) => ({ name: s.name, tensor: tf.tensor(s.values, s.shape, 'float32') })));
+  }
+
+  /** One update on `batch`. `recompute` forces the decoupled objective (replayed samples). */
+  update(batch: TrainingBatch, options: { recompute?: boolean } = {}): UpdateMetrics {
+    const started = performance.now();
+    const { model, head, optimizer: o, loss: lossConfig, reference } = this.options;
+    const learningRate = learningRateAt(o, this.updates);
+    (this.adam as unknown as { learningRate: number }).learningRate = learningRate;
+    const shape: [number, number] = [batch.rows, batch.time];
+    const recompute = options.recompute === true || o.proximal === 'recompute';
+    const sums = { loss: 0, pgLoss: 0, entropy: 0, kl: 0, ppoKl: 0, clipFracHigh: 0, clipFracLow: 0, clipFracDual: 0 };
+    let gradNorm = 0;
+    let steps = 0;
+    let skipped = 0;
+    let weightStats = { mean: 1, max: 1, truncated: 0 };
+
+    // Constants of the whole update: ratio anchor, importance weights, reference log-probs.
+    const full = tf.tidy(() => {
+      const ids = tf.tensor2d(batch.ids, shape, 'int32');
+      const targets = tf.tensor2d(batch.targets, shape, 'int32');
+      const mask = tf.tensor2d(batch.mask, shape);
+      const behaviour = tf.tensor2d(batch.behaviourLogProbs, shape);
+      let oldLogp: tf.Tensor2D = behaviour;
+      let isWeights: tf.Tensor2D | undefined;
+
+      if (recompute) {
+        oldLogp = tf.mul(this.tokenLogProbs(model, ids, targets).logp, mask) as tf.Tensor2D;
+        const raw = tf.mul(tf.exp(tf.clipByValue(tf.sub(oldLogp, behaviour), -20, 20)), mask);
+        isWeights = tf.minimum(raw, o.importanceCap) as tf.Tensor2D;
+        const [sum, max, truncated] = [tf.sum(raw), tf.max(raw), tf.sum(tf.cast(tf.greater(raw, o.importanceCap), 'float32'))].map((t) => t.dataSync()[0]!) as [number, number, number];
+        weightStats = { mean: batch.lossTokens > 0 ? sum / batch.lossTokens : 1, max, truncated };
+      }
+      const refLogp = reference ? (tf.mul(this.tokenLogProbs(reference, ids, targets).logp, mask) as tf.Tensor2D) : undefined;
+      return { ids, targets, mask, advantages: tf.tensor2d(batch.advantages, shape), oldLogp, isWeights, refLogp };
+    });
+
+    try {
+      for (let epoch = 0; epoch < o.epochs; epoch++) {
+        for (const [from, to] of minibatchRows(batch.rows, o.minibatches)) {
+          const rows = (t: tf.Tensor2D | undefined) => (t ? tf.slice(t, [from, 0], [to - from, batch.time]) : undefined);
+          const kept: tf.Scalar[] = [];
+          const { value, grads } = tf.variableGrads(() => {
+            const ids = rows(full.ids)!;
+            const { logp, entropy } = this.tokenLogProbs(model, ids, rows(full.targets)!);
+            const out = policyLoss(
+              { logp, oldLogp: rows(full.oldLogp)!, advantages: rows(full.advantages)!, mask: rows(full.mask)!, isWeights: rows(full.isWeights), entropy, refLogp: rows(full.refLogp) },
+              lossConfig,
+            );
+            kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
+            return out.loss;
+          }, model.variables());
+          const values = [value, ...kept].map((t) => t.dataSync()[0]!);
+          tf.dispose([value, ...kept]);
+          const norm = tf.tidy(() => Math.sqrt(tf.addN(Object.values(grads).map((g) => tf.sum(tf.square(g)))).dataSync()[0]!));
+          steps++;
+          gradNorm = Math.max(gradNorm, norm);
+          if (!Number.isFinite(norm)) {
+            skipped++;
+            tf.dispose(Object.values(grads));
+            continue;
+          }
+          const scale = Math.min(1, o.gradClip / (norm + 1e-6));
+          const clipped: tf.NamedTensorMap = tf.tidy(() => Object.fromEntries(Object.entries(grads).map(([name, g]) => [name, scale < 1 ? tf.mul(g, scale) : tf.clone(g)])));
+          tf.dispose(Object.values(grads));
+          this.adam.applyGradients(clipped as Parameters<tf.AdamOptimizer["applyGradients"]>[0]);
+          tf.dispose(Object.values(clipped));
+          const [loss, pgLoss, entropy, kl, ppoKl, high, low, dual] = values as [number, number, number, number, number, number, number, number];
+          sums.loss += loss;
+          sums.pgLoss += pgLoss;
+          sums.entropy += entropy;
+          sums.kl += kl;
+          sums.ppoKl += ppoKl;
+          sums.clipFracHigh += high;
+          sums.clipFracLow += low;
+          sums.clipFracDual += dual;
+        }
+      }
+    } finally {
+      tf.dispose(Object.values(full).filter((t): t is tf.Tensor2D => t !== undefined));
+    }
+    this.updates++;
+    const done = Math.max(1, steps - skipped);
+    return {
+      loss: sums.loss / done,
+      pgLoss: sums.pgLoss / done,
+      entropy: sums.entropy / done,
+      kl: sums.kl / done,
+      ppoKl: sums.ppoKl / done,
+      clipFracHigh: sums.clipFracHigh / done,
+      clipFracLow: sums.clipFracLow / done,
+      clipFracDual: sums.clipFracDual / done,
+      gradNorm,
+      learningRate,
+      optimizerSteps: steps,
+      skippedSteps: skipped,
+      lossTokens: batch.lossTokens,
+      tokens: batch.tokens,
+      samples: batch.rows,
+      importanceWeightMean: weightStats.mean,
+      importanceWeightMax: weightStats.max,
+      truncatedWeights: weightStats.truncated,
+      durationMs: performance.now() - started,
+    };
+  }
+
+  /** log π(target) and the entropy at every position, over the reply vocabulary, at the sampling temperature. */
+  private tokenLogProbs(model: TransformerModel, ids: tf.Tensor2D, targets: tf.Tensor2D): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
+    const logits = tf.div(model.logits(ids, this.options.head), this.options.optimizer.temperature) as tf.Tensor3D;
+    const logp = tf.sum(tf.mul(tf.logSoftmax(logits), oneHotFloat(targets, this.options.head.size)), -1) as tf.Tensor2D;
+    return { logp, entropy: entropyFromLogits(logits) as tf.Tensor2D };
+  }
+
+  dispose(): void {
+    this.adam.dispose();
+  }
+}
