@@ -8,3 +8,24 @@ export function positiveInt(name: string, raw: string | undefined, fallback: num
   if (!Number.isInteger(value) || value < 1) throw new ConfigError(`--${name} needs a positive integer, got '${raw}'`);
   return value;
 }
+
+/** Reads `--flag value` pairs, allowing only `allowed`; unknown flags and missing values are ConfigErrors naming the usage. */
+export function parseFlagPairs<F extends string>(args: readonly string[], allowed: readonly F[], usage: string): Partial<Record<F, string>> {
+  const flags: Partial<Record<F, string>> = {};
+  for (let i = 0; i < args.length; i += 2) {
+    const name = args[i] as F;
+    if (!allowed.includes(name)) throw new ConfigError(`unknown option '${args[i]}'; usage: ${usage}`);
+    const value = args[i + 1];
+    if (value === undefined || value.startsWith('--')) throw new ConfigError(`${name} needs a value; usage: ${usage}`);
+    flags[name] = value;
+  }
+  return flags;
+}
+
+/** The value of a flag as a finite number (optionally > 0), or undefined when absent. */
+export function numberFlag(name: string, raw: string | undefined, { positive = false } = {}): number | undefined {
+  if (raw === undefined) return undefined;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || (positive && value <= 0)) throw new ConfigError(`--${name} needs a ${positive ? 'positive ' : ''}number, got '${raw}'`);
+  return value;
+}

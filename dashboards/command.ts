@@ -1,4 +1,4 @@
-// `trajflow dashboard`: serves the HTTP API (ingest of step events, health, dead letters) until SIGINT or
+// `trajflow dashboard`: serves the HTTP API (ingest of step events, health, reads) until SIGINT or
 // SIGTERM, then stops accepting, lets in-flight requests finish, flushes the producer and exits 0.
 // Tokens come from TRAJFLOW_DASHBOARD_TOKENS only — a token on the command line would show in `ps`.
 import { parseArgs } from 'node:util';
@@ -20,9 +20,22 @@ export const dashboardUsage = `trajflow dashboard [--host 127.0.0.1] [--port ${D
   TRAJFLOW_DASHBOARD_MAX_BODY_BYTES, TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST, TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND,
   TRAJFLOW_DASHBOARD_RATE_BURST, TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS.
 
-  POST /v1/steps          step events as JSON (one, or {"steps": [...]}) or application/vnd.trajflow.avro
-  GET  /health            Kafka and ClickHouse reachability
-  GET  /v1/dead-letters   ?limit=&sinceMs=&untilMs=&order=&reason=`;
+  POST /v1/steps                                  step events as JSON (one, or {"steps": [...]}) or application/vnd.trajflow.avro
+  GET  /health                                    Kafka and ClickHouse reachability
+  GET  /v1/dead-letters                           ?limit=&sinceMs=&untilMs=&order=&reason=
+  GET  /v1/runs                                   runs seen: ?limit=&sinceMs=&untilMs= (default: the last 30 days)
+  GET  /v1/runs/:runId/curve                      learning curve per rollout batch: ?sinceMs=&untilMs=&bucketMs=&limit=
+  GET  /v1/runs/:runId/rollout-stats              ?scope=batch|group&limit=&sinceMs=&untilMs=&order=&batchId=&groupId=
+  GET  /v1/runs/:runId/learner-metrics            one row per update: ?limit=&sinceMs=&untilMs=&order=
+  GET  /v1/runs/:runId/alerts                     collapse alerts: ?limit=&sinceMs=&untilMs=&order=&kind=&severity=
+  GET  /v1/runs/:runId/pass-at-k                  pass@k and pass^k, latest and over time: ?sinceMs=&untilMs=&bucketMs=&limit=
+  GET  /v1/runs/:runId/trajectories               ?limit=&success=&outcome=&groupId=&sinceMs=&untilMs=&order=
+  GET  /v1/runs/:runId/trajectories/:episodeId    one episode turn by turn (also GET /v1/trajectories/:episodeId?runId=)
+  GET  /v1/lag                                    consumer lag of the <prefix>.* consumer groups: ?group=
+  GET  /v1/events                                 server-sent events of a run: ?runId=&types=rollout-stats,learner-step,alert&sinceMs=
+
+  Ids in paths: letters, digits and . _ - : / (percent-encode / as %2F). Lists return at most 1000 rows
+  (truncated: true says there were more); time windows are at most 366 days (dead letters: 90).`;
 
 function portFlag(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
@@ -60,7 +73,7 @@ export async function dashboardCommand(args: string[]): Promise<number> {
     throw error;
   }
   const auth = dashboard.tokens.length > 0 ? `${dashboard.tokens.length} token(s) required for writes` : 'no tokens (loopback only)';
-  console.log(`dashboard: API on ${server.url} (${auth}); POST ${server.url}/v1/steps, GET ${server.url}/health; Ctrl-C to stop`);
+  console.log(`dashboard: API on ${server.url} (${auth}); POST ${server.url}/v1/steps, GET ${server.url}/v1/runs, GET ${server.url}/health; Ctrl-C to stop`);
 
   // Close in order: the server (no new requests; in-flight ones finish), the probe client, then the
   // backbone (flushes the producer, so every 202 already given stays true). Then return instead of exiting.
@@ -86,7 +99,7 @@ export async function dashboardCommand(args: string[]): Promise<number> {
 
 /** The entry for cli/main.ts' command table. */
 export const dashboardCommandEntry: Command = {
-  summary: 'serve the HTTP API: ingest step events, health, dead letters',
+  summary: 'serve the HTTP API: step ingest, health, runs and their metrics, lag, live events',
   usage: dashboardUsage,
   run: dashboardCommand,
 };

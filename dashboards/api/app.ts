@@ -1,7 +1,8 @@
 // The express app of the HTTP API, from its dependencies: nothing here opens a connection, so tests can
 // hand in fakes (a failing publisher, a throwing route) and the real server hands in the backbone.
-// Order matters: routes, then `mount` (more routers, e.g. the web UI), then the 404, then the one error
-// handler that turns every failure into problem details.
+// Routes: ingest (POST /v1/steps), /health, and the reads — dead letters, runs and their series,
+// trajectories, consumer lag, the event stream. Order matters: routes, then `mount` (more routers, e.g.
+// the web UI), then the 404, then the one error handler that turns every failure into problem details.
 import express, { type Express } from 'express';
 import type { EventCodec } from '../../schemas/index.js';
 import type { DeadLetterSink, StepPublisher } from '../../streams/index.js';
@@ -9,8 +10,11 @@ import { bearerAuth } from './auth.js';
 import { isLoopback, type DashboardConfig } from './config.js';
 import { deadLettersRouter } from './dead-letters-route.js';
 import { consoleLogger, notFound, problemErrorHandler, type Logger } from './error-handler.js';
+import { eventsRouter, type EventStreamOptions } from './events-route.js';
 import { healthRouter, type HealthProbes } from './health-route.js';
-import type { AnalyticsStore } from './query/dead-letters.js';
+import { lagRouter, type LagSource } from './lag-route.js';
+import type { AnalyticsStore } from './query/store.js';
+import { readRouter } from './read-routes.js';
 import { stepsRouter, type IngestStats } from './steps-route.js';
 import { RateLimiter, type Clock } from './token-bucket.js';
 
@@ -21,6 +25,10 @@ export interface ApiDeps {
   readonly deadLetters: DeadLetterSink;
   readonly probes: HealthProbes;
   readonly analytics: AnalyticsStore;
+  /** Consumer lag for GET /v1/lag; without it that endpoint answers 503. */
+  readonly lag?: LagSource;
+  /** Polling and limits of GET /v1/events. */
+  readonly events?: EventStreamOptions;
   /** Wall clock for query defaults (default Date.now). */
   readonly now?: () => number;
   /** Monotonic clock for the rate limiter (default performance.now). */
@@ -33,6 +41,10 @@ export interface ApiDeps {
 export interface ApiApp extends Express {
   /** Counters shown by /health. */
   readonly ingestStats: IngestStats;
+  /** Event streams (GET /v1/events) open now. */
+  openStreams(): number;
+  /** Ends every event stream: they never go idle, so a closing server ends them first. */
+  closeStreams(): void;
 }
 
 export function createApp(deps: ApiDeps): ApiApp {
@@ -49,6 +61,12 @@ export function createApp(deps: ApiDeps): ApiApp {
   app.use(healthRouter(deps.probes, stats));
   app.use(stepsRouter({ config, codec: deps.codec, steps: deps.steps, deadLetters: deps.deadLetters, limiter, stats, log }));
   app.use(deadLettersRouter({ analytics: deps.analytics, readAuth, now, log }));
+  app.use(readRouter({ analytics: deps.analytics, readAuth, now, log }));
+  app.use(lagRouter({ ...(deps.lag ? { lag: deps.lag } : {}), readAuth, log }));
+  const events = eventsRouter({ analytics: deps.analytics, readAuth, now, log, ...(deps.events ? { options: deps.events } : {}) });
+  app.use(events.router);
+  Object.defineProperty(app, 'openStreams', { value: () => events.open() });
+  Object.defineProperty(app, 'closeStreams', { value: () => events.closeAll() });
   deps.mount?.(app);
   app.use(notFound);
   app.use(problemErrorHandler(log));

@@ -36,7 +36,15 @@ export function problemErrorHandler(log: Logger = consoleLogger): ErrorRequestHa
       next(error);
       return;
     }
-    const known = error instanceof HttpProblem ? error : typeof error === 'object' && error !== null ? fromBodyParser(error) : undefined;
+    const known =
+      error instanceof HttpProblem
+        ? error
+        : error instanceof URIError
+          ? // express could not percent-decode a path parameter (e.g. a lone %E2).
+            new HttpProblem(problemTypes.invalidPath, 'a path parameter is not valid percent-encoded UTF-8')
+          : typeof error === 'object' && error !== null
+            ? fromBodyParser(error)
+            : undefined;
     if (known) {
       if (known.status >= 500) log(`${req.method} ${req.path}: ${known.status} ${known.message}`, (error as Error).cause);
       sendProblem(res, known.problem, known.headers);

@@ -18,16 +18,19 @@ export const problemTypes = {
   invalidBody: { slug: 'invalid-body', title: 'The request body is not valid', status: 400 },
   invalidStep: { slug: 'invalid-step', title: 'A step event is not valid', status: 400 },
   invalidQuery: { slug: 'invalid-query', title: 'A query parameter is not valid', status: 400 },
+  invalidPath: { slug: 'invalid-path-parameter', title: 'A path parameter is not valid', status: 400 },
   unauthenticated: { slug: 'unauthenticated', title: 'A bearer token is required', status: 401 },
   forbidden: { slug: 'forbidden', title: 'The bearer token is not accepted', status: 403 },
   notFound: { slug: 'not-found', title: 'No such resource', status: 404 },
   methodNotAllowed: { slug: 'method-not-allowed', title: 'Method not allowed on this resource', status: 405 },
+  ambiguous: { slug: 'ambiguous', title: 'More than one resource matches', status: 409 },
   tooLarge: { slug: 'too-large', title: 'The request is too large', status: 413 },
   unsupportedMediaType: { slug: 'unsupported-media-type', title: 'Unsupported content type', status: 415 },
   rateLimited: { slug: 'rate-limited', title: 'Too many steps for this token', status: 429 },
   internal: { slug: 'internal', title: 'Internal server error', status: 500 },
   kafkaUnavailable: { slug: 'kafka-unavailable', title: 'Kafka is not available', status: 503 },
   clickhouseUnavailable: { slug: 'clickhouse-unavailable', title: 'ClickHouse is not available', status: 503 },
+  tooManyStreams: { slug: 'too-many-streams', title: 'Too many open event streams', status: 503 },
 } as const satisfies Record<string, ProblemType>;
 
 /** Extension members (RFC 9457 §3.2): e.g. `field`, `index`, `pointer`, `reason`, `retryAfterSeconds`. */

@@ -12,7 +12,7 @@ export interface HttpServerHandle {
   readonly url: string;
   readonly port: number;
   readonly app: ApiApp;
-  /** Stops accepting, lets in-flight requests finish (up to graceMs, default 5 s), then closes every socket. */
+  /** Stops accepting, ends the event streams, lets in-flight requests finish (up to graceMs, default 5 s), then closes every socket. */
   close(graceMs?: number): Promise<void>;
 }
 
@@ -52,6 +52,8 @@ export async function startHttpServer(config: DashboardConfig, services: Omit<Ap
     app,
     close(graceMs = 5000) {
       closing ??= new Promise<void>((resolve, reject) => {
+        // Event streams never finish on their own: end them, or they would hold the close for graceMs.
+        app.closeStreams();
         const force = setTimeout(() => server.closeAllConnections(), graceMs);
         force.unref();
         server.close((error) => {

@@ -11,25 +11,18 @@ import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { actorsConfig, ACTORS_DEFAULTS, type ActorsConfig } from './config.js';
 import { startActors } from './run.js';
+import { parseFlagPairs } from '../../cli/flags.js';
 
 const USAGE =
   'trajflow actors [--env FrozenLake] [--groups 8] [--group-size 8] [--episodes N | --iterations N] [--run-id R] [--seed S] ' +
-  '[--max-staleness K] [--env-options JSON] [--first-iteration I] [--progress-ms MS]';
+  '[--max-staleness K] [--env-options JSON] [--first-iteration I] [--progress-ms MS] [--policy transformer|random] [--temperature T]';
 
-const FLAGS = ['--env', '--groups', '--group-size', '--episodes', '--iterations', '--run-id', '--seed', '--max-staleness', '--env-options', '--first-iteration', '--progress-ms'] as const;
+const FLAGS = ['--env', '--groups', '--group-size', '--episodes', '--iterations', '--run-id', '--seed', '--max-staleness', '--env-options', '--first-iteration', '--progress-ms', '--policy', '--temperature'] as const;
 type Flag = (typeof FLAGS)[number];
 
 /** Reads `--flag value` pairs; unknown flags and missing values are ConfigErrors. */
 export function parseFlags(args: readonly string[]): Partial<Record<Flag, string>> {
-  const flags: Partial<Record<Flag, string>> = {};
-  for (let i = 0; i < args.length; i += 2) {
-    const name = args[i] as Flag;
-    if (!(FLAGS as readonly string[]).includes(name)) throw new ConfigError(`unknown option '${args[i]}'; usage: ${USAGE}`);
-    const value = args[i + 1];
-    if (value === undefined || value.startsWith('--')) throw new ConfigError(`${name} needs a value; usage: ${USAGE}`);
-    flags[name] = value;
-  }
-  return flags;
+  return parseFlagPairs(args, FLAGS, USAGE);
 }
 
 function integerFlag(flags: Partial<Record<Flag, string>>, name: Flag): number | undefined {
@@ -79,16 +72,23 @@ export function configFromArgs(args: readonly string[], now = Date.now()): Actor
 }
 
 export const actorsCommand: Command = {
-  summary: 'roll out the random policy: P groups × G episodes, every step published to <prefix>.env.steps',
+  summary: 'roll out the policy (the learner\'s transformer, or random): P groups × G episodes, every step to <prefix>.env.steps',
   usage: USAGE,
   async run(args) {
     const config = configFromArgs(args);
+    const flags = parseFlags(args);
+    const policy = flags['--policy'] ?? 'transformer';
+    if (policy !== 'transformer' && policy !== 'random') throw new ConfigError(`--policy must be transformer or random, got ${policy}`);
+    const temperature = flags['--temperature'] === undefined ? 1 : Number(flags['--temperature']);
+    if (!(temperature > 0)) throw new ConfigError(`--temperature must be a positive number, got ${flags['--temperature']}`);
     const trajflow = loadConfig();
     console.error(`actors: ${JSON.stringify(config)}`);
     await ensureUp(trajflow);
     const backbone = await connectBackbone(trajflow, { clientId: `trajflow-actors-${config.runId}` });
     try {
-      const run = await startActors(backbone, config);
+      // The transformer follows the learner's policy versions; the random policy only relabels itself.
+      const provider = policy === 'transformer' ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature }) : undefined;
+      const run = await startActors(backbone, config, provider ? { provider } : {});
       const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });
       try {
         const s = await run.done;

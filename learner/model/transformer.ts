@@ -10,7 +10,7 @@ export class TransformerModel {
   readonly config: PolicyModelConfig;
   /** Parameters by name, in parameterSpecs order. */
   readonly parameters: ReadonlyMap<string, tf.Variable>;
-  private readonly causalBias = new Map<number, tf.Tensor2D>();
+  private readonly causalBias = new Map<number, { from: number; to: number; bias: tf.Tensor2D }[]>();
 
   constructor(config: PolicyModelConfig, values: Map<string, Float32Array> = initialValues(config)) {
     this.config = config;
@@ -61,16 +61,17 @@ export class TransformerModel {
     const p = (name: string) => this.parameters.get(name)! as tf.Tensor as tf.Tensor2D & tf.Tensor1D;
     const positions = tf.slice(p('embed/positions') as tf.Tensor2D, [0, 0], [time, d]);
     let x = tf.reshape(tf.add(tf.reshape(embed(p('embed/tokens'), tf.reshape(ids, [-1])), [batch, time, d]), positions), [batch * time, d]) as tf.Tensor2D;
-    const bias = this.maskFor(time);
     for (let l = 0; l < c.layers; l++) {
       const b = `block${l}`;
       const h = layerNorm(x, p(`${b}/ln1/gain`), p(`${b}/ln1/bias`));
-      const qkv = dense(h, p(`${b}/attn/qkv/kernel`), p(`${b}/attn/qkv/bias`));
-      // [batch·time, 3d] → three [batch, heads, time, headWidth]
-      const split = tf.transpose(tf.reshape(qkv, [batch, time, 3, heads, headWidth]), [2, 0, 3, 1, 4]);
-      const [q, k, v] = tf.unstack(split) as tf.Tensor4D[];
-      const scores = tf.add(tf.mul(tf.matMul(q!, k!, false, true), 1 / Math.sqrt(headWidth)), bias);
-      const attended = tf.matMul(tf.softmax(scores), v!);
+      // q, k, v from column blocks of the fused kernel (slicing the small kernel is cheap; slicing the
+      // [batch·time, 3d] product or transposing it as 5-D is not on WASM), each → [batch, heads, time, headWidth].
+      const [q, k, v] = [0, 1, 2].map((part) => {
+        const kernel = tf.slice(p(`${b}/attn/qkv/kernel`) as tf.Tensor2D, [0, part * d], [d, d]);
+        const projected = dense(h, kernel, tf.slice(p(`${b}/attn/qkv/bias`) as tf.Tensor1D, [part * d], [d]));
+        return tf.transpose(tf.reshape(projected, [batch, time, heads, headWidth]), [0, 2, 1, 3]) as tf.Tensor4D;
+      });
+      const attended = this.causalAttention(tf.mul(q!, 1 / Math.sqrt(headWidth)), k!, v!);
       const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [batch * time, d]) as tf.Tensor2D;
       x = tf.add(x, dense(merged, p(`${b}/attn/out/kernel`), p(`${b}/attn/out/bias`)));
       const m = layerNorm(x, p(`${b}/ln2/gain`), p(`${b}/ln2/bias`));
@@ -88,20 +89,45 @@ export class TransformerModel {
   /** Frees the parameters and cached masks. */
   dispose(): void {
     for (const variable of this.parameters.values()) variable.dispose();
-    for (const mask of this.causalBias.values()) mask.dispose();
+    for (const blocks of this.causalBias.values()) for (const block of blocks) block.bias.dispose();
     this.causalBias.clear();
   }
 
-  /** −1e9 above the diagonal: position t cannot attend to t' > t. Cached per length (kept across tidy scopes). */
-  private maskFor(time: number): tf.Tensor2D {
-    let mask = this.causalBias.get(time);
-    if (!mask) {
-      const data = new Float32Array(time * time);
-      for (let i = 0; i < time; i++) for (let j = i + 1; j < time; j++) data[i * time + j] = -1e9;
-      mask = tf.keep(tf.tensor2d(data, [time, time]));
-      this.causalBias.set(time, mask);
+  /**
+   * softmax(q·kᵀ + causal mask)·v for q (already scaled), k, v [batch, heads, time, headWidth], by blocks of
+   * query positions: block [from, to) scores only the keys 0..to−1, since later keys get weight exactly 0
+   * (exp(−1e9) underflows). With up to 4 blocks this skips up to 3/8 of the attention products, which
+   * WASM runs on its slow batched-matMul path (~1 GFLOP/s); the result is the same up to float rounding.
+   */
+  private causalAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D): tf.Tensor4D {
+    const [batch, heads, time, width] = q.shape;
+    const blocks = this.blocksFor(time);
+    if (blocks.length === 1) return tf.matMul(tf.softmax(tf.add(tf.matMul(q, k, false, true), blocks[0]!.bias)), v);
+    const outputs = blocks.map(({ from, to, bias }) => {
+      // (Slicing copies its whole input on WASM: the last block uses k and v as they are.)
+      const rows = tf.slice(q, [0, 0, from, 0], [batch, heads, to - from, width]);
+      const keys = to === time ? k : tf.slice(k, [0, 0, 0, 0], [batch, heads, to, width]);
+      const values = to === time ? v : tf.slice(v, [0, 0, 0, 0], [batch, heads, to, width]);
+      return tf.matMul(tf.softmax(tf.add(tf.matMul(rows, keys, false, true), bias)), values);
+    });
+    return tf.concat(outputs, 2) as tf.Tensor4D;
+  }
+
+  /** Query blocks of ≥ 32 positions (at most 4) with their causal bias [to − from, to]: −1e9 where key > query. Cached per length. */
+  private blocksFor(time: number): { from: number; to: number; bias: tf.Tensor2D }[] {
+    let blocks = this.causalBias.get(time);
+    if (!blocks) {
+      const count = Math.max(1, Math.min(4, Math.floor(time / 32)));
+      blocks = Array.from({ length: count }, (_, i) => {
+        const from = Math.round((i * time) / count);
+        const to = Math.round(((i + 1) * time) / count);
+        const data = new Float32Array((to - from) * to);
+        for (let r = from; r < to; r++) for (let j = r + 1; j < to; j++) data[(r - from) * to + j] = -1e9;
+        return { from, to, bias: tf.keep(tf.tensor2d(data, [to - from, to])) };
+      });
+      this.causalBias.set(time, blocks);
     }
-    return mask;
+    return blocks;
   }
 }
 

@@ -14,6 +14,9 @@ export interface UpdateMetrics {
   readonly pgLoss: number;
   readonly entropy: number;
   readonly kl: number;
+  /** The KL and entropy terms as they entered the loss: klCoeff·kl and −entropyCoeff·entropy. */
+  readonly klLoss: number;
+  readonly entropyLoss: number;
   readonly ppoKl: number;
   readonly clipFracHigh: number;
   readonly clipFracLow: number;
@@ -150,6 +153,8 @@ export class PolicyTrainer {
       pgLoss: sums.pgLoss / done,
       entropy: sums.entropy / done,
       kl: sums.kl / done,
+      klLoss: (lossConfig.klCoeff * sums.kl) / done,
+      entropyLoss: (-lossConfig.entropyCoeff * sums.entropy) / done,
       ppoKl: sums.ppoKl / done,
       clipFracHigh: sums.clipFracHigh / done,
       clipFracLow: sums.clipFracLow / done,

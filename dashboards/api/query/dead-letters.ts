@@ -5,6 +5,9 @@
 import { sqlInt, sqlString } from './sql.js';
 import { enumParam, intParam, patternParam, readQuery, type RawQuery } from './params.js';
 import { HttpProblem, problemTypes } from '../problem.js';
+import { read, type AnalyticsStore } from './store.js';
+
+export type { AnalyticsStore } from './store.js';
 
 export const DEAD_LETTERS_TABLE = 'dead_letters';
 export const MAX_LIMIT = 1000;
@@ -119,12 +122,7 @@ export function deadLetterView(row: DeadLetterRow): DeadLetterView {
   };
 }
 
-/** What the read endpoints need of ClickHouse (ClickHouseHttp has it). */
-export interface AnalyticsStore {
-  queryJson<T = Record<string, unknown>>(sql: string): Promise<T[]>;
-}
-
 export async function queryDeadLetters(store: AnalyticsStore, q: DeadLetterQuery): Promise<DeadLetterView[]> {
-  const rows = await store.queryJson<DeadLetterRow>(deadLettersSql(q));
+  const rows = await read<DeadLetterRow>(store, deadLettersSql(q));
   return rows.map(deadLetterView);
 }

@@ -1,0 +1,277 @@
+// `trajflow bench learner [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows B] [--updates N] [--json]`:
+// on one TensorFlow.js backend, in one run,
+//  - matMul: the backend's own plain tf.matMul speed on the model's shapes ([B·T, d]·[d, 3d], [B·T, d]·[d, 4d],
+//    [B·T, 4d]·[4d, d]) and on a 512² square — the ceiling;
+//  - training: PolicyTrainer.update on synthetic batches of B sequences × T tokens (half of each sequence
+//    reply tokens with lossMask 1), as tokens/s and effective FLOP/s (formula at `updateFlops`);
+//  - effective / matMul: the share of the backend's matMul speed the learner reaches;
+//  - sampling: TransformerPolicy.actBatch on 32 FrozenLake requests, replies/s.
+// Each figure is the median of a few timed repetitions after warm-up. Progress goes to stderr; the table
+// (or, with --json, one JSON object) to stdout.
+import { cpus } from 'node:os';
+import * as tf from '@tensorflow/tfjs-core';
+import { formatReply } from '../envs/actions.js';
+import { createEnv } from '../envs/registry.js';
+import type { HistoryEntry, PolicyRequest } from '../envs/policy/policy.js';
+import { parseBackendChoice, selectBackend } from '../learner/backend.js';
+import { buildPolicyLossConfig } from '../learner/loss/index.js';
+import { MODEL_DEFAULTS, type PolicyModelConfig } from '../learner/model/config.js';
+import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from '../learner/policy/bundle.js';
+import { contextIds } from '../learner/policy/context.js';
+import { buildBatch, type TrainingBatch } from '../learner/train/batch.js';
+import { buildOptimizerConfig, type OptimizerConfig } from '../learner/train/config.js';
+import { PolicyTrainer } from '../learner/train/trainer.js';
+import { Rng } from '../envs/random.js';
+import type { TrainingSampleEvent } from '../schemas/index.js';
+import { fmt, option } from './args.js';
+
+const median = (xs: readonly number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+export interface MatMulRate {
+  readonly shape: string;
+  readonly flops: number;
+  readonly medianMs: number;
+  readonly flopsPerSec: number;
+}
+
+/** Median time of one plain tf.matMul of [m, k]·[k, n] (several products per repetition when they are short). */
+export function measureMatMul(m: number, k: number, n: number, repetitions = 7): MatMulRate {
+  const a = tf.randomNormal([m, k]) as tf.Tensor2D;
+  const b = tf.randomNormal([k, n]) as tf.Tensor2D;
+  const once = () => {
+    const product = tf.matMul(a, b);
+    product.dataSync();
+    product.dispose();
+  };
+  const run = (count: number) => {
+    const start = performance.now();
+    for (let i = 0; i < count; i++) once();
+    return performance.now() - start;
+  };
+  run(3); // warm-up
+  // Enough products per repetition for ≥ ~30 ms, so timer resolution and call overhead do not dominate.
+  const inner = Math.max(1, Math.ceil(30 / Math.max(0.01, run(1))));
+  const times = Array.from({ length: repetitions }, () => run(inner) / inner);
+  tf.dispose([a, b]);
+  const flops = 2 * m * k * n;
+  const medianMs = median(times);
+  return { shape: `[${m}×${k}]·[${k}×${n}]`, flops, medianMs, flopsPerSec: flops / (medianMs / 1000) };
+}
+
+/**
+ * FLOPs of one update, counting multiply-adds as 2 and only the useful work:
+ *   per token, one forward = 2·(P + H) + 4·L·T·d, where P = L·(3d² + d² + 2·d·hidden) are the blocks' weight
+ *   matrices (biases and layer norms are O(d) per token and left out), H = d·|reply vocabulary| the head
+ *   actually scored, and 4·L·T·d the attention products Q·Kᵀ and A·V over the full T×T (the model
+ *   skips up to 3/8 of them by query blocks, and causal attention needs only about half: counting
+ *   6·L·T·d instead would lower the figure by ~12% at d 64, T 128);
+ *   backward = 2 × forward, so fwd+bwd = 6·(P + H) + 12·L·T·d per token;
+ *   every extra forward without gradient (proximal recompute, reference policy) adds one forward.
+ * The embedding lookup, the one-hot embedding gradient and the head-column selection are overheads, not counted.
+ * tokens = rows × time (every position of the padded batch is computed).
+ */
+export function updateFlops(config: PolicyModelConfig, replySize: number, rows: number, time: number, extraForwards: number): number {
+  const d = config.width;
+  const hidden = d * config.mlpRatio;
+  const P = config.layers * (3 * d * d + d * d + 2 * d * hidden);
+  const H = d * replySize;
+  const forwardPerToken = 2 * (P + H) + 4 * config.layers * time * d;
+  return rows * time * (3 * forwardPerToken + extraForwards * forwardPerToken);
+}
+
+/** B synthetic samples of T + 1 tokens (so the batch is B × T): turns of 8 observation ids, then 8 reply ids in the loss. */
+export function syntheticSamples(bundle: PolicyBundle, rows: number, tokens: number, seed = 7): TrainingSampleEvent[] {
+  const rng = new Rng(seed);
+  const reply = bundle.head.tokenIds;
+  const logUniform = -Math.log(reply.length);
+  return Array.from({ length: rows }, (_, r) => {
+    const tokenIds: number[] = [];
+    const lossMask: number[] = [];
+    const advantages: number[] = [];
+    const behaviourLogProbs: number[] = [];
+    const advantage = Math.fround(rng.next() * 2 - 1);
+    for (let t = 0; t <= tokens; t++) {
+      const inReply = t % 16 >= 8;
+      tokenIds.push(inReply ? reply[Math.floor(rng.next() * reply.length)]! : 5 + Math.floor(rng.next() * (bundle.tokenizer.vocabSize - 5)));
+      lossMask.push(inReply ? 1 : 0);
+      advantages.push(inReply ? advantage : 0);
+      behaviourLogProbs.push(inReply ? Math.fround(logUniform) : 0);
+    }
+    return {
+      sampleId: `bench-${r}`,
+      runId: 'bench',
+      groupId: `bench-g${r >> 3}`,
+      episodeId: `bench-e${r}`,
+      policyVersion: 0,
+      tokenIds,
+      lossMask,
+      advantages,
+      behaviourLogProbs,
+      reward: advantage,
+      estimator: 'grpo',
+      groupSize: 8,
+      groupRewardMean: 0,
+      groupRewardStd: 1,
+      stepAdvantages: null,
+      eventTimeMs: 0,
+    };
+  });
+}
+
+export interface TrainingRate {
+  readonly rows: number;
+  readonly time: number;
+  readonly tokens: number;
+  readonly lossTokens: number;
+  readonly flopsPerUpdate: number;
+  readonly updateMs: number[];
+  readonly medianMs: number;
+  readonly tokensPerSec: number;
+  readonly flopsPerSec: number;
+}
+
+/** Median wall time of PolicyTrainer.update on one synthetic batch (after `warmup` updates). */
+export function measureTraining(bundle: PolicyBundle, batch: TrainingBatch, options: { updates: number; warmup?: number; optimizer?: Partial<OptimizerConfig> }): TrainingRate {
+  const optimizer = buildOptimizerConfig({ learningRate: 1e-5, ...options.optimizer });
+  const trainer = new PolicyTrainer({ ...bundle, optimizer, loss: buildPolicyLossConfig() });
+  try {
+    for (let i = 0; i < (options.warmup ?? 2); i++) trainer.update(batch);
+    const updateMs = Array.from({ length: options.updates }, () => trainer.update(batch).durationMs);
+    const extraForwards = optimizer.proximal === 'recompute' ? 1 : 0;
+    const flopsPerUpdate = updateFlops(bundle.model.config, bundle.head.size, batch.rows, batch.time, extraForwards);
+    const medianMs = median(updateMs);
+    return {
+      rows: batch.rows,
+      time: batch.time,
+      tokens: batch.tokens,
+      lossTokens: batch.lossTokens,
+      flopsPerUpdate,
+      updateMs,
+      medianMs,
+      tokensPerSec: batch.tokens / (medianMs / 1000),
+      flopsPerSec: flopsPerUpdate / (medianMs / 1000),
+    };
+  } finally {
+    trainer.dispose();
+  }
+}
+
+export interface SamplingRate {
+  readonly requests: number;
+  readonly meanContextTokens: number;
+  readonly medianMs: number;
+  readonly repliesPerSec: number;
+  readonly tokensPerSec: number;
+}
+
+/** `count` FrozenLake requests with 0–2 earlier turns each (contexts of ~20–80 tokens). */
+export function frozenLakeRequests(count: number): PolicyRequest[] {
+  return Array.from({ length: count }, (_, i) => {
+    const env = createEnv('FrozenLake');
+    let observation = env.reset(1000 + i).observation;
+    const history: HistoryEntry[] = [];
+    for (let turn = 0; turn < i % 3; turn++) {
+      const text = formatReply([env.validActions()[turn % env.validActions().length]!]);
+      const result = env.step(text);
+      history.push({ role: 'observation', text: observation }, { role: 'action', text });
+      observation = result.observation;
+      if (result.terminated || result.truncated) break;
+    }
+    return { systemPrompt: env.systemPrompt(), history, observation, seed: 17 + i, actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: env.maxActionsPerTurn } };
+  });
+}
+
+export function measureSampling(bundle: PolicyBundle, requests: readonly PolicyRequest[], repetitions = 5): SamplingRate {
+  const policy = policyOf(bundle, 0);
+  policy.actBatch(requests); // warm-up
+  let generated = 0;
+  const times = Array.from({ length: repetitions }, () => {
+    const start = performance.now();
+    const replies = policy.actBatch(requests);
+    const ms = performance.now() - start;
+    generated = replies.reduce((s, r) => s + r.tokenIds.length, 0);
+    return ms;
+  });
+  const medianMs = median(times);
+  const lengths = requests.map((r) => contextIds(bundle.tokenizer, bundle.vocabulary, r.history, r.observation, r.actionSpace?.maxActionsPerTurn ?? 1).context.length);
+  return {
+    requests: requests.length,
+    meanContextTokens: lengths.reduce((a, b) => a + b, 0) / lengths.length,
+    medianMs,
+    repliesPerSec: requests.length / (medianMs / 1000),
+    tokensPerSec: generated / (medianMs / 1000),
+  };
+}
+
+export async function runLearnerBench(args: readonly string[]): Promise<number> {
+  const json = args.includes('--json');
+  const at = args.indexOf('--backend');
+  const backend = await selectBackend(parseBackendChoice(at >= 0 ? (args[at + 1] ?? '') : 'auto'));
+  const width = option(args, '--width', MODEL_DEFAULTS.width);
+  const layers = option(args, '--layers', MODEL_DEFAULTS.layers);
+  const tokens = option(args, '--tokens', 128);
+  const rows = option(args, '--rows', 32);
+  const updates = option(args, '--updates', 5);
+  const progress = (line: string) => console.error(`bench: ${line}`);
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
+
+  const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width, layers, contextLength: Math.max(MODEL_DEFAULTS.contextLength, tokens) });
+  try {
+    const c = bundle.model.config;
+    const n = rows * tokens;
+    progress(`matMul on ${backend.description}`);
+    const shapes: [number, number, number][] = [
+      [n, width, 3 * width],
+      [n, width, width * c.mlpRatio],
+      [n, width * c.mlpRatio, width],
+    ];
+    const modelShapes = shapes.map(([m, k, o]) => measureMatMul(m, k, o));
+    const square = measureMatMul(512, 512, 512);
+    // The model-shape reference: all three products' FLOPs over their summed median times.
+    const matMulModel = modelShapes.reduce((s, r) => s + r.flops, 0) / (modelShapes.reduce((s, r) => s + r.medianMs, 0) / 1000);
+
+    progress(`training: ${rows} × ${tokens} tokens, width ${width}, ${layers} layers, ${c.heads} heads, ${updates} timed updates`);
+    const batch = buildBatch(syntheticSamples(bundle, rows, tokens), bundle.head, c.contextLength);
+    const training = measureTraining(bundle, batch, { updates });
+
+    progress('sampling: 32 FrozenLake requests');
+    const requests = frozenLakeRequests(32);
+    const sampling = measureSampling(bundle, requests);
+
+    const ratioModel = training.flopsPerSec / matMulModel;
+    const ratioSquare = training.flopsPerSec / square.flopsPerSec;
+    const result = {
+      bench: 'learner',
+      machine,
+      backend: backend.description,
+      model: { width, layers, heads: c.heads, mlpRatio: c.mlpRatio, contextLength: c.contextLength, vocabSize: c.vocabSize, replySize: bundle.head.size },
+      matMul: { modelShapes, square512: square, modelShapesFlopsPerSec: matMulModel },
+      training,
+      effectiveOverMatMul: ratioModel,
+      effectiveOverSquare512: ratioSquare,
+      sampling,
+    };
+    if (json) {
+      console.log(JSON.stringify(result));
+      return 0;
+    }
+    const g = (x: number) => `${(x / 1e9).toFixed(2)} GFLOP/s`;
+    console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; backend ${backend.description}`);
+    console.log(`model: width ${width}, ${layers} layers, ${c.heads} heads, vocab ${c.vocabSize}, reply head ${bundle.head.size}`);
+    console.log('matMul (plain tf.matMul, median):');
+    for (const r of [...modelShapes, square]) console.log(`  ${r.shape.padEnd(24)} ${r.medianMs.toFixed(2).padStart(8)} ms  ${g(r.flopsPerSec)}`);
+    console.log(`  model shapes together                ${g(matMulModel)}`);
+    console.log(`training (PolicyTrainer.update, ${training.rows} × ${training.time} tokens, ${training.lossTokens} in the loss):`);
+    console.log(`  ${training.medianMs.toFixed(0)} ms/update median (${training.updateMs.map((ms) => ms.toFixed(0)).join(', ')})`);
+    console.log(`  ${fmt(training.tokensPerSec)} tokens/s, ${(training.flopsPerUpdate / 1e9).toFixed(2)} GFLOP/update, effective ${g(training.flopsPerSec)}`);
+    console.log(`ratio effective/matMul: ${ratioModel.toFixed(2)} against the model shapes (target ≥ 0.30), ${ratioSquare.toFixed(2)} against 512²`);
+    console.log(`sampling (TransformerPolicy.actBatch, ${sampling.requests} FrozenLake requests, ${sampling.meanContextTokens.toFixed(0)} context tokens on average): ${sampling.medianMs.toFixed(0)} ms/batch, ${fmt(sampling.repliesPerSec)} replies/s, ${fmt(sampling.tokensPerSec)} generated tokens/s`);
+    return 0;
+  } finally {
+    disposeBundle(bundle);
+  }
+}

@@ -1,0 +1,317 @@
+// GET /v1/runs/:runId/curve: the learning curve of a run, one point per rollout batch (rollout_stats rows of
+// scope 'batch') or, with bucketMs, one point per time bucket. Bucketed points pool the batches exactly as
+// if they were one batch: reward mean and success rate weighted by trajectories, the reward std pooled
+// from the batches' means and (unbiased) stds, pass@k and pass^k weighted by groups, env steps summed.
+//
+// Without bucketMs, a window holding more batches than `limit` is downsampled automatically: the server
+// picks the smallest whole-second bucket that gives at most `limit` points and says so (autoBucketed).
+// Every query reads rollout_stats FINAL, so a batch the sink stored twice counts once.
+import { DAY_MS, RUN_WINDOW, intParam, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
+import { sqlInt, sqlString } from './sql.js';
+import { int, kMap, num, read, type AnalyticsStore } from './store.js';
+
+export const MIN_BUCKET_MS = 1000;
+export const MAX_BUCKET_MS = 366 * DAY_MS;
+export const CURVE_DEFAULT_LIMIT = 1000;
+
+export interface SeriesQuery extends TimeWindow {
+  readonly runId: string;
+  /** Most points returned. */
+  readonly limit: number;
+  /** Bucket width; absent = one point per batch (or an automatic bucket when there are too many). */
+  readonly bucketMs?: number;
+}
+
+export const curveParams = ['sinceMs', 'untilMs', 'bucketMs', 'limit'] as const;
+
+/** Parses ?sinceMs=&untilMs=&bucketMs=&limit= for a run (the run id already checked by routeId). */
+export function parseSeriesQuery(runId: string, query: RawQuery, nowMs: number): SeriesQuery {
+  const values = readQuery(query, curveParams);
+  const limit = limitParam(values, CURVE_DEFAULT_LIMIT);
+  const window = windowParams(values, nowMs, RUN_WINDOW);
+  const bucketMs = values.has('bucketMs') ? intParam(values, 'bucketMs', { min: MIN_BUCKET_MS, max: MAX_BUCKET_MS }, MIN_BUCKET_MS) : undefined;
+  return { runId, limit, ...window, ...(bucketMs === undefined ? {} : { bucketMs }) };
+}
+
+/** The WHERE of every batch-series query. */
+export function batchWhere(q: Pick<SeriesQuery, 'runId' | 'sinceMs' | 'untilMs'>): string {
+  return `run_id = ${sqlString(q.runId)} AND scope = 'batch' AND event_time_ms >= ${sqlInt(q.sinceMs)} AND event_time_ms < ${sqlInt(q.untilMs)}`;
+}
+
+/** How many batches the window holds, their time span, and the env steps before the window (for cumulative counts). */
+export function extentSql(q: Pick<SeriesQuery, 'runId' | 'sinceMs' | 'untilMs'>): string {
+  const inside = `event_time_ms >= ${sqlInt(q.sinceMs)}`;
+  return `SELECT countIf(${inside}) AS batches, minIf(event_time_ms, ${inside}) AS first_ms, maxIf(event_time_ms, ${inside}) AS last_ms,
+       sumIf(mean_length * trajectories, NOT (${inside})) AS env_steps_before
+FROM rollout_stats FINAL
+WHERE run_id = ${sqlString(q.runId)} AND scope = 'batch' AND event_time_ms < ${sqlInt(q.untilMs)}`;
+}
+
+/** One row per batch, oldest first, limit + 1 of them (the extra one says there were more). */
+export function batchPointsSql(q: SeriesQuery): string {
+  return `SELECT batch_id, event_time_ms, groups, trajectories, reward_mean, reward_std, mean_in_group_reward_std, success_rate,
+       pass_at_k_keys, pass_at_k_values, pass_hat_k_keys, pass_hat_k_values, mean_length, invalid_action_rate, incomplete, dropped_groups
+FROM rollout_stats FINAL
+WHERE ${batchWhere(q)}
+ORDER BY event_time_ms ASC, batch_id ASC
+LIMIT ${sqlInt(q.limit + 1)}`;
+}
+
+const bucketExpr = (bucketMs: number): string => `intDiv(event_time_ms, ${sqlInt(bucketMs)}) * ${sqlInt(bucketMs)}`;
+
+/** One row per bucket, the sums the pooled statistics are computed from. */
+export function bucketPointsSql(q: SeriesQuery, bucketMs: number): string {
+  return `SELECT ${bucketExpr(bucketMs)} AS bucket_start_ms, count() AS batches, max(event_time_ms) AS last_event_time_ms,
+       sum(groups) AS group_count, sum(trajectories) AS trajectory_count,
+       sum(reward_mean * trajectories) AS reward_sum,
+       sum((toFloat64(trajectories) - 1) * reward_std * reward_std + trajectories * reward_mean * reward_mean) AS reward_square_sum,
+       sum(success_rate * trajectories) AS success_sum,
+       sum(mean_in_group_reward_std * groups) AS in_group_std_sum,
+       sum(mean_length * trajectories) AS env_steps,
+       sum(invalid_action_rate * mean_length * trajectories) AS invalid_actions,
+       sum(incomplete) AS incomplete_count, sum(dropped_groups) AS dropped_group_count
+FROM rollout_stats FINAL
+WHERE ${batchWhere(q)}
+GROUP BY bucket_start_ms
+ORDER BY bucket_start_ms ASC
+LIMIT ${sqlInt(q.limit + 1)}`;
+}
+
+/**
+ * pass@k and pass^k per bucket (null bucketMs: over the whole window), weighted by the batches' group
+ * counts: one row per bucket with parallel arrays of keys ('at:<k>' or 'hat:<k>') and values, and how many
+ * batches reported pass values.
+ */
+export function passKSql(q: SeriesQuery, bucketMs: number | null): string {
+  const bucket = bucketMs === null ? '0' : bucketExpr(bucketMs);
+  return `SELECT bucket_start_ms, groupArray(pass_key) AS keys, groupArray(pass_value) AS values, max(key_batches) AS batches
+FROM (
+  SELECT ${bucket} AS bucket_start_ms, k_key AS pass_key, sum(k_value * groups) / sum(groups) AS pass_value, count() AS key_batches
+  FROM rollout_stats FINAL
+  ARRAY JOIN
+    arrayConcat(arrayMap(k -> concat('at:', k), pass_at_k_keys), arrayMap(k -> concat('hat:', k), pass_hat_k_keys)) AS k_key,
+    arrayConcat(pass_at_k_values, pass_hat_k_values) AS k_value
+  WHERE ${batchWhere(q)}
+  GROUP BY bucket_start_ms, k_key
+)
+GROUP BY bucket_start_ms
+ORDER BY bucket_start_ms ASC
+LIMIT ${sqlInt(q.limit + 1)}`;
+}
+
+/**
+ * The smallest whole-second bucket that puts a span of `spanMs` into at most `limit` buckets: a span cut
+ * into buckets aligned at multiples of the width touches at most floor(span / width) + 2 of them.
+ */
+export function autoBucketMs(spanMs: number, limit: number): number {
+  const raw = limit < 3 ? spanMs + 1 : Math.ceil(spanMs / (limit - 2));
+  return Math.min(MAX_BUCKET_MS, Math.max(MIN_BUCKET_MS, Math.ceil(raw / 1000) * 1000));
+}
+
+export interface ExtentRow {
+  batches: number;
+  first_ms: number;
+  last_ms: number;
+  env_steps_before: number | null;
+}
+
+export interface BatchPointRow {
+  batch_id: string;
+  event_time_ms: number;
+  groups: number;
+  trajectories: number;
+  reward_mean: number | null;
+  reward_std: number | null;
+  mean_in_group_reward_std: number | null;
+  success_rate: number | null;
+  pass_at_k_keys: string[];
+  pass_at_k_values: Array<number | null>;
+  pass_hat_k_keys: string[];
+  pass_hat_k_values: Array<number | null>;
+  mean_length: number | null;
+  invalid_action_rate: number | null;
+  incomplete: number;
+  dropped_groups: number;
+}
+
+export interface BucketPointRow {
+  bucket_start_ms: number;
+  batches: number;
+  last_event_time_ms: number;
+  group_count: number;
+  trajectory_count: number;
+  reward_sum: number | null;
+  reward_square_sum: number | null;
+  success_sum: number | null;
+  in_group_std_sum: number | null;
+  env_steps: number | null;
+  invalid_actions: number | null;
+  incomplete_count: number;
+  dropped_group_count: number;
+}
+
+export interface PassKRow {
+  bucket_start_ms: number;
+  keys: string[];
+  values: Array<number | null>;
+  /** Batches that reported the most common k. */
+  batches: number;
+}
+
+export interface CurvePoint {
+  /** The batch's event time, or the start of the bucket. */
+  readonly timeMs: number;
+  /** The batch (null for a bucket of several). */
+  readonly batchId: string | null;
+  /** Batches in the point (1 without buckets). */
+  readonly batches: number;
+  /** The newest batch time in the point. */
+  readonly lastEventTimeMs: number;
+  readonly groups: number;
+  readonly trajectories: number;
+  readonly rewardMean: number | null;
+  /** Unbiased std of trajectory rewards (pooled over the bucket's batches). */
+  readonly rewardStd: number | null;
+  /** rewardMean − rewardStd and rewardMean + rewardStd: the band a chart shades. */
+  readonly rewardLow: number | null;
+  readonly rewardHigh: number | null;
+  readonly successRate: number | null;
+  readonly meanInGroupRewardStd: number | null;
+  readonly passAtK: Record<string, number | null>;
+  readonly passHatK: Record<string, number | null>;
+  readonly meanLength: number | null;
+  readonly invalidActionRate: number | null;
+  readonly incomplete: number;
+  readonly droppedGroups: number;
+  /** Env steps (turns) in the point's trajectories. */
+  readonly envSteps: number | null;
+  /** Env steps of the run's batches up to and including this point. */
+  readonly cumulativeEnvSteps: number | null;
+}
+
+const band = (mean: number | null, std: number | null): [number | null, number | null] =>
+  mean === null || std === null ? [null, null] : [mean - std, mean + std];
+
+const ratio = (sum: number | null, count: number): number | null => (sum === null || count === 0 ? null : sum / count);
+
+export function batchPoint(row: BatchPointRow): Omit<CurvePoint, 'cumulativeEnvSteps'> {
+  const trajectories = int(row.trajectories);
+  const rewardMean = num(row.reward_mean);
+  const rewardStd = num(row.reward_std);
+  const meanLength = num(row.mean_length);
+  const [rewardLow, rewardHigh] = band(rewardMean, rewardStd);
+  return {
+    timeMs: int(row.event_time_ms),
+    batchId: row.batch_id,
+    batches: 1,
+    lastEventTimeMs: int(row.event_time_ms),
+    groups: int(row.groups),
+    trajectories,
+    rewardMean,
+    rewardStd,
+    rewardLow,
+    rewardHigh,
+    successRate: num(row.success_rate),
+    meanInGroupRewardStd: num(row.mean_in_group_reward_std),
+    passAtK: kMap(row.pass_at_k_keys, row.pass_at_k_values),
+    passHatK: kMap(row.pass_hat_k_keys, row.pass_hat_k_values),
+    meanLength,
+    invalidActionRate: num(row.invalid_action_rate),
+    incomplete: int(row.incomplete),
+    droppedGroups: int(row.dropped_groups),
+    envSteps: meanLength === null ? null : Math.round(meanLength * trajectories),
+  };
+}
+
+/** The pooled statistics of a bucket; pass maps come from the passK query (empty until merged). */
+export function bucketPoint(row: BucketPointRow): Omit<CurvePoint, 'cumulativeEnvSteps'> {
+  const n = int(row.trajectory_count);
+  const groups = int(row.group_count);
+  const rewardMean = ratio(num(row.reward_sum), n);
+  const squares = num(row.reward_square_sum);
+  // Σ[(n_i − 1)s_i² + n_i m_i²] − N·M² is the sum of squared deviations of all N rewards from their mean.
+  const rewardStd = rewardMean === null || squares === null ? null : n < 2 ? 0 : Math.sqrt(Math.max(0, (squares - n * rewardMean * rewardMean) / (n - 1)));
+  const envSteps = num(row.env_steps);
+  const [rewardLow, rewardHigh] = band(rewardMean, rewardStd);
+  return {
+    timeMs: int(row.bucket_start_ms),
+    batchId: null,
+    batches: int(row.batches),
+    lastEventTimeMs: int(row.last_event_time_ms),
+    groups,
+    trajectories: n,
+    rewardMean,
+    rewardStd,
+    rewardLow,
+    rewardHigh,
+    successRate: ratio(num(row.success_sum), n),
+    meanInGroupRewardStd: ratio(num(row.in_group_std_sum), groups),
+    passAtK: {},
+    passHatK: {},
+    meanLength: ratio(envSteps, n),
+    invalidActionRate: envSteps === null ? null : envSteps === 0 ? 0 : ratio(num(row.invalid_actions), envSteps),
+    incomplete: int(row.incomplete_count),
+    droppedGroups: int(row.dropped_group_count),
+    envSteps: envSteps === null ? null : Math.round(envSteps),
+  };
+}
+
+/** Splits a passK row's 'at:<k>' / 'hat:<k>' keys into the two maps. */
+export function passMaps(row: PassKRow): { passAtK: Record<string, number | null>; passHatK: Record<string, number | null> } {
+  const at: [string[], unknown[]] = [[], []];
+  const hat: [string[], unknown[]] = [[], []];
+  row.keys.forEach((key, i) => {
+    const [kind, k] = key.split(':') as [string, string];
+    const target = kind === 'at' ? at : hat;
+    target[0].push(k);
+    target[1].push(row.values[i]);
+  });
+  return { passAtK: kMap(...at), passHatK: kMap(...hat) };
+}
+
+export interface SeriesPlan {
+  /** Batches in the window. */
+  readonly batches: number;
+  /** The bucket used: the one asked for, one chosen automatically, or null (one point per batch). */
+  readonly bucketMs: number | null;
+  readonly autoBucketed: boolean;
+  readonly envStepsBefore: number | null;
+}
+
+/** Decides between per-batch points and buckets from the window's extent. */
+export async function planSeries(store: AnalyticsStore, q: SeriesQuery): Promise<SeriesPlan> {
+  const [extent] = await read<ExtentRow>(store, extentSql(q));
+  const batches = int(extent?.batches);
+  const envStepsBefore = extent === undefined ? 0 : num(extent.env_steps_before);
+  if (q.bucketMs !== undefined) return { batches, bucketMs: q.bucketMs, autoBucketed: false, envStepsBefore };
+  if (batches <= q.limit) return { batches, bucketMs: null, autoBucketed: false, envStepsBefore };
+  return { batches, bucketMs: autoBucketMs(int(extent?.last_ms) - int(extent?.first_ms), q.limit), autoBucketed: true, envStepsBefore };
+}
+
+export interface CurveResult extends SeriesPlan {
+  /** More points matched than `limit`: the oldest `limit` are returned (widen bucketMs to see the rest). */
+  readonly truncated: boolean;
+  readonly points: CurvePoint[];
+}
+
+/** Adds the running env-step count, from the steps before the window. */
+function withCumulative(points: ReadonlyArray<Omit<CurvePoint, 'cumulativeEnvSteps'>>, before: number | null): CurvePoint[] {
+  let total = before === null ? null : Math.round(before);
+  return points.map((point) => {
+    total = total === null || point.envSteps === null ? null : total + point.envSteps;
+    return { ...point, cumulativeEnvSteps: total };
+  });
+}
+
+export async function queryCurve(store: AnalyticsStore, q: SeriesQuery): Promise<CurveResult> {
+  const plan = await planSeries(store, q);
+  if (plan.batches === 0) return { ...plan, truncated: false, points: [] };
+  if (plan.bucketMs === null) {
+    const rows = await read<BatchPointRow>(store, batchPointsSql(q));
+    return { ...plan, truncated: rows.length > q.limit, points: withCumulative(rows.slice(0, q.limit).map(batchPoint), plan.envStepsBefore) };
+  }
+  const [rows, passRows] = await Promise.all([read<BucketPointRow>(store, bucketPointsSql(q, plan.bucketMs)), read<PassKRow>(store, passKSql(q, plan.bucketMs))]);
+  const pass = new Map(passRows.map((row) => [int(row.bucket_start_ms), passMaps(row)]));
+  const points = rows.slice(0, q.limit).map((row) => ({ ...bucketPoint(row), ...(pass.get(int(row.bucket_start_ms)) ?? {}) }));
+  return { ...plan, truncated: rows.length > q.limit, points: withCumulative(points, plan.envStepsBefore) };
+}

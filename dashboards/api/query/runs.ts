@@ -1,0 +1,136 @@
+// GET /v1/runs: every run with events in a time window, newest activity first, from what the sink stored:
+// steps (env, episodes, step events, policy versions that acted), trajectories (assembled and successful
+// episodes), rollout batches, learner steps and published policy versions. One aggregate per table, unioned
+// and summed by run — no JOIN, and counts by distinct key (uniqExact) so a row the sink stored twice is
+// counted once without the cost of FINAL.
+import { DAY_MS, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
+import { sqlInt } from './sql.js';
+import { int, read, type AnalyticsStore } from './store.js';
+
+export const RUNS_DEFAULT_LIMIT = 100;
+/** Runs with events in the last 30 days unless sinceMs says otherwise. */
+export const RUNS_DEFAULT_WINDOW_MS = 30 * DAY_MS;
+/** The widest window: every table is scanned over it (not only one run's rows). */
+export const RUNS_MAX_WINDOW_MS = 366 * DAY_MS;
+
+export interface RunsQuery extends TimeWindow {
+  readonly limit: number;
+}
+
+export const runsParams = ['limit', 'sinceMs', 'untilMs'] as const;
+
+export function parseRunsQuery(query: RawQuery, nowMs: number): RunsQuery {
+  const values = readQuery(query, runsParams);
+  const limit = limitParam(values, RUNS_DEFAULT_LIMIT);
+  return { limit, ...windowParams(values, nowMs, { defaultWindowMs: RUNS_DEFAULT_WINDOW_MS, maxWindowMs: RUNS_MAX_WINDOW_MS }) };
+}
+
+const inWindow = (column: string, q: TimeWindow): string => `${column} >= ${sqlInt(q.sinceMs)} AND ${column} < ${sqlInt(q.untilMs)}`;
+
+/**
+ * The runs SELECT; asks for limit + 1 rows so the caller can say whether there were more. Every part has
+ * the same columns and types (UNION ALL on 18.16 does not convert types): env name/version, first and
+ * last event time, then counts, then the highest policy version (-1 where the table has none).
+ */
+export function runsSql(q: RunsQuery): string {
+  const zero = 'toUInt64(0)';
+  const none = "''";
+  const parts = [
+    `SELECT run_id, any(env_name) AS env_name, any(env_version) AS env_version,
+         min(event_time_ms) AS first_ms, max(event_time_ms) AS last_ms,
+         toUInt64(uniqExact(event_id)) AS step_events, toUInt64(uniqExact(episode_id)) AS episodes,
+         ${zero} AS trajectories, ${zero} AS successes, ${zero} AS batches, ${zero} AS learner_steps,
+         toInt64(max(policy_version)) AS policy_version
+       FROM steps WHERE ${inWindow('event_time_ms', q)} GROUP BY run_id`,
+    `SELECT run_id, any(env_name), any(env_version), min(first_event_time_ms), max(last_event_time_ms),
+         ${zero}, ${zero}, toUInt64(uniqExact(episode_id)), toUInt64(uniqExactIf(episode_id, success = 1)), ${zero}, ${zero},
+         toInt64(max(max_policy_version))
+       FROM trajectories WHERE ${inWindow('last_event_time_ms', q)} GROUP BY run_id`,
+    `SELECT run_id, ${none}, ${none}, min(event_time_ms), max(event_time_ms),
+         ${zero}, ${zero}, ${zero}, ${zero}, toUInt64(uniqExact(batch_id)), ${zero}, toInt64(-1)
+       FROM rollout_stats WHERE scope = 'batch' AND ${inWindow('event_time_ms', q)} GROUP BY run_id`,
+    `SELECT run_id, ${none}, ${none}, min(event_time_ms), max(event_time_ms),
+         ${zero}, ${zero}, ${zero}, ${zero}, ${zero}, toUInt64(uniqExact(step)), toInt64(max(policy_version))
+       FROM learner_steps WHERE ${inWindow('event_time_ms', q)} GROUP BY run_id`,
+    `SELECT run_id, ${none}, ${none}, min(created_at_ms), max(created_at_ms),
+         ${zero}, ${zero}, ${zero}, ${zero}, ${zero}, ${zero}, toInt64(max(version))
+       FROM policy_versions WHERE ${inWindow('created_at_ms', q)} GROUP BY run_id`,
+  ];
+  return `SELECT run_id,
+       anyIf(env_name, env_name != '') AS env_name, anyIf(env_version, env_version != '') AS env_version,
+       min(first_ms) AS first_event_time_ms, max(last_ms) AS last_event_time_ms,
+       sum(step_events) AS step_events, sum(episodes) AS episodes, sum(trajectories) AS trajectories,
+       sum(successes) AS successes, sum(batches) AS batches, sum(learner_steps) AS learner_steps,
+       max(policy_version) AS latest_policy_version
+FROM (
+${parts.join('\nUNION ALL\n')}
+)
+GROUP BY run_id
+ORDER BY last_event_time_ms DESC, run_id ASC
+LIMIT ${sqlInt(q.limit + 1)}`;
+}
+
+export interface RunRow {
+  run_id: string;
+  env_name: string;
+  env_version: string;
+  first_event_time_ms: number;
+  last_event_time_ms: number;
+  step_events: number;
+  episodes: number;
+  trajectories: number;
+  successes: number;
+  batches: number;
+  learner_steps: number;
+  latest_policy_version: number;
+}
+
+export interface RunView {
+  readonly runId: string;
+  /** The environment of the run's steps or trajectories; null when only learner-side events were seen. */
+  readonly envName: string | null;
+  readonly envVersion: string | null;
+  /** First and last event time seen in the window, ms since the epoch. */
+  readonly firstEventTimeMs: number;
+  readonly lastEventTimeMs: number;
+  /** Distinct step events. */
+  readonly stepEvents: number;
+  /** Distinct episodes that have steps. */
+  readonly episodes: number;
+  /** Episodes assembled into trajectories, and how many of them succeeded. */
+  readonly assembledEpisodes: number;
+  readonly successfulEpisodes: number;
+  /** Rollout batches (rollout_stats rows of scope 'batch'). */
+  readonly rolloutBatches: number;
+  readonly learnerSteps: number;
+  /** Highest policy version seen (published, or that acted in a step); null when none. */
+  readonly latestPolicyVersion: number | null;
+}
+
+export function runView(row: RunRow): RunView {
+  const version = int(row.latest_policy_version);
+  return {
+    runId: row.run_id,
+    envName: row.env_name === '' ? null : row.env_name,
+    envVersion: row.env_version === '' ? null : row.env_version,
+    firstEventTimeMs: int(row.first_event_time_ms),
+    lastEventTimeMs: int(row.last_event_time_ms),
+    stepEvents: int(row.step_events),
+    episodes: int(row.episodes),
+    assembledEpisodes: int(row.trajectories),
+    successfulEpisodes: int(row.successes),
+    rolloutBatches: int(row.batches),
+    learnerSteps: int(row.learner_steps),
+    latestPolicyVersion: version < 0 ? null : version,
+  };
+}
+
+export interface RunsResult {
+  readonly runs: RunView[];
+  readonly truncated: boolean;
+}
+
+export async function queryRuns(store: AnalyticsStore, q: RunsQuery): Promise<RunsResult> {
+  const rows = await read<RunRow>(store, runsSql(q));
+  return { runs: rows.slice(0, q.limit).map(runView), truncated: rows.length > q.limit };
+}

@@ -1,0 +1,191 @@
+// Checkpoints: one directory per policy version, `<dir>/v<version>/`, holding
+//   weights.bin    the parameters as little-endian float32, in parameterSpecs order
+//   optimizer.bin  Adam's state (step count and moments), same encoding
+//   manifest.json  version, model config, reply words, tokenizer, layout of both files, the consumed
+//                  sample offsets, and the SHA-256 of weights.bin (the policy-version event's checksum)
+// The manifest is written last and renamed into place, so a directory without one is an interrupted
+// write and is ignored: the latest checkpoint is the highest version with a manifest. The learner
+// resumes from it — weights, optimizer, update count and the offsets it had trained up to — so a crash
+// neither trains twice on a sample nor skips one.
+import { createHash } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { TrajflowError } from '../../core/errors.js';
+import type { PolicyModelConfig } from '../model/config.js';
+import type { LearnerStepEvent } from '../../schemas/index.js';
+
+export interface TensorEntry {
+  readonly name: string;
+  readonly shape: readonly number[];
+  readonly values: Float32Array;
+}
+
+export interface CheckpointManifest {
+  readonly format: 'trajflow-checkpoint-v1';
+  readonly runId: string;
+  readonly version: number;
+  readonly parentVersion: number | null;
+  /** Learner updates done when the checkpoint was written. */
+  readonly updates: number;
+  readonly tokenizer: string;
+  readonly replyWords: readonly string[];
+  readonly model: PolicyModelConfig;
+  readonly weights: readonly { name: string; shape: readonly number[]; offset: number; length: number }[];
+  readonly optimizer: readonly { name: string; shape: readonly number[]; offset: number; length: number }[];
+  /** Next sample offset to train on, per "topic/partition". */
+  readonly offsets: Record<string, string>;
+  /** SHA-256 of weights.bin, 64 lowercase hex digits. */
+  readonly checksum: string;
+  readonly createdAtMs: number;
+  /** Ids of recently trained samples (dedupe across a restart). */
+  readonly recentSampleIds: readonly string[];
+  /** The metrics event of the update that made this version (republished on resume: a crash may have come before it was sent). */
+  readonly lastStep: LearnerStepEvent | null;
+}
+
+export interface Checkpoint {
+  readonly manifest: CheckpointManifest;
+  readonly directory: string;
+  readonly weights: Map<string, Float32Array>;
+  readonly optimizer: TensorEntry[];
+}
+
+export class CheckpointError extends TrajflowError {
+  constructor(message: string) {
+    super('CHECKPOINT', message);
+  }
+}
+
+export type CheckpointInput = Omit<CheckpointManifest, 'format' | 'weights' | 'optimizer' | 'checksum' | 'createdAtMs'> & {
+  readonly weights: readonly TensorEntry[];
+  readonly optimizer: readonly TensorEntry[];
+};
+
+const versionDir = (root: string, version: number) => join(root, `v${String(version).padStart(8, '0')}`);
+
+/** Writes a checkpoint; returns its directory and manifest. */
+export async function writeCheckpoint(root: string, input: CheckpointInput): Promise<{ directory: string; manifest: CheckpointManifest }> {
+  const directory = versionDir(root, input.version);
+  await rm(directory, { recursive: true, force: true });
+  await mkdir(directory, { recursive: true });
+  const packed = pack(input.weights);
+  const packedOptimizer = pack(input.optimizer);
+  await writeFile(join(directory, 'weights.bin'), packed.bytes);
+  await writeFile(join(directory, 'optimizer.bin'), packedOptimizer.bytes);
+  const manifest: CheckpointManifest = {
+    format: 'trajflow-checkpoint-v1',
+    runId: input.runId,
+    version: input.version,
+    parentVersion: input.parentVersion,
+    updates: input.updates,
+    tokenizer: input.tokenizer,
+    replyWords: input.replyWords,
+    model: input.model,
+    weights: packed.layout,
+    optimizer: packedOptimizer.layout,
+    offsets: input.offsets,
+    checksum: sha256(packed.bytes),
+    createdAtMs: Date.now(),
+    recentSampleIds: input.recentSampleIds,
+    lastStep: input.lastStep,
+  };
+  await writeFile(join(directory, 'manifest.json.tmp'), JSON.stringify(manifest));
+  await rename(join(directory, 'manifest.json.tmp'), join(directory, 'manifest.json'));
+  return { directory, manifest };
+}
+
+/** Reads a checkpoint directory, verifying the weights against the manifest's (or an expected) checksum. */
+export async function readCheckpoint(directory: string, expectedChecksum?: string): Promise<Checkpoint> {
+  let manifest: CheckpointManifest;
+  try {
+    manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8')) as CheckpointManifest;
+  } catch (error) {
+    throw new CheckpointError(`no readable checkpoint manifest in ${directory}: ${(error as Error).message}`);
+  }
+  if (manifest.format !== 'trajflow-checkpoint-v1') throw new CheckpointError(`${directory}: unknown checkpoint format ${String(manifest.format)}`);
+  const bytes = await readFile(join(directory, 'weights.bin'));
+  const checksum = sha256(bytes);
+  for (const expected of [manifest.checksum, expectedChecksum]) {
+    if (expected !== undefined && expected !== checksum) {
+      throw new CheckpointError(`${directory}: weights.bin has SHA-256 ${checksum}, expected ${expected} (corrupt or replaced checkpoint)`);
+    }
+  }
+  const weights = new Map(unpack(bytes, manifest.weights).map((t) => [t.name, t.values]));
+  const optimizer = unpack(await readFile(join(directory, 'optimizer.bin')), manifest.optimizer);
+  return { manifest, directory, weights, optimizer };
+}
+
+/** The newest complete checkpoint under `root`, or undefined. */
+export async function latestCheckpoint(root: string): Promise<Checkpoint | undefined> {
+  const versions = await completeVersions(root);
+  for (const version of versions.reverse()) {
+    try {
+      return await readCheckpoint(versionDir(root, version));
+    } catch (error) {
+      // A corrupt newest checkpoint: fall back to the one before, loudly.
+      console.error(`learner: skipping checkpoint v${version}: ${(error as Error).message}`);
+    }
+  }
+  return undefined;
+}
+
+/** Deletes all but the newest `keep` checkpoints (actors may still be loading a recent one). */
+export async function pruneCheckpoints(root: string, keep: number): Promise<void> {
+  const versions = await completeVersions(root);
+  for (const version of versions.slice(0, Math.max(0, versions.length - keep))) {
+    await rm(versionDir(root, version), { recursive: true, force: true });
+  }
+}
+
+export function checkpointUri(directory: string): string {
+  return pathToFileURL(directory).href;
+}
+
+export function checkpointPath(uri: string): string {
+  if (!uri.startsWith('file://')) throw new CheckpointError(`weightsUri ${uri} is not a file:// URI; only local checkpoints are supported`);
+  return fileURLToPath(uri);
+}
+
+async function completeVersions(root: string): Promise<number[]> {
+  let entries: string[];
+  try {
+    entries = await readdir(root);
+  } catch {
+    return [];
+  }
+  const versions: number[] = [];
+  for (const entry of entries) {
+    const match = /^v(\d{8})$/.exec(entry);
+    if (!match) continue;
+    const files = await readdir(join(root, entry)).catch(() => [] as string[]);
+    if (files.includes('manifest.json')) versions.push(Number(match[1]));
+  }
+  return versions.sort((a, b) => a - b);
+}
+
+function pack(entries: readonly TensorEntry[]): { bytes: Buffer; layout: CheckpointManifest['weights'] } {
+  const total = entries.reduce((sum, e) => sum + e.values.length, 0);
+  const bytes = Buffer.alloc(total * 4);
+  const layout: { name: string; shape: readonly number[]; offset: number; length: number }[] = [];
+  let offset = 0;
+  for (const entry of entries) {
+    for (let i = 0; i < entry.values.length; i++) bytes.writeFloatLE(entry.values[i]!, (offset + i) * 4);
+    layout.push({ name: entry.name, shape: entry.shape, offset, length: entry.values.length });
+    offset += entry.values.length;
+  }
+  return { bytes, layout };
+}
+
+function unpack(bytes: Buffer, layout: CheckpointManifest['weights']): TensorEntry[] {
+  return layout.map(({ name, shape, offset, length }) => {
+    if ((offset + length) * 4 > bytes.length) throw new CheckpointError(`tensor ${name} lies beyond the end of the file`);
+    const values = new Float32Array(length);
+    for (let i = 0; i < length; i++) values[i] = bytes.readFloatLE((offset + i) * 4);
+    return { name, shape, values };
+  });
+}
+
+function sha256(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}

@@ -1,0 +1,86 @@
+// `trajflow learner`: the training loop as its own process (see learner/loop/learner.ts).
+//   trajflow learner --run-id R [--env FrozenLake] [--updates N] [--batch-tokens T] [--lr X] ...
+import { ensureUp } from '../infra/commands.js';
+import { loadConfig } from '../core/config.js';
+import { ConfigError } from '../core/errors.js';
+import { connectBackbone, shutdownOnSignals } from '../streams/index.js';
+import { numberFlag, parseFlagPairs, positiveInt } from '../cli/flags.js';
+import type { Command } from '../cli/main.js';
+import { parseBackendChoice } from './backend.js';
+import { buildLearnerConfig, type LearnerConfigInput } from './loop/config.js';
+import { startLearner } from './loop/learner.js';
+import { readFileSync } from 'node:fs';
+
+const FLAGS = [
+  '--run-id', '--env', '--updates', '--batch-tokens', '--min-samples', '--max-wait-ms', '--max-staleness', '--lr', '--epochs',
+  '--minibatches', '--temperature', '--backend', '--width', '--layers', '--heads', '--context', '--seed', '--config',
+] as const;
+const USAGE =
+  'trajflow learner --run-id R [--env FrozenLake] [--updates N] [--batch-tokens 4096] [--min-samples 8] [--max-wait-ms 2000] ' +
+  '[--max-staleness K] [--lr 3e-4] [--epochs 1] [--minibatches 1] [--temperature 1] [--backend auto|node-gpu|node|wasm|cpu] ' +
+  '[--width 64] [--layers 2] [--heads 4] [--context 256] [--seed 1] [--config learner.json]';
+
+/** Flags over the optional JSON config file (same shape as LearnerConfigInput), checked by buildLearnerConfig. */
+export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInput {
+  const f = parseFlagPairs(args, FLAGS, USAGE);
+  let file: Partial<LearnerConfigInput> = {};
+  if (f['--config'] !== undefined) {
+    try {
+      file = JSON.parse(readFileSync(f['--config'], 'utf8')) as Partial<LearnerConfigInput>;
+    } catch (error) {
+      throw new ConfigError(`--config ${f['--config']}: ${(error as Error).message}; pass a JSON file shaped like the learner config logged at start`);
+    }
+  }
+  const runId = f['--run-id'] ?? file.runId;
+  if (runId === undefined) throw new ConfigError(`--run-id is required (the actors' run id); usage: ${USAGE}`);
+  const pick = <T>(value: T | undefined) => (value === undefined ? {} : value);
+  const int = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveInt(name, raw, 0));
+  const model = { ...file.model, ...strip({ width: int('width', f['--width']), layers: int('layers', f['--layers']), heads: int('heads', f['--heads']), contextLength: int('context', f['--context']), seed: f['--seed'] === undefined ? undefined : Number(f['--seed']) }) };
+  const optimizer = { ...file.optimizer, ...strip({ learningRate: numberFlag('lr', f['--lr'], { positive: true }), epochs: int('epochs', f['--epochs']), minibatches: int('minibatches', f['--minibatches']), temperature: numberFlag('temperature', f['--temperature'], { positive: true }) }) };
+  return {
+    ...file,
+    runId,
+    ...pick(strip({
+      envName: f['--env'],
+      maxUpdates: int('updates', f['--updates']),
+      batchTokens: int('batch-tokens', f['--batch-tokens']),
+      minSamples: int('min-samples', f['--min-samples']),
+      maxWaitMs: f['--max-wait-ms'] === undefined ? undefined : Number(f['--max-wait-ms']),
+      maxStaleness: f['--max-staleness'] === undefined ? undefined : Number(f['--max-staleness']),
+      backend: f['--backend'] === undefined ? undefined : parseBackendChoice(f['--backend']),
+    })),
+    model,
+    optimizer,
+  };
+}
+
+function strip<T extends Record<string, unknown>>(record: T): Partial<T> {
+  return Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+export const learnerCommand: Command = {
+  summary: 'train the policy on <prefix>.samples; checkpoint and publish a policy version after every update',
+  usage: USAGE,
+  async run(args) {
+    const trajflow = loadConfig();
+    const config = buildLearnerConfig(trajflow, learnerInputFromArgs(args));
+    await ensureUp(trajflow);
+    const backbone = await connectBackbone(trajflow, { clientId: `trajflow-learner-${config.runId}` });
+    try {
+      const run = await startLearner(backbone, config, {
+        onStep: (step, version) =>
+          console.error(`learner: update ${step.step} → v${version.version}  loss ${step.totalLoss.toFixed(4)}  entropy ${step.entropy.toFixed(3)}  grad ${step.gradNormPreClip.toFixed(3)}  ${step.samples} samples ${step.tokens} tokens  ${step.durationMs.toFixed(0)} ms  staleness ${step.stalenessMean.toFixed(2)}`),
+      });
+      const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });
+      try {
+        const stats = await run.done;
+        console.log(`learner: stopped at v${stats.version} after ${stats.updates} updates (${stats.samplesTrained} samples trained, ${stats.droppedStale} stale dropped, ${stats.duplicates} duplicates)`);
+      } finally {
+        release();
+      }
+      return 0;
+    } finally {
+      await backbone.close();
+    }
+  },
+};

@@ -1,0 +1,68 @@
+// The learner's two outgoing events: the metrics of one update, and the policy version it produced.
+import type { LearnerStepEvent, PolicyVersionEvent } from '../../schemas/index.js';
+import type { UpdateMetrics } from '../train/trainer.js';
+
+export interface BatchAccounting {
+  readonly stalenessMean: number;
+  readonly stalenessMax: number;
+  readonly droppedStale: number;
+  readonly duplicates: number;
+  readonly otherRuns: number;
+  readonly skippedSamples: number;
+  readonly replaySamples: number;
+}
+
+export function learnerStepEvent(runId: string, update: number, versionBefore: number, m: UpdateMetrics, batch: BatchAccounting, backend: string, nowMs: number): LearnerStepEvent {
+  return {
+    runId,
+    step: update,
+    policyVersion: versionBefore,
+    totalLoss: m.loss,
+    policyLoss: m.pgLoss,
+    klLoss: m.klLoss,
+    entropyLoss: m.entropyLoss,
+    entropy: m.entropy,
+    kl: m.kl,
+    clipFraction: m.clipFracHigh + m.clipFracLow,
+    clipFractionLow: m.clipFracLow,
+    gradNormPreClip: m.gradNorm,
+    learningRate: m.learningRate,
+    tokens: m.tokens,
+    samples: m.samples,
+    stalenessMean: batch.stalenessMean,
+    stalenessMax: batch.stalenessMax,
+    durationMs: m.durationMs,
+    backend,
+    eventTimeMs: nowMs,
+    metrics: {
+      clipFracHigh: m.clipFracHigh,
+      clipFracDual: m.clipFracDual,
+      ppoKl: m.ppoKl,
+      lossTokens: m.lossTokens,
+      optimizerSteps: m.optimizerSteps,
+      skippedSteps: m.skippedSteps,
+      importanceWeightMean: m.importanceWeightMean,
+      importanceWeightMax: m.importanceWeightMax,
+      truncatedWeights: m.truncatedWeights,
+      droppedStale: batch.droppedStale,
+      duplicates: batch.duplicates,
+      otherRuns: batch.otherRuns,
+      skippedSamples: batch.skippedSamples,
+      replaySamples: batch.replaySamples,
+      tokensPerSecond: m.durationMs > 0 ? m.tokens / (m.durationMs / 1000) : 0,
+    },
+  };
+}
+
+export function policyVersionEvent(runId: string, version: number, weightsUri: string, checksum: string, learnerStep: number, createdAtMs: number): PolicyVersionEvent {
+  return {
+    runId,
+    version,
+    weightsUri,
+    checksum,
+    parentVersion: version === 0 ? null : version - 1,
+    learnerStep,
+    createdAtMs,
+    metrics: {},
+  };
+}

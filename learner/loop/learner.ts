@@ -1,0 +1,239 @@
+// The learner on the event backbone: consume <prefix>.samples as one consumer group, train on batches
+// by token budget, and after every update write a checkpoint, publish the learner step and the new
+// policy version, then acknowledge the batch's samples (the consumer commits them).
+//
+// Exactly-once training across crashes: the checkpoint records, per partition, the next sample offset
+// after everything its weights were trained on. On start the learner loads its newest checkpoint and
+// the consumer skips every sample below those offsets, so samples trained before the crash are not
+// trained again even when Kafka's committed offsets lag behind (a crash between checkpoint and commit),
+// and samples after them are not skipped (they were never acknowledged, so never committed).
+// A crash between checkpoint and publish leaves a version unannounced: on start the newest checkpoint's
+// version is published again (consumers ignore a version they already have; ClickHouse keeps one row).
+import { topicName } from '../../core/config.js';
+import { createEnv } from '../../envs/registry.js';
+import type { LearnerStepEvent, PolicyVersionEvent, TrainingSampleEvent } from '../../schemas/index.js';
+import { createEventConsumer, type Backbone, type Envelope, type TopicConsumer } from '../../streams/index.js';
+import { selectBackend, type BackendInfo } from '../backend.js';
+import { checkpointUri, latestCheckpoint, pruneCheckpoints, writeCheckpoint, type Checkpoint } from '../checkpoint/checkpoint.js';
+import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../policy/bundle.js';
+import { TOKENIZER_NAME } from '../tokenizer/index.js';
+import { buildBatch } from '../train/batch.js';
+import { PolicyTrainer } from '../train/trainer.js';
+import type { LearnerConfig } from './config.js';
+import { learnerStepEvent, policyVersionEvent, type BatchAccounting } from './events.js';
+
+/** Samples whose estimator starts with this were replayed (trajflow replay): decoupled objective. */
+export const REPLAY_ESTIMATOR_PREFIX = 'replay:';
+const RECENT_IDS = 20_000;
+
+export interface LearnerStats {
+  version: number;
+  updates: number;
+  samplesTrained: number;
+  droppedStale: number;
+  duplicates: number;
+  otherRuns: number;
+  skippedSamples: number;
+  lastStep?: LearnerStepEvent;
+}
+
+export interface LearnerRun {
+  readonly backend: BackendInfo;
+  readonly stats: LearnerStats;
+  /** Resolves when the learner stopped (maxUpdates reached or stop()); rejects on a fatal error. */
+  readonly done: Promise<LearnerStats>;
+  stop(): Promise<LearnerStats>;
+}
+
+export interface StartLearnerOptions {
+  readonly log?: (line: string) => void;
+  readonly onStep?: (step: LearnerStepEvent, version: PolicyVersionEvent) => void;
+}
+
+export async function startLearner(backbone: Backbone, config: LearnerConfig, options: StartLearnerOptions = {}): Promise<LearnerRun> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const backend = await selectBackend(config.backend);
+  log(`learner: backend ${backend.description}`);
+  log(`learner: config ${JSON.stringify(config)}`);
+
+  const resumed = await latestCheckpoint(config.checkpointDir);
+  const bundle = resumed ? bundleFrom(resumed) : createPolicyBundle(createEnv(config.envName).actionVocabulary, config.model);
+  const trainer = new PolicyTrainer({ ...bundle, optimizer: config.optimizer, loss: config.loss });
+  const stats: LearnerStats = { version: 0, updates: 0, samplesTrained: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0 };
+  const offsets = new Map<string, bigint>();
+  const recent = new Set<string>();
+  let latest: { uri: string; checksum: string; updates: number };
+  if (resumed) {
+    await trainer.restoreOptimizerState(resumed.optimizer.map((t) => ({ name: t.name, shape: [...t.shape], values: t.values })));
+    trainer.updates = resumed.manifest.updates;
+    stats.version = resumed.manifest.version;
+    stats.updates = resumed.manifest.updates;
+    for (const [key, offset] of Object.entries(resumed.manifest.offsets)) offsets.set(key, BigInt(offset));
+    resumed.manifest.recentSampleIds.forEach((id) => recent.add(id));
+    latest = { uri: checkpointUri(resumed.directory), checksum: resumed.manifest.checksum, updates: resumed.manifest.updates };
+    log(`learner: resumed run ${config.runId} at version ${stats.version} (${stats.updates} updates) from ${resumed.directory}`);
+  } else {
+    latest = await checkpoint(0, null, null);
+    log(`learner: new run ${config.runId}, initial policy v0 in ${config.checkpointDir}`);
+  }
+  // (Re)announce the newest version and its update's metrics: a crash may have come between the
+  // checkpoint and the events (consumers keep one per version / step).
+  await publishVersion(stats.version, latest.uri, latest.checksum, Math.max(0, latest.updates - 1));
+  if (resumed?.manifest.lastStep) await backbone.producer.send(topicName(backbone.config, 'learner.steps'), 'learner_step', resumed.manifest.lastStep, config.runId);
+
+  async function checkpoint(version: number, parent: number | null, lastStep: LearnerStepEvent | null): Promise<{ uri: string; checksum: string; updates: number }> {
+    const values = await bundle.model.values();
+    const { directory, manifest } = await writeCheckpoint(config.checkpointDir, {
+      runId: config.runId,
+      version,
+      parentVersion: parent,
+      updates: trainer.updates,
+      tokenizer: TOKENIZER_NAME,
+      replyWords: bundle.vocabulary.words,
+      model: bundle.model.config,
+      weights: [...bundle.model.parameters].map(([name, variable]) => ({ name, shape: variable.shape, values: values.get(name)! })),
+      optimizer: await trainer.optimizerState(),
+      offsets: Object.fromEntries([...offsets].map(([k, v]) => [k, v.toString()])),
+      recentSampleIds: [...recent].slice(-RECENT_IDS),
+      lastStep,
+    });
+    await pruneCheckpoints(config.checkpointDir, config.keepCheckpoints);
+    return { uri: checkpointUri(directory), checksum: manifest.checksum, updates: trainer.updates };
+  }
+
+  async function publishVersion(version: number, uri: string, checksum: string, learnerStep: number): Promise<PolicyVersionEvent> {
+    const event = policyVersionEvent(config.runId, version, uri, checksum, learnerStep, Date.now());
+    await backbone.producer.send(topicName(backbone.config, 'policy.versions'), 'policy_version', event, config.runId);
+    return event;
+  }
+
+  const consumer: TopicConsumer<TrainingSampleEvent> = createEventConsumer(backbone.kafka, backbone.codec, 'sample', {
+    topic: topicName(backbone.config, 'samples'),
+    groupId: config.groupId,
+    deadLetters: backbone.deadLetters,
+    // Samples stay unacknowledged until their update is checkpointed; room for a few batches.
+    maxInFlight: 100_000,
+    startOffsets: offsets,
+  });
+  const buffer: Envelope<TrainingSampleEvent>[] = [];
+  let bufferedTokens = 0;
+  let firstBufferedAt = 0;
+  let wake: () => void = () => {};
+  let failed: unknown;
+  const subscription = consumer.events$.subscribe({
+    next: (envelope) => {
+      if (buffer.length === 0) firstBufferedAt = Date.now();
+      buffer.push(envelope);
+      bufferedTokens += envelope.value.tokenIds.length;
+      wake();
+    },
+    error: (error) => {
+      failed = error;
+      wake();
+    },
+  });
+
+  let running = true;
+  const ready = () => bufferedTokens >= config.batchTokens || (buffer.length >= config.minSamples && Date.now() - firstBufferedAt >= config.maxWaitMs);
+  const done = (async () => {
+    try {
+      while (running && (config.maxUpdates === null || stats.updates < config.maxUpdates)) {
+        if (failed) throw failed;
+        if (!ready()) {
+          await new Promise<void>((resolve) => {
+            wake = resolve;
+            setTimeout(resolve, 200);
+          });
+          continue;
+        }
+        await trainOnce();
+      }
+      return stats;
+    } finally {
+      subscription.unsubscribe();
+      await consumer.close();
+      trainer.dispose();
+      disposeBundle(bundle);
+    }
+  })();
+
+  async function trainOnce(): Promise<void> {
+    // Take samples up to the token budget (at least one).
+    const taken: Envelope<TrainingSampleEvent>[] = [];
+    let tokens = 0;
+    while (buffer.length > 0 && (taken.length === 0 || tokens + buffer[0]!.value.tokenIds.length <= config.batchTokens)) {
+      const envelope = buffer.shift()!;
+      tokens += envelope.value.tokenIds.length;
+      taken.push(envelope);
+    }
+    bufferedTokens -= tokens;
+    firstBufferedAt = Date.now();
+
+    const accounting = { droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0, replaySamples: 0 };
+    const kept: TrainingSampleEvent[] = [];
+    for (const { value: sample } of taken) {
+      if (sample.runId !== config.runId) accounting.otherRuns++;
+      else if (recent.has(sample.sampleId)) accounting.duplicates++;
+      else if (config.maxStaleness !== null && stats.version - sample.policyVersion > config.maxStaleness && !sample.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)) accounting.droppedStale++;
+      else kept.push(sample);
+    }
+    for (const envelope of taken) {
+      const key = `${envelope.topic}/${envelope.partition}`;
+      const next = BigInt(envelope.offset) + 1n;
+      if ((offsets.get(key) ?? -1n) < next) offsets.set(key, next);
+    }
+    stats.droppedStale += accounting.droppedStale;
+    stats.duplicates += accounting.duplicates;
+    stats.otherRuns += accounting.otherRuns;
+    const batch = buildBatch(kept, bundle.head, bundle.model.config.contextLength);
+    stats.skippedSamples += batch.skipped.length;
+    for (const skip of batch.skipped) log(`learner: skipped sample ${skip.sampleId}: ${skip.reason}`);
+    if (batch.rows === 0) {
+      // Nothing to train on: acknowledge (the positions still advance in the next checkpoint).
+      taken.forEach((e) => e.ack());
+      return;
+    }
+    const replay = batch.samples.filter((s) => s.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)).length;
+    const staleness = batch.samples.map((s) => stats.version - s.policyVersion);
+    const versionBefore = stats.version;
+    const metrics = trainer.update(batch, { recompute: replay > 0 });
+    batch.samples.forEach((s) => recent.add(s.sampleId));
+    while (recent.size > RECENT_IDS) recent.delete(recent.values().next().value!);
+    stats.version++;
+    stats.updates = trainer.updates;
+    stats.samplesTrained += batch.rows;
+    const step = learnerStepEvent(
+      config.runId,
+      trainer.updates - 1,
+      versionBefore,
+      metrics,
+      { ...accounting, skippedSamples: batch.skipped.length, replaySamples: replay, stalenessMean: staleness.reduce((a, b) => a + b, 0) / staleness.length, stalenessMax: Math.max(...staleness) },
+      backend.name,
+      Date.now(),
+    );
+    const saved = await checkpoint(stats.version, versionBefore, step);
+    const [, version] = await Promise.all([
+      backbone.producer.send(topicName(backbone.config, 'learner.steps'), 'learner_step', step, config.runId),
+      publishVersion(stats.version, saved.uri, saved.checksum, trainer.updates - 1),
+    ]);
+    stats.lastStep = step;
+    taken.forEach((e) => e.ack());
+    options.onStep?.(step, version);
+  }
+
+  return {
+    backend,
+    stats,
+    done,
+    async stop() {
+      running = false;
+      wake();
+      return done;
+    },
+  };
+}
+
+function bundleFrom(checkpoint: Checkpoint): PolicyBundle {
+  const { vocabSize: _, ...shape } = checkpoint.manifest.model;
+  return createPolicyBundle(checkpoint.manifest.replyWords, shape, checkpoint.weights);
+}

@@ -1,0 +1,51 @@
+// The actors' side of policy versions: each PolicyVersionEvent names a checkpoint directory and the
+// SHA-256 of its weights; the provider reads it, checks the checksum, and builds a TransformerPolicy of
+// that version. An episode keeps the policy it started with, so a few superseded models stay alive;
+// models older than `keepVersions` behind the newest are freed (an episode lasting that many versions
+// is already stale beyond any sensible bound).
+import { createPolicyProvider, type PolicyProvider } from '../../envs/policy/provider.js';
+import type { PolicyVersionEvent } from '../../schemas/index.js';
+import { checkpointPath, readCheckpoint, CheckpointError } from '../checkpoint/checkpoint.js';
+import { TOKENIZER_NAME } from '../tokenizer/index.js';
+import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from './bundle.js';
+import type { TransformerPolicy } from './transformer-policy.js';
+
+export interface CheckpointPolicyOptions {
+  /** The policy before any version event arrives (e.g. loaded from the learner's latest checkpoint, or a fresh model). */
+  readonly initial: TransformerPolicy;
+  readonly temperature?: number;
+  readonly keepVersions?: number;
+  readonly onError?: (error: unknown, event: PolicyVersionEvent) => void;
+}
+
+export async function loadPolicyFromCheckpoint(directory: string, version: number, options: { checksum?: string; temperature?: number } = {}): Promise<{ policy: TransformerPolicy; bundle: PolicyBundle }> {
+  const checkpoint = await readCheckpoint(directory, options.checksum);
+  const { manifest } = checkpoint;
+  if (manifest.tokenizer !== TOKENIZER_NAME) throw new CheckpointError(`${directory} was trained with tokenizer ${manifest.tokenizer}; this build has ${TOKENIZER_NAME}`);
+  const { vocabSize: _, ...shape } = manifest.model;
+  const bundle = createPolicyBundle(manifest.replyWords, shape, checkpoint.weights);
+  return { policy: policyOf(bundle, version, options.temperature === undefined ? {} : { temperature: options.temperature }), bundle };
+}
+
+export function createCheckpointPolicyProvider(options: CheckpointPolicyOptions): PolicyProvider {
+  const keep = options.keepVersions ?? 4;
+  const live = new Map<number, PolicyBundle>();
+  return createPolicyProvider({
+    initial: options.initial,
+    onError: options.onError,
+    load: async (event) => {
+      const { policy, bundle } = await loadPolicyFromCheckpoint(checkpointPath(event.weightsUri), event.version, {
+        checksum: event.checksum,
+        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+      });
+      live.set(event.version, bundle);
+      for (const [version, old] of live) {
+        if (version < event.version - keep) {
+          disposeBundle(old);
+          live.delete(version);
+        }
+      }
+      return policy;
+    },
+  });
+}
