@@ -14,7 +14,9 @@ function invalid(name: string, detail: string): HttpProblem {
 export function readQuery(query: RawQuery, allowed: readonly string[]): ReadonlyMap<string, string> {
   const values = new Map<string, string>();
   for (const [name, value] of Object.entries(query)) {
-    if (!allowed.includes(name)) throw invalid(name, `unknown parameter; this endpoint takes ${allowed.join(', ')}`);
+    if (!allowed.includes(name)) {
+      throw invalid(name, allowed.length === 0 ? 'unknown parameter; this endpoint takes none' : `unknown parameter; this endpoint takes ${allowed.join(', ')}`);
+    }
     if (typeof value !== 'string') throw invalid(name, 'given more than once (or with brackets); give it once');
     values.set(name, value);
   }
