@@ -1,0 +1,120 @@
+// `trajflow train` (what `npm start` runs): bring up Kafka and ClickHouse, then run every part of a
+// training run — sink, processors, learner, actors, dashboard — as child processes against them, print
+// progress and the dashboard's address, and stop every part cleanly on Ctrl-C. Running it again with the
+// same run id resumes: the learner from its newest checkpoint, the actors after the last iteration they
+// started (recorded in the run's state file).
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { loadConfig } from '../../core/config.js';
+import { ConfigError } from '../../core/errors.js';
+import { ensureUp } from '../../infra/commands.js';
+import { parseFlagPairs, positiveInt, numberFlag } from '../flags.js';
+import type { Command } from '../main.js';
+import { startPart, type RunningPart } from './parts.js';
+import { TRAIN_PRESETS } from './presets.js';
+
+const FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed'] as const;
+const USAGE =
+  'trajflow train [--env FrozenLake|Sokoban|Bandit] [--run-id R] [--estimator gigpo] [--filter F] [--updates N] [--groups 8] ' +
+  '[--group-size 8] [--lr 3e-3] [--max-staleness 2] [--port 38080] [--env-options JSON] [--seed 0]';
+
+export const trainCommand: Command = {
+  summary: 'train an agent end to end: Kafka, ClickHouse, actors, processors, learner, sink and dashboard (Ctrl-C stops, rerun resumes)',
+  usage: USAGE,
+  async run(args) {
+    if (args.includes('--help')) {
+      console.log(`usage: ${USAGE}`);
+      return 0;
+    }
+    const f = parseFlagPairs(args, FLAGS, USAGE);
+    const env = f['--env'] ?? 'FrozenLake';
+    const preset = TRAIN_PRESETS[env];
+    if (!preset) throw new ConfigError(`--env ${env}: trajflow train knows ${Object.keys(TRAIN_PRESETS).join(', ')}; for another environment start the parts yourself (trajflow actors|processors|learner)`);
+    const estimator = f['--estimator'] ?? preset.estimator;
+    const runId = f['--run-id'] ?? `train-${env}-${estimator}`;
+    const groups = positiveInt('groups', f['--groups'], preset.groups);
+    const groupSize = positiveInt('group-size', f['--group-size'], preset.groupSize);
+    const lr = numberFlag('lr', f['--lr'], { positive: true }) ?? preset.learningRate;
+    const maxStaleness = f['--max-staleness'] ?? '2';
+    const envOptions = f['--env-options'] ?? JSON.stringify(preset.envOptions);
+    const port = f['--port'] ?? '38080';
+    const filters = f['--filter'] ? [f['--filter']] : preset.filters;
+
+    const config = loadConfig();
+    console.log(`trajflow train: run ${runId} — ${env}, ${estimator}, ${groups}×${groupSize} episodes per iteration, lr ${lr}`);
+    await ensureUp(config);
+    const statePath = join(config.home, 'runs', config.topicPrefix, runId, 'actors.json');
+    const firstIteration = await nextIteration(statePath);
+    if (firstIteration > 0) console.log(`trajflow train: resuming run ${runId}; actors continue at iteration ${firstIteration}`);
+    let lastIteration = firstIteration - 1;
+
+    // kafkajs logs retriable coordinator moves and rebalances as errors; they are noise here.
+    const noise = /not the correct coordinator|rebalancing|The group is rebalancing|concurrent operation on the same transaction/;
+    const write = (line: string) => {
+      if (!noise.test(line)) console.log(line);
+    };
+    const parts: RunningPart[] = [];
+    const start = (name: string, partArgs: string[], show?: (line: string) => boolean, onLine?: (line: string) => void) => {
+      const part = startPart({ name, args: partArgs, ...(show ? { show } : {}), ...(onLine ? { onLine } : {}) }, write);
+      parts.push(part);
+      return part;
+    };
+    const quietStartup = (line: string) => !/^(sink|processors|dashboard): \{/.test(line);
+    start('sink', [], quietStartup);
+    start('processors', ['--estimator', estimator, '--group-size', String(groupSize), ...filters.flatMap((name) => ['--filter', name])], quietStartup);
+    const learner = start('learner', ['--run-id', runId, '--env', env, '--lr', String(lr), ...(f['--updates'] ? ['--updates', f['--updates']] : [])], (line) => !line.startsWith('learner: config'));
+    start('dashboard', ['--port', port], (line) => /http:\/\/|error|Error/.test(line));
+    start(
+      'actors',
+      ['--env', env, '--run-id', runId, '--groups', String(groups), '--group-size', String(groupSize), '--max-staleness', maxStaleness, '--env-options', envOptions, '--first-iteration', String(firstIteration), '--progress-ms', '10000', ...(f['--seed'] ? ['--seed', f['--seed']] : [])],
+      (line) => !line.startsWith('actors: {'),
+      (line) => {
+        const match = /iteration (\d+)/.exec(line);
+        if (match && Number(match[1]) > lastIteration) {
+          lastIteration = Number(match[1]);
+          void saveIteration(statePath, lastIteration);
+        }
+      },
+    );
+    console.log(`trajflow train: dashboard on http://127.0.0.1:${port}/  (Ctrl-C stops every part; run again to resume)`);
+
+    let stopping = false;
+    const stopAll = async () => {
+      if (stopping) return;
+      stopping = true;
+      // Actors first (they finish the groups they started), then the learner, then the consumers.
+      for (const name of ['actors', 'learner', 'processors', 'dashboard', 'sink']) await parts.find((p) => p.name === name)?.stop();
+    };
+    const onSignal = () => void stopAll();
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    try {
+      // The run ends when the learner stops (its --updates reached) or any part fails.
+      const first = await Promise.race(parts.map((p) => p.exited.then((code) => ({ part: p, code }))));
+      const failed = !stopping && !(first.part === learner && first.code === 0);
+      if (failed) console.error(`trajflow train: ${first.part.name} exited with ${first.code}; stopping the other parts`);
+      await stopAll();
+      await saveIteration(statePath, lastIteration);
+      console.log(`trajflow train: stopped run ${runId} (actors reached iteration ${lastIteration})`);
+      return failed ? 1 : 0;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  },
+};
+
+async function nextIteration(path: string): Promise<number> {
+  try {
+    const state = JSON.parse(await readFile(path, 'utf8')) as { lastIteration?: number };
+    return Number.isInteger(state.lastIteration) ? state.lastIteration! + 1 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function saveIteration(path: string, lastIteration: number): Promise<void> {
+  if (lastIteration < 0) return;
+  await mkdir(dirname(path), { recursive: true });
+  await writeFile(path, JSON.stringify({ lastIteration }));
+}
