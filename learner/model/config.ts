@@ -18,6 +18,11 @@ export interface PolicyModelConfig {
   readonly mlpRatio: number;
   /** Seeds the initial weights (same seed, same weights on every backend). Default 1. */
   readonly seed: number;
+  /**
+   * 'turn' (default): position ids restart at every observation (see transformer.ts turnPositions), so
+   * the current observation always sits at the same positions; 'absolute': GPT's 0..T−1.
+   */
+  readonly positionMode: 'turn' | 'absolute';
 }
 
 export const MODEL_DEFAULTS: Omit<PolicyModelConfig, 'vocabSize'> = {
@@ -27,14 +32,15 @@ export const MODEL_DEFAULTS: Omit<PolicyModelConfig, 'vocabSize'> = {
   heads: 4,
   mlpRatio: 4,
   seed: 1,
+  positionMode: 'turn',
 };
 
 export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<PolicyModelConfig, 'vocabSize'>): PolicyModelConfig {
   const config = { ...MODEL_DEFAULTS, ...input };
-  const positive = (field: keyof PolicyModelConfig, max: number) => {
+  const positive = (field: Exclude<keyof PolicyModelConfig, 'positionMode'>, max: number) => {
     const value = config[field];
     if (!Number.isInteger(value) || value < 1 || value > max) {
-      throw new ConfigError(`model.${field} must be an integer in 1..${max}, got ${value}; e.g. ${field}=${(MODEL_DEFAULTS as Record<string, number>)[field] ?? 512}`);
+      throw new ConfigError(`model.${field} must be an integer in 1..${max}, got ${value}; e.g. ${field}=${(MODEL_DEFAULTS as unknown as Record<string, number>)[field] ?? 512}`);
     }
   };
   positive('vocabSize', 1_000_000);
@@ -44,6 +50,7 @@ export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<Policy
   positive('heads', 256);
   positive('mlpRatio', 16);
   if (!Number.isSafeInteger(config.seed) || config.seed < 0) throw new ConfigError(`model.seed must be a non-negative integer, got ${config.seed}`);
+  if (config.positionMode !== 'turn' && config.positionMode !== 'absolute') throw new ConfigError(`model.positionMode must be 'turn' or 'absolute', got ${String(config.positionMode)}`);
   if (config.width % config.heads !== 0) {
     throw new ConfigError(`model.width (${config.width}) must be a multiple of model.heads (${config.heads}); e.g. width 64 with 4 heads`);
   }

@@ -4,6 +4,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { PolicyModelConfig } from './config.js';
 import { initialValues, parameterSpecs } from './init.js';
+import { SpecialToken } from '../tokenizer/tokenizer.js';
 import { dense, embed, gelu, layerNorm } from './ops.js';
 
 export class TransformerModel {
@@ -59,8 +60,15 @@ export class TransformerModel {
     const heads = c.heads;
     const headWidth = d / heads;
     const p = (name: string) => this.parameters.get(name)! as tf.Tensor as tf.Tensor2D & tf.Tensor1D;
-    const positions = tf.slice(p('embed/positions') as tf.Tensor2D, [0, 0], [time, d]);
-    let x = tf.reshape(tf.add(tf.reshape(embed(p('embed/tokens'), tf.reshape(ids, [-1])), [batch, time, d]), positions), [batch * time, d]) as tf.Tensor2D;
+    const tokens = embed(p('embed/tokens'), tf.reshape(ids, [-1]));
+    let x: tf.Tensor2D;
+    if (c.positionMode === 'turn') {
+      const positionIds = tf.tensor1d(turnPositions(ids.dataSync() as Int32Array, batch, time, c.contextLength), 'int32');
+      x = tf.add(tokens, embed(p('embed/positions'), positionIds));
+    } else {
+      const positions = tf.slice(p('embed/positions') as tf.Tensor2D, [0, 0], [time, d]);
+      x = tf.reshape(tf.add(tf.reshape(tokens, [batch, time, d]), positions), [batch * time, d]) as tf.Tensor2D;
+    }
     for (let l = 0; l < c.layers; l++) {
       const b = `block${l}`;
       const h = layerNorm(x, p(`${b}/ln1/gain`), p(`${b}/ln1/bias`));
@@ -132,6 +140,25 @@ export class TransformerModel {
 }
 
 let nextId = 0;
+
+/**
+ * Turn-relative positions: the count resets at every BOS/OBS token, so a cell of the current observation
+ * (a grid square, say) gets the same position id on turn 1 and on turn 7. With absolute positions the
+ * same map square moves further right every turn and the model must relearn the grid at every offset.
+ */
+export function turnPositions(ids: ArrayLike<number>, batch: number, time: number, contextLength: number): Int32Array {
+  const out = new Int32Array(batch * time);
+  for (let r = 0; r < batch; r++) {
+    let position = 0;
+    for (let t = 0; t < time; t++) {
+      const id = ids[r * time + t]!;
+      if (id === SpecialToken.OBS || id === SpecialToken.BOS) position = 0;
+      out[r * time + t] = Math.min(position, contextLength - 1);
+      position++;
+    }
+  }
+  return out;
+}
 
 /** The head restricted to some token ids: selection [vocab, size] has a 1 at (ids[j], j). */
 export class ReplyHead {

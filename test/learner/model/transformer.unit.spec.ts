@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
 import { buildModelConfig, type PolicyModelConfig } from '../../../learner/model/config.js';
+import { SpecialToken } from '../../../learner/tokenizer/index.js';
 import { ReplyHead, TransformerModel } from '../../../learner/model/transformer.js';
 import { initialValues } from '../../../learner/model/init.js';
 import { Rng } from '../../../envs/random.js';
@@ -38,7 +39,13 @@ function referenceLogits(ids: number[][]): Float32Array {
     };
     const lin = (x: tf.Tensor, prefix: string) => tf.add(tf.matMul(x as tf.Tensor2D, p(`${prefix}/kernel`) as tf.Tensor2D), p(`${prefix}/bias`));
     const mask = tf.tensor2d(Array.from({ length: time * time }, (_, i) => (i % time > Math.floor(i / time) ? -1e9 : 0)), [time, time]);
-    let x: tf.Tensor = tf.reshape(tf.add(tf.gather(p('embed/tokens'), tf.tensor2d(ids, undefined, 'int32')), tf.slice(p('embed/positions'), [0, 0], [time, c.width])), [batch * time, c.width]);
+    // Turn-relative positions (the default): the count restarts at every BOS/OBS id.
+    const positionIds = ids.map((row) => {
+      let at = 0;
+      return row.map((id) => (id === SpecialToken.OBS || id === SpecialToken.BOS ? (at = 1, 0) : at++));
+    });
+    const positions = c.positionMode === 'turn' ? tf.gather(p('embed/positions'), tf.tensor2d(positionIds, undefined, 'int32')) : tf.slice(p('embed/positions'), [0, 0], [time, c.width]);
+    let x: tf.Tensor = tf.reshape(tf.add(tf.gather(p('embed/tokens'), tf.tensor2d(ids, undefined, 'int32')), positions), [batch * time, c.width]);
     for (let l = 0; l < c.layers; l++) {
       const qkv = lin(ln(x, `block${l}/ln1`), `block${l}/attn/qkv`);
       const [q, k, v] = [0, 1, 2].map((i) => tf.transpose(tf.reshape(tf.slice(qkv, [0, i * c.width], [-1, c.width]), [batch, time, c.heads, hw]), [0, 2, 1, 3]) as tf.Tensor4D);
