@@ -130,12 +130,20 @@ export async function latestCheckpoint(root: string): Promise<Checkpoint | undef
   return undefined;
 }
 
-/** Deletes all but the newest `keep` checkpoints (actors may still be loading a recent one). */
+/**
+ * Deletes all but the newest `keep` checkpoints (actors may still be loading a recent one). Version 0 —
+ * the initial policy, the KL reference — is always kept.
+ */
 export async function pruneCheckpoints(root: string, keep: number): Promise<void> {
-  const versions = await completeVersions(root);
+  const versions = (await completeVersions(root)).filter((v) => v !== 0);
   for (const version of versions.slice(0, Math.max(0, versions.length - keep))) {
     await rm(versionDir(root, version), { recursive: true, force: true });
   }
+}
+
+/** The checkpoint of one version under `root`. */
+export function readVersion(root: string, version: number): Promise<Checkpoint> {
+  return readCheckpoint(versionDir(root, version));
 }
 
 export function checkpointUri(directory: string): string {

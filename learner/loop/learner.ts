@@ -14,7 +14,7 @@ import { createEnv } from '../../envs/registry.js';
 import type { LearnerStepEvent, PolicyVersionEvent, TrainingSampleEvent } from '../../schemas/index.js';
 import { createEventConsumer, type Backbone, type Envelope, type TopicConsumer } from '../../streams/index.js';
 import { selectBackend, type BackendInfo } from '../backend.js';
-import { checkpointUri, latestCheckpoint, pruneCheckpoints, writeCheckpoint, type Checkpoint } from '../checkpoint/checkpoint.js';
+import { checkpointUri, latestCheckpoint, pruneCheckpoints, readVersion, writeCheckpoint, type Checkpoint } from '../checkpoint/checkpoint.js';
 import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../policy/bundle.js';
 import { TOKENIZER_NAME } from '../tokenizer/index.js';
 import { buildBatch } from '../train/batch.js';
@@ -58,7 +58,9 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
 
   const resumed = await latestCheckpoint(config.checkpointDir);
   const bundle = resumed ? bundleFrom(resumed) : createPolicyBundle(createEnv(config.envName).actionVocabulary, config.model);
-  const trainer = new PolicyTrainer({ ...bundle, optimizer: config.optimizer, loss: config.loss });
+  // The KL reference is the initial policy (version 0), frozen.
+  const reference = config.loss.klCoeff > 0 ? (resumed ? bundleFrom(await readVersion(config.checkpointDir, 0)) : createPolicyBundle(bundle.vocabulary.words, config.model)) : undefined;
+  const trainer = new PolicyTrainer({ ...bundle, optimizer: config.optimizer, loss: config.loss, ...(reference ? { reference: reference.model } : {}) });
   const stats: LearnerStats = { version: 0, updates: 0, samplesTrained: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0 };
   const offsets = new Map<string, bigint>();
   const recent = new Set<string>();
@@ -154,6 +156,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       await consumer.close();
       trainer.dispose();
       disposeBundle(bundle);
+      if (reference) disposeBundle(reference);
     }
   })();
 

@@ -171,9 +171,13 @@ export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, o
 
   return tf.tidy((): PolicyLossOutput => {
     const m = floatMask(mask);
-    const adv = stopGradient(advantages);
+    // Constants are zeroed where the mask is 0 before they meet logp: a NaN there would otherwise reach
+    // the gradient (0·NaN) even though the loss value masks it out.
+    const valid = tf.greater(m, 0);
+    const zeros = tf.zerosLike(m);
+    const adv = stopGradient(tf.where(valid, advantages, zeros));
     const negAdv = tf.neg(adv);
-    const logRatio = tf.clipByValue(tf.sub(logp, stopGradient(oldLogp)), -20, 20);
+    const logRatio = tf.clipByValue(tf.sub(logp, stopGradient(tf.where(valid, oldLogp, zeros))), -20, 20);
     const ratio = tf.exp(logRatio);
     const lower = 1 - config.clipRatioLow;
     const upper = 1 + config.clipRatioHigh;
@@ -191,7 +195,7 @@ export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, o
     } else {
       clipFracDual = tf.scalar(0);
     }
-    if (isWeights !== undefined) pg = tf.mul(pg, stopGradient(isWeights));
+    if (isWeights !== undefined) pg = tf.mul(pg, stopGradient(tf.where(valid, isWeights, zeros)));
 
     const pgLoss = aggLoss(pg, m, config.lossAggMode, agg);
     let loss: tf.Scalar = pgLoss;
