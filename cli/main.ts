@@ -14,6 +14,8 @@ const commands: Record<string, () => Promise<Command>> = {
   bench: async () => (await import('../bench/command.js')).benchCommand,
   actors: async () => (await import('../envs/actors/command.js')).actorsCommand,
   sink: async () => (await import('../analytics/sink/command.js')).sinkCommand,
+  replay: async () => (await import('../learner/replay/command.js')).replayCommand,
+  eval: async () => (await import('../learner/eval/command.js')).evalCommand,
   train: async () => (await import('./train/command.js')).trainCommand,
   learner: async () => (await import('../learner/command.js')).learnerCommand,
   dashboard: async () => (await import('../dashboards/command.js')).dashboardCommandEntry,

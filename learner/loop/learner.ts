@@ -17,13 +17,14 @@ import { selectBackend, type BackendInfo } from '../backend.js';
 import { checkpointUri, latestCheckpoint, pruneCheckpoints, readVersion, writeCheckpoint, type Checkpoint } from '../checkpoint/checkpoint.js';
 import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../policy/bundle.js';
 import { TOKENIZER_NAME } from '../tokenizer/index.js';
+import { REPLAY_ESTIMATOR_PREFIX } from '../replay/marker.js';
 import { buildBatch } from '../train/batch.js';
 import { PolicyTrainer } from '../train/trainer.js';
 import type { LearnerConfig } from './config.js';
 import { learnerStepEvent, policyVersionEvent, type BatchAccounting } from './events.js';
 
 /** Samples whose estimator starts with this were replayed (trajflow replay): decoupled objective. */
-export const REPLAY_ESTIMATOR_PREFIX = 'replay:';
+export { REPLAY_ESTIMATOR_PREFIX };
 const RECENT_IDS = 20_000;
 
 export interface LearnerStats {
@@ -197,7 +198,9 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       return;
     }
     const replay = batch.samples.filter((s) => s.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)).length;
-    const staleness = batch.samples.map((s) => stats.version - s.policyVersion);
+    // Staleness of live samples; a replayed sample may even be newer than this learner (clamped at 0).
+    const live = batch.samples.filter((s) => !s.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX));
+    const staleness = (live.length > 0 ? live : batch.samples).map((s) => Math.max(0, stats.version - s.policyVersion));
     const versionBefore = stats.version;
     const metrics = trainer.update(batch, { recompute: replay > 0 });
     batch.samples.forEach((s) => recent.add(s.sampleId));
