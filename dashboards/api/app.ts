@@ -1,11 +1,13 @@
 // The express app of the HTTP API, from its dependencies: nothing here opens a connection, so tests can
 // hand in fakes (a failing publisher, a throwing route) and the real server hands in the backbone.
 // Routes: ingest (POST /v1/steps), /health, and the reads — dead letters, runs and their series,
-// trajectories, consumer lag, the event stream. Order matters: routes, then `mount` (more routers, e.g.
-// the web UI), then the 404, then the one error handler that turns every failure into problem details.
+// trajectories, consumer lag, the event stream — and the web dashboard over them (GET /, dashboards/web/).
+// Order matters: routes, then `mount` (more routers: tests), then the 404, then the one error handler that
+// turns every failure into problem details.
 import express, { type Express } from 'express';
 import type { EventCodec } from '../../schemas/index.js';
 import type { DeadLetterSink, StepPublisher } from '../../streams/index.js';
+import { webRouter } from '../web/router.js';
 import { bearerAuth } from './auth.js';
 import { isLoopback, type DashboardConfig } from './config.js';
 import { deadLettersRouter } from './dead-letters-route.js';
@@ -34,7 +36,7 @@ export interface ApiDeps {
   /** Monotonic clock for the rate limiter (default performance.now). */
   readonly monotonic?: Clock;
   readonly log?: Logger;
-  /** Adds routers before the 404 and error handlers (the web UI; tests). */
+  /** Adds routers before the 404 and error handlers (tests). */
   readonly mount?: (app: Express) => void;
 }
 
@@ -67,6 +69,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   app.use(events.router);
   Object.defineProperty(app, 'openStreams', { value: () => events.open() });
   Object.defineProperty(app, 'closeStreams', { value: () => events.closeAll() });
+  app.use(webRouter());
   deps.mount?.(app);
   app.use(notFound);
   app.use(problemErrorHandler(log));

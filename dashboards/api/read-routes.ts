@@ -1,5 +1,6 @@
 // The read endpoints over ClickHouse: runs, and per run its learning curve, rollout statistics, learner
-// metrics, collapse alerts, pass@k, and trajectories (listed, and one turn by turn). Each handler is the same
+// metrics, collapse alerts, pass@k, and trajectories (listed, and one turn by turn, with the sample's
+// tokens as text when trajflow's tokenizer made them: token-text.ts). Each handler is the same
 // three steps: check the path ids and the query (400 naming the parameter), run the module's queries,
 // answer JSON. The SQL is built in query/ from checked values only; a ClickHouse failure is a 503.
 import express, { type Request, type RequestHandler, type Router } from 'express';
@@ -15,6 +16,7 @@ import { parseRolloutStatsQuery, queryRolloutStats } from './query/rollout-stats
 import { parseRunsQuery, queryRuns } from './query/runs.js';
 import type { AnalyticsStore } from './query/store.js';
 import { parseEpisodeQuery, parseTrajectoriesQuery, queryEpisode, queryTrajectories } from './query/trajectories.js';
+import { withTokenText } from './token-text.js';
 
 export interface ReadRoutesDeps {
   readonly analytics: AnalyticsStore;
@@ -100,13 +102,13 @@ export function readRouter(deps: ReadRoutesDeps): Router {
     const runId = routeId('runId', req.params.runId);
     const episodeId = routeId('episodeId', req.params.episodeId);
     const query = parseEpisodeQuery(episodeId, rawQuery(req), runId);
-    return fromClickHouse(req, () => queryEpisode(store, query));
+    return withTokenText(await fromClickHouse(req, () => queryEpisode(store, query)));
   });
 
   get('/v1/trajectories/:episodeId', async (req) => {
     const episodeId = routeId('episodeId', req.params.episodeId);
     const query = parseEpisodeQuery(episodeId, rawQuery(req));
-    return fromClickHouse(req, () => queryEpisode(store, query));
+    return withTokenText(await fromClickHouse(req, () => queryEpisode(store, query)));
   });
 
   return router;

@@ -1,0 +1,124 @@
+// Time-series charts over uPlot. Each chart is a <figure> with a caption, the plot, and a text line of the
+// latest values (what a screen reader gets; the canvas is an image). The figure carries data-points (the
+// number of x values drawn) and data-markers (alert markers in view), so tests and scripts can read them.
+// Alerts are drawn on every chart as vertical lines at their time; all charts of a page share one x range
+// and one cursor, so a spike and the alert that follows it line up.
+import uPlot from '/vendor/uplot/uPlot.esm.js';
+import { fmt, h } from './dom.js';
+
+export const COLORS = ['#1f6feb', '#d1242f', '#1a7f37', '#9a6700', '#8250df', '#bf3989', '#0a7f86', '#57606a'];
+const SEVERITY_COLORS = { critical: '#d1242f', warning: '#bc4c00', info: '#57606a' };
+const HEIGHT = 200;
+
+/** Draws the page's alerts as dashed vertical lines; `markers()` gives [{ t (seconds), severity }]. */
+function markersPlugin(markers, counted) {
+  return {
+    hooks: {
+      draw: [
+        (u) => {
+          const { left, top, width, height } = u.bbox;
+          const { ctx } = u;
+          let shown = 0;
+          for (const marker of markers()) {
+            const x = Math.round(u.valToPos(marker.t, 'x', true));
+            if (!(x >= left && x <= left + width)) continue;
+            shown++;
+            ctx.save();
+            ctx.strokeStyle = SEVERITY_COLORS[marker.severity] ?? SEVERITY_COLORS.warning;
+            ctx.lineWidth = 2 * uPlot.pxRatio;
+            ctx.setLineDash([6 * uPlot.pxRatio, 4 * uPlot.pxRatio]);
+            ctx.beginPath();
+            ctx.moveTo(x, top);
+            ctx.lineTo(x, top + height);
+            ctx.stroke();
+            ctx.restore();
+          }
+          counted(shown);
+        },
+      ],
+    },
+  };
+}
+
+/** uPlot series options for one of our series specs. */
+function seriesOptions(spec, i) {
+  const color = spec.color ?? COLORS[i % COLORS.length];
+  if (spec.kind === 'spikes') {
+    return { label: spec.label, stroke: color, paths: () => null, points: { show: true, size: 11, width: 2, stroke: color, fill: color }, value: (_u, v) => fmt(v) };
+  }
+  if (spec.kind === 'band-edge') {
+    return { label: spec.label, stroke: color, width: 1, dash: [3, 3], points: { show: false }, value: (_u, v) => fmt(v) };
+  }
+  return { label: spec.label, stroke: color, width: 2, points: { size: 5 }, spanGaps: false, value: (_u, v) => fmt(v), ...(spec.dash ? { dash: spec.dash } : {}) };
+}
+
+/**
+ * A chart in `parent`. spec: { id, title, description, series: [{ label, kind?: 'line'|'band-edge'|'spikes',
+ * color? }], band?: [hiIndex, loIndex] (1-based series positions), yRange?: [min, max] }.
+ * page: { xRange(): [min, max] in seconds, markers(), sync: a cursor-sync key }.
+ */
+export function createTimeChart(parent, spec, page) {
+  const plot = h('div', { class: 'plot', role: 'img', 'aria-label': `${spec.title} over time` });
+  const latest = h('p', { class: 'latest', 'data-latest': '' }, 'no data yet');
+  const figure = h('figure', { class: 'chart', 'data-chart': spec.id, 'data-points': 0, 'data-markers': 0 }, h('figcaption', {}, h('h3', {}, spec.title)), spec.description ? h('p', { class: 'hint' }, spec.description) : null, plot, latest);
+  parent.append(figure);
+  const colored = spec.series.map((s, i) => ({ ...s, color: s.color ?? COLORS[i % COLORS.length] }));
+  const options = {
+    width: Math.max(240, plot.clientWidth || figure.clientWidth || 480),
+    height: HEIGHT,
+    cursor: { sync: { key: page.sync }, drag: { x: false, y: false } },
+    legend: { live: true },
+    scales: {
+      x: {
+        time: true,
+        range: () => page.xRange(),
+      },
+      y: spec.yRange ? { range: spec.yRange } : {},
+    },
+    axes: [{ values: timeTicks }, { size: 56, values: (_u, ticks) => ticks.map((v) => fmt(v, 2)) }],
+    series: [{ label: 'time', value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString()) }, ...colored.map(seriesOptions)],
+    bands: spec.band ? [{ series: spec.band, fill: 'rgba(31, 111, 235, 0.15)' }] : [],
+    plugins: [markersPlugin(page.markers, (n) => figure.setAttribute('data-markers', String(n)))],
+  };
+  const empty = [[], ...colored.map(() => [])];
+  const chart = new uPlot(options, empty, plot);
+
+  return {
+    figure,
+    /** Redraws with x values (seconds) and one array per series. */
+    update(xs, columns) {
+      chart.setData([xs, ...columns]);
+      figure.setAttribute('data-points', String(xs.length));
+      const parts = colored
+        .map((s, i) => ({ s, v: lastValue(columns[i]) }))
+        .filter(({ s, v }) => s.kind !== 'band-edge' && s.kind !== 'spikes' && v !== null)
+        .map(({ s, v }) => `${s.label} ${fmt(v)}`);
+      latest.textContent = xs.length === 0 ? 'no data yet' : `${xs.length} points; latest: ${parts.join(' · ') || '–'}`;
+      if (spec.summary) latest.textContent += spec.summary(xs, columns);
+    },
+    resize() {
+      chart.setSize({ width: Math.max(240, plot.clientWidth), height: HEIGHT });
+    },
+    destroy() {
+      chart.destroy();
+      figure.remove();
+    },
+  };
+}
+
+const two = (n) => String(n).padStart(2, '0');
+
+/** Tick labels of the time axis (seconds): time of day within a day, else month-day and time; 24-hour clock. */
+function timeTicks(u, ticks) {
+  const span = (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0);
+  return ticks.map((t) => {
+    const d = new Date(t * 1000);
+    const time = span < 600 ? `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}` : `${two(d.getHours())}:${two(d.getMinutes())}`;
+    return span < 86_400 ? time : `${two(d.getMonth() + 1)}-${two(d.getDate())} ${time}`;
+  });
+}
+
+function lastValue(column) {
+  for (let i = (column?.length ?? 0) - 1; i >= 0; i--) if (column[i] !== null && column[i] !== undefined) return column[i];
+  return null;
+}

@@ -1,0 +1,264 @@
+// One run: learning curves, the collapse panel with its alerts, and the run's trajectories, kept current
+// by the run's event stream. The data lives in `state`; every change schedules one redraw of all charts.
+import { enc, getJson } from './api.js';
+import { createTimeChart } from './charts.js';
+import { alertsTable, spikeFlags } from './collapse.js';
+import { fmt, fmtTime, h, pct, table } from './dom.js';
+import { subscribe } from './live.js';
+
+/** The stream starts this long before the newest row loaded, so rows stored a little late are not missed. */
+const STREAM_OVERLAP_MS = 60_000;
+/** Points kept per series while the page stays open (the oldest go first). */
+const MAX_POINTS = 5000;
+
+const seconds = (ms) => ms / 1000;
+const byTime = (a, b) => a.timeMs - b.timeMs;
+
+/** A curve point from a live rollout-stats row (the curve's per-batch point has the same fields). */
+function pointOfBatch(row) {
+  const low = row.rewardMean === null || row.rewardStd === null ? null : row.rewardMean - row.rewardStd;
+  const high = row.rewardMean === null || row.rewardStd === null ? null : row.rewardMean + row.rewardStd;
+  return { ...row, timeMs: row.eventTimeMs, rewardLow: low, rewardHigh: high };
+}
+
+function upsert(list, item, key) {
+  const at = list.findIndex((x) => key(x) === key(item));
+  if (at >= 0) list[at] = item;
+  else list.push(item);
+}
+
+const sortedKs = (points, field) => [...new Set(points.flatMap((p) => Object.keys(p[field] ?? {})))].sort((a, b) => Number(a) - Number(b));
+
+export function renderRun(root, { runId }, { signal, onError }) {
+  const state = { curve: [], bucketMs: null, learner: [], alerts: [] };
+  const charts = new Map();
+  const heading = h('h1', { tabindex: -1 }, 'Run ', h('code', {}, runId));
+  const liveStatus = h('p', { class: 'live', role: 'status', 'data-live': 'off' }, 'Live updates: starting…');
+  const curveNote = h('p', { class: 'hint' });
+  // One slot per chart, so the charts keep this order whichever data arrives first.
+  const slots = new Map();
+  const grid = (ids) =>
+    h('div', { class: 'charts' }, ids.map((id) => {
+      const slot = h('div', { class: 'slot' });
+      slots.set(id, slot);
+      return slot;
+    }));
+  const curveGrid = grid(['reward', 'success', 'pass']);
+  const passTable = h('div', { class: 'pass-table' });
+  const collapseGrid = grid(['in-group-std', 'entropy', 'grad-norm', 'length', 'importance']);
+  const alertsBox = h('div', { class: 'alerts-box' });
+  const trajectoriesBox = h('div', {}, h('p', {}, 'Loading…'));
+  root.append(
+    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Runs'), ' › ', runId),
+    heading,
+    liveStatus,
+    h('section', { 'aria-labelledby': 'curves-h' }, h('h2', { id: 'curves-h' }, 'Learning curves'), curveNote, curveGrid, passTable),
+    h(
+      'section',
+      { 'aria-labelledby': 'collapse-h' },
+      h('h2', { id: 'collapse-h' }, 'Collapse early warnings'),
+      h('p', { class: 'hint' }, 'The Echo Trap shows first as in-group reward std falling, then entropy dropping, then gradient-norm spikes. Dashed lines mark alerts.'),
+      collapseGrid,
+      h('h3', {}, 'Alerts'),
+      alertsBox,
+    ),
+    h('section', { 'aria-labelledby': 'trajectories-h' }, h('h2', { id: 'trajectories-h' }, 'Trajectories'), trajectoriesBox),
+  );
+
+  const page = {
+    sync: `run:${runId}`,
+    markers: () => state.alerts.map((a) => ({ t: seconds(a.eventTimeMs), severity: a.severity })),
+    xRange() {
+      const times = [...state.curve.map((p) => p.timeMs), ...state.learner.map((s) => s.eventTimeMs), ...state.alerts.map((a) => a.eventTimeMs)];
+      if (times.length === 0) return [seconds(Date.now() - 3_600_000), seconds(Date.now())];
+      const min = Math.min(...times);
+      const max = Math.max(...times);
+      const pad = Math.max(1000, (max - min) * 0.03);
+      return [seconds(min - pad), seconds(max + pad)];
+    },
+  };
+
+  /** Creates the chart once (again when its series change, as when a new k appears). */
+  function chart(spec) {
+    const parent = slots.get(spec.id);
+    const key = `${spec.id}|${spec.series.map((s) => s.label).join(',')}`;
+    const existing = charts.get(spec.id);
+    if (existing?.key === key) return existing.chart;
+    existing?.chart.destroy();
+    const created = createTimeChart(parent, spec, page);
+    charts.set(spec.id, { key, chart: created });
+    return created;
+  }
+
+  function drawCurves() {
+    const points = state.curve;
+    const xs = points.map((p) => seconds(p.timeMs));
+    const col = (field) => points.map((p) => p[field] ?? null);
+    chart({
+      id: 'reward',
+      title: 'Reward (mean ± std)',
+      description: 'Mean trajectory reward per rollout batch; the band is one standard deviation.',
+      series: [{ label: 'reward mean' }, { label: '+1 std', kind: 'band-edge', color: '#6e9fe8' }, { label: '−1 std', kind: 'band-edge', color: '#6e9fe8' }],
+      band: [2, 3],
+    }).update(xs, [col('rewardMean'), col('rewardHigh'), col('rewardLow')]);
+    chart({ id: 'success', title: 'Success rate', description: 'Successful trajectories / trajectories.', series: [{ label: 'success rate', color: '#1a7f37' }], yRange: [0, 1] }).update(xs, [col('successRate')]);
+    const atKs = sortedKs(points, 'passAtK');
+    const hatKs = sortedKs(points, 'passHatK');
+    chart({
+      id: 'pass',
+      title: 'pass@k and pass^k',
+      description: 'pass@k: at least one of k trials succeeds; pass^k: all k succeed (reliability).',
+      series: [...atKs.map((k) => ({ label: `pass@${k}` })), ...hatKs.map((k) => ({ label: `pass^${k}`, dash: [6, 3] }))],
+      yRange: [0, 1],
+    }).update(xs, [...atKs.map((k) => points.map((p) => p.passAtK?.[k] ?? null)), ...hatKs.map((k) => points.map((p) => p.passHatK?.[k] ?? null))]);
+    curveNote.textContent =
+      state.bucketMs === null ? `${points.length} rollout batches, one point each.` : `${points.length} points, each pooling the batches of ${fmt(state.bucketMs / 1000, 0)} s.`;
+
+    chart({ id: 'in-group-std', title: 'In-group reward std', description: 'Mean over groups of the reward std inside each group; near 0, group-relative advantages vanish.', series: [{ label: 'in-group std', color: '#9a6700' }] }).update(xs, [col('meanInGroupRewardStd')]);
+    chart({ id: 'length', title: 'Response length (turns per trajectory)', description: 'Mean steps per trajectory (rollout stats meanLength).', series: [{ label: 'mean length', color: '#8250df' }] }).update(xs, [col('meanLength')]);
+  }
+
+  function drawLearner() {
+    const steps = state.learner;
+    const xs = steps.map((s) => seconds(s.eventTimeMs));
+    const norms = steps.map((s) => s.gradNormPreClip);
+    const flags = spikeFlags(norms);
+    const spikes = flags.filter(Boolean).length;
+    chart({ id: 'entropy', title: 'Policy entropy', description: 'Mean token entropy per learner step.', series: [{ label: 'entropy', color: '#0a7f86' }] }).update(xs, [steps.map((s) => s.entropy)]);
+    const grad = chart({
+      id: 'grad-norm',
+      title: 'Gradient norm (before clipping)',
+      description: 'Red dots: spikes, over 3× the median of the 20 steps before.',
+      series: [{ label: 'grad norm', color: '#57606a' }, { label: 'spike', kind: 'spikes', color: '#d1242f' }],
+      summary: () => `; ${spikes} spike${spikes === 1 ? '' : 's'}`,
+    });
+    grad.update(xs, [norms, norms.map((v, i) => (flags[i] ? v : null))]);
+    grad.figure.setAttribute('data-spikes', String(spikes));
+    chart({
+      id: 'importance',
+      title: 'Importance weights',
+      description: 'Mean and max of the truncated importance weights (off-policy correction).',
+      series: [{ label: 'mean weight' }, { label: 'max weight', color: '#bc4c00' }],
+    }).update(xs, [steps.map((s) => s.metrics?.importanceWeightMean ?? null), steps.map((s) => s.metrics?.importanceWeightMax ?? null)]);
+  }
+
+  let drawQueued = false;
+  function draw() {
+    if (drawQueued || signal.aborted) return;
+    drawQueued = true;
+    requestAnimationFrame(() => {
+      drawQueued = false;
+      if (signal.aborted) return;
+      state.curve = state.curve.sort(byTime).slice(-MAX_POINTS);
+      state.learner = state.learner.sort((a, b) => a.step - b.step).slice(-MAX_POINTS);
+      drawCurves();
+      drawLearner();
+      alertsBox.replaceChildren(alertsTable(state.alerts));
+    });
+  }
+
+  async function loadCurve() {
+    const curve = await getJson(`/v1/runs/${enc(runId)}/curve?limit=1000`, { signal });
+    state.curve = curve.points;
+    state.bucketMs = curve.bucketMs;
+  }
+
+  async function loadPassTable() {
+    const pass = await getJson(`/v1/runs/${enc(runId)}/pass-at-k?limit=1000`, { signal });
+    if (pass.byK.length === 0) {
+      passTable.replaceChildren(h('p', { class: 'empty' }, 'No pass@k values reported yet.'));
+      return;
+    }
+    passTable.replaceChildren(
+      table(
+        `pass@k and pass^k: the latest batch${pass.latest ? ` (${fmtTime(pass.latest.eventTimeMs)})` : ''} and all ${pass.overall.batches} batches pooled`,
+        ['k', 'pass@k latest', 'pass^k latest', 'pass@k pooled', 'pass^k pooled'],
+        pass.byK.map((row) => [String(row.k), pct(row.latestPassAtK), pct(row.latestPassHatK), pct(row.overallPassAtK), pct(row.overallPassHatK)]),
+      ),
+    );
+  }
+
+  async function loadTrajectories() {
+    const body = await getJson(`/v1/runs/${enc(runId)}/trajectories?limit=50`, { signal });
+    if (body.trajectories.length === 0) {
+      trajectoriesBox.replaceChildren(h('p', { class: 'empty' }, 'No assembled trajectories yet.'));
+      return;
+    }
+    trajectoriesBox.replaceChildren(
+      table(
+        `The ${body.count} newest trajectories${body.truncated ? ' (more exist)' : ''}`,
+        ['Episode', 'Group', 'Outcome', 'Steps', 'Total reward', 'Success', 'Policy versions', 'Ended'],
+        body.trajectories.map((t) => [
+          h('a', { href: `#/runs/${enc(runId)}/trajectories/${enc(t.episodeId)}` }, t.episodeId),
+          t.groupId,
+          t.outcome,
+          String(t.stepCount),
+          fmt(t.totalReward),
+          t.success ? 'yes' : 'no',
+          t.minPolicyVersion === t.maxPolicyVersion ? String(t.minPolicyVersion) : `${t.minPolicyVersion}–${t.maxPolicyVersion}`,
+          fmtTime(t.lastEventTimeMs),
+        ]),
+        { class: 'trajectories' },
+      ),
+    );
+  }
+
+  // Live rows: per-batch curves take the batch as a point; bucketed curves are fetched again (throttled).
+  let refetch = null;
+  function later(work) {
+    if (refetch) return;
+    refetch = setTimeout(() => {
+      refetch = null;
+      work().then(draw, onError);
+    }, 2000);
+  }
+  function onEvent(type, data) {
+    if (type === 'rollout-stats') {
+      if (state.bucketMs === null) upsert(state.curve, pointOfBatch(data), (p) => p.batchId);
+      later(async () => {
+        await Promise.all([state.bucketMs === null ? null : loadCurve(), loadPassTable()]);
+      });
+    } else if (type === 'learner-step') upsert(state.learner, data, (s) => s.step);
+    else if (type === 'alert') upsert(state.alerts, data, (a) => a.alertId);
+    draw();
+  }
+
+  let unsubscribe = () => undefined;
+  const onResize = () => {
+    clearTimeout(onResize.timer);
+    onResize.timer = setTimeout(() => charts.forEach(({ chart: c }) => c.resize()), 150);
+  };
+  window.addEventListener('resize', onResize);
+
+  (async () => {
+    const [learner, alerts] = await Promise.all([
+      getJson(`/v1/runs/${enc(runId)}/learner-metrics?order=desc&limit=1000`, { signal }),
+      getJson(`/v1/runs/${enc(runId)}/alerts?order=desc&limit=500`, { signal }),
+      loadCurve(),
+    ]);
+    state.learner = learner.learnerSteps.reverse();
+    state.alerts = alerts.alerts;
+    draw();
+    const newest = [state.curve.at(-1)?.timeMs, state.learner.at(-1)?.eventTimeMs, state.alerts[0]?.eventTimeMs].filter((t) => t !== undefined);
+    const since = (newest.length > 0 ? Math.min(...newest) : Date.now()) - STREAM_OVERLAP_MS;
+    if (!signal.aborted) {
+      unsubscribe = subscribe(runId, since, onEvent, (text) => {
+        liveStatus.textContent = `Live updates: ${text}`;
+        liveStatus.setAttribute('data-live', text === 'live' ? 'on' : 'off');
+      });
+    }
+    await Promise.all([loadPassTable(), loadTrajectories()]);
+  })().catch(onError);
+
+  return {
+    title: `Run ${runId}`,
+    heading,
+    dispose() {
+      unsubscribe();
+      clearTimeout(refetch);
+      clearTimeout(onResize.timer);
+      window.removeEventListener('resize', onResize);
+      charts.forEach(({ chart: c }) => c.destroy());
+    },
+  };
+}
