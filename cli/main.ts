@@ -1,5 +1,7 @@
 // Entry point of the `trajflow` command: one table of subcommands, each in its own module,
 // loaded lazily so `trajflow status` does not pay for kafkajs or tfjs.
+import { ConfigError } from '../core/errors.js';
+
 export interface Command {
   readonly summary: string;
   readonly usage: string;
@@ -51,6 +53,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (error) {
     console.error(`trajflow ${name}: ${error instanceof Error ? error.message : String(error)}`);
     if (process.env.TRAJFLOW_DEBUG) console.error(error);
-    return 1;
+    // 2: the caller's usage or configuration (the message says what to change); 1: the run failed.
+    return error instanceof ConfigError ? 2 : 1;
   }
 }
