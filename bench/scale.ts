@@ -1,0 +1,133 @@
+// `trajflow bench scale`: the processors scaled out over processes. One run measures 1, 2 and 4
+// `trajflow processors` processes (one consumer group, a steps topic of 8 partitions) on the same
+// workload, each configuration on topics of its own: steps/s from the first step published to the last
+// sample readable (read_committed), and correctness — every episode exactly one sample, no duplicates.
+// The processes are started and have joined their group before the clock starts.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
+import { ensureUp } from '../infra/commands.js';
+import { ensureTopics } from '../infra/topics.js';
+import { connectBackbone, StepPublisher, type Backbone } from '../streams/index.js';
+import { groupSteps } from '../test/helpers/episodes.js';
+import { fmt, option } from './args.js';
+
+const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
+const GROUP_SIZE = 8;
+const EPISODE_LENGTH = 4;
+const PARTITIONS = 8;
+
+export interface ScaleResult {
+  readonly processes: number;
+  readonly steps: number;
+  readonly seconds: number;
+  readonly stepsPerSecond: number;
+  readonly samples: number;
+  readonly distinctSamples: number;
+  readonly expectedSamples: number;
+  readonly duplicates: number;
+  readonly missing: number;
+}
+
+async function measure(backbone: Backbone, processes: number, groups: number, log: (line: string) => void): Promise<ScaleResult> {
+  const config: TrajflowConfig = { ...loadConfig(), topicPrefix: `bench.scale.${processes}.${randomUUID().slice(0, 8)}` };
+  await ensureTopics(config);
+  const admin = backbone.kafka.admin();
+  await admin.connect();
+  const group = `${config.topicPrefix}.processors`;
+  const children: ChildProcess[] = [];
+  try {
+    await admin.createPartitions({ topicPartitions: [{ topic: topicName(config, 'env.steps'), count: PARTITIONS }] });
+    for (let i = 0; i < processes; i++) {
+      children.push(
+        spawn(process.execPath, [CLI, 'processors', '--instance', String(i), '--group-size', String(GROUP_SIZE), '--consumer-group', group], {
+          env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix },
+          stdio: 'ignore',
+        }),
+      );
+    }
+    // Wait until every process is a member of the (stable) group.
+    const deadline = Date.now() + 120_000;
+    for (;;) {
+      if (Date.now() > deadline) throw new Error(`${processes} processors did not all join group ${group} within 120 s`);
+      const { groups: [described] } = await admin.describeGroups([group]);
+      if (described && described.state === 'Stable' && described.members.length === processes) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    log(`${processes} process(es) joined; publishing ${groups * GROUP_SIZE * EPISODE_LENGTH} steps`);
+    const steps = groupSteps(`scale-${randomUUID().slice(0, 6)}`, groups, GROUP_SIZE, EPISODE_LENGTH);
+    const started = performance.now();
+    await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
+    const expected = groups * GROUP_SIZE;
+    const counts = await countSamples(backbone, config, expected);
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      processes,
+      steps: steps.length,
+      seconds,
+      stepsPerSecond: steps.length / seconds,
+      samples: counts.total,
+      distinctSamples: counts.distinct,
+      expectedSamples: expected,
+      duplicates: counts.total - counts.distinct,
+      missing: expected - counts.distinct,
+    };
+  } finally {
+    for (const child of children) child.kill('SIGTERM');
+    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve)))));
+    await admin.disconnect();
+  }
+}
+
+/** Reads the samples topic (read_committed) until `expected` distinct samples arrived; then 2 s more to catch duplicates. */
+async function countSamples(backbone: Backbone, config: TrajflowConfig, expected: number): Promise<{ total: number; distinct: number }> {
+  const consumer = backbone.kafka.consumer({ groupId: `bench-scale-count-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  const ids = new Set<string>();
+  let total = 0;
+  let reachedAt = 0;
+  await consumer.connect();
+  await consumer.subscribe({ topics: [topicName(config, 'samples')], fromBeginning: true });
+  await consumer.run({
+    eachMessage: async ({ message }) => {
+      const sample = backbone.codec.decode('sample', message.value!);
+      total++;
+      ids.add(sample.sampleId);
+      if (ids.size >= expected && reachedAt === 0) reachedAt = performance.now();
+    },
+  });
+  while (reachedAt === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  const at = { total, distinct: ids.size };
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  await consumer.disconnect();
+  return { total: Math.max(total, at.total), distinct: ids.size };
+}
+
+export async function runScaleBench(args: string[]): Promise<number> {
+  const groups = option(args, '--groups', 600);
+  const json = args.includes('--json');
+  const config = loadConfig();
+  await ensureUp(config);
+  const backbone = await connectBackbone(config, { clientId: 'trajflow-bench-scale' });
+  try {
+    const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
+    const results: ScaleResult[] = [];
+    for (const processes of [1, 2, 4]) results.push(await measure(backbone, processes, groups, (line) => console.error(`bench: ${line}`)));
+    console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; steps topic with ${PARTITIONS} partitions, ${groups} groups of ${GROUP_SIZE} × ${EPISODE_LENGTH} steps`);
+    for (const r of results) {
+      console.log(`${r.processes} process(es): ${fmt(r.stepsPerSecond)} steps/s (${r.steps} steps in ${r.seconds.toFixed(1)} s); samples ${r.distinctSamples}/${r.expectedSamples}, duplicates ${r.duplicates}, missing ${r.missing}`);
+    }
+    const ratio = results[2]!.stepsPerSecond / results[0]!.stepsPerSecond;
+    console.log(`ratio 4 processes / 1 process: ${ratio.toFixed(2)}`);
+    if (json) console.log(JSON.stringify({ bench: 'scale', machine, partitions: PARTITIONS, groups, results, ratio4to1: ratio }));
+    return results.every((r) => r.duplicates === 0 && r.missing === 0) ? 0 : 1;
+  } finally {
+    await backbone.close();
+    // Only now: a kafkajs producer that wrote to a topic retries forever once it is deleted (bench/backbone.ts).
+    const admin = backbone.kafka.admin();
+    await admin.connect();
+    await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.startsWith('bench.scale.')) }).catch(() => undefined);
+    await admin.disconnect();
+  }
+}
