@@ -14,6 +14,7 @@ const commands: Record<string, () => Promise<Command>> = {
   status: async () => (await import('../infra/commands.js')).statusCommand,
   processors: async () => (await import('../processors/pipeline/command.js')).processorsCommand,
   bench: async () => (await import('../bench/command.js')).benchCommand,
+  detectors: async () => (await import('../analytics/detectors/command.js')).detectorsCommand,
   actors: async () => (await import('../envs/actors/command.js')).actorsCommand,
   sink: async () => (await import('../analytics/sink/command.js')).sinkCommand,
   replay: async () => (await import('../learner/replay/command.js')).replayCommand,

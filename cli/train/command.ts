@@ -1,5 +1,5 @@
 // `trajflow train` (what `npm start` runs): bring up Kafka and ClickHouse, then run every part of a
-// training run — sink, processors, learner, actors, dashboard — as child processes against them, print
+// training run — sink, processors, learner, collapse detectors, actors, dashboard — as child processes against them, print
 // progress and the dashboard's address, and stop every part cleanly on Ctrl-C. Running it again with the
 // same run id resumes: the learner from its newest checkpoint, the actors after the last iteration they
 // started (recorded in the run's state file).
@@ -63,6 +63,7 @@ export const trainCommand: Command = {
     start('sink', [], quietStartup);
     start('processors', ['--estimator', estimator, '--group-size', String(groupSize), ...filters.flatMap((name) => ['--filter', name])], quietStartup);
     const learner = start('learner', ['--run-id', runId, '--env', env, '--lr', String(lr), ...(f['--updates'] ? ['--updates', f['--updates']] : [])], (line) => !line.startsWith('learner: config'));
+    start('detectors', ['--run-id', runId], (line) => /alert|error|Error/i.test(line));
     start('dashboard', ['--port', port], (line) => /http:\/\/|error|Error/.test(line));
     start(
       'actors',
@@ -83,7 +84,7 @@ export const trainCommand: Command = {
       if (stopping) return;
       stopping = true;
       // Actors first (they finish the groups they started), then the learner, then the consumers.
-      for (const name of ['actors', 'learner', 'processors', 'dashboard', 'sink']) await parts.find((p) => p.name === name)?.stop();
+      for (const name of ['actors', 'learner', 'processors', 'detectors', 'dashboard', 'sink']) await parts.find((p) => p.name === name)?.stop();
     };
     const onSignal = () => void stopAll();
     process.on('SIGINT', onSignal);
