@@ -20,13 +20,14 @@ const median = (xs: number[]) => {
 
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--json]',
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison)',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
     if (what === 'learner') return (await import('./learner.js')).runLearnerBench(args);
     if (what === 'scale') return (await import('./scale.js')).runScaleBench(args);
+    if (what === 'learning') return (await import('./learning.js')).runLearningBench(args);
     if (what === 'sink') return benchSink(args);
     const json = args.includes('--json');
     if (what !== 'backbone' && what !== 'codec' && what !== 'processors') {

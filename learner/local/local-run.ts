@@ -34,6 +34,10 @@ export interface LocalRunConfig {
   readonly seed: number;
   readonly evalEvery: number;
   readonly evalTasks: number;
+  /** Also evaluate the untrained policy (reported as iteration −1). Default false. */
+  readonly evalAtStart?: boolean;
+  /** Checked before every iteration: stop early (e.g. once an env-step budget is used). */
+  readonly shouldStop?: () => boolean;
 }
 
 export interface CurvePoint {
@@ -59,7 +63,12 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
   const evalNow = () =>
     evaluate({ createEnv: () => createEnv(config.env, config.envOptions ?? {}), seeds: evalSeeds, greedy: policyOf(bundle, trainer.updates, { greedy: true }) });
   try {
-    for (let iteration = 0; iteration < config.iterations; iteration++) {
+    if (config.evalAtStart) {
+      const point: CurvePoint = { iteration: -1, envSteps: 0, trainSuccess: 0, trainReward: 0, samples: 0, eval: await evalNow() };
+      curve.push(point);
+      onPoint(point);
+    }
+    for (let iteration = 0; iteration < config.iterations && !config.shouldStop?.(); iteration++) {
       const policy = policyOf(bundle, trainer.updates, { temperature: optimizer.temperature });
       const episodes: Promise<{ steps: StepEvent[]; success: boolean; reward: number }>[] = [];
       for (let g = 0; g < config.groups; g++) {
@@ -93,6 +102,13 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
         eval: (iteration + 1) % config.evalEvery === 0 || iteration === config.iterations - 1 ? await evalNow() : undefined,
       };
       curve.push(point);
+      onPoint(point);
+    }
+    // Stopped early between evaluations: evaluate where it stopped.
+    const last = curve.at(-1);
+    if (last && !last.eval) {
+      const point: CurvePoint = { ...last, eval: await evalNow() };
+      curve[curve.length - 1] = point;
       onPoint(point);
     }
     return curve;

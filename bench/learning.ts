@@ -1,0 +1,101 @@
+// `trajflow bench learning`: the learning curves and the algorithm comparison of the README, measured with
+// the in-process loop (learner/local/local-run.ts: the same actors' episode code, processors' functions and
+// learner trainer as the streaming system, without Kafka, fully seeded).
+//   trajflow bench learning --env FrozenLake --algorithms grpo,gigpo,starpo-s --seeds 1,2,3 --env-steps 30000 [--json]
+// Each (algorithm, seed) trains until it has used --env-steps environment steps; the table gives mean ± std
+// of held-out greedy success at the end, next to the untrained policy and the random baseline.
+import { cpus } from 'node:os';
+import { ConfigError } from '../core/errors.js';
+import { baselineSuccessRate } from '../envs/random-policy.js';
+import { EVAL_SEEDS } from '../envs/seeds.js';
+import { TRAIN_PRESETS } from '../cli/train/presets.js';
+import { parseFlagPairs, positiveInt, numberFlag } from '../cli/flags.js';
+import { selectBackend } from '../learner/backend.js';
+import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
+import type { ProcessingConfig } from '../processors/pipeline/process-batch.js';
+import type { EnvName } from '../envs/registry.js';
+
+/** The algorithms of the comparison: estimator plus filters. */
+const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'filters'>> = {
+  grpo: { estimator: { name: 'grpo' }, filters: [] },
+  'dr-grpo': { estimator: { name: 'dr_grpo' }, filters: [] },
+  gigpo: { estimator: { name: 'gigpo' }, filters: [] },
+  'starpo-s': { estimator: { name: 'starpo' }, filters: [{ name: 'starpo_s_variance' }] },
+};
+
+const FLAGS = ['--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--json'] as const;
+const USAGE = 'trajflow bench learning [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] [--json]';
+
+export async function runLearningBench(args: string[]): Promise<number> {
+  const json = args.includes('--json');
+  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json'), FLAGS, USAGE);
+  const env = (f['--env'] ?? 'FrozenLake') as EnvName;
+  const preset = TRAIN_PRESETS[env];
+  if (!preset) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);
+  const algorithms = (f['--algorithms'] ?? 'grpo,gigpo,starpo-s').split(',');
+  for (const a of algorithms) if (!ALGORITHMS[a]) throw new ConfigError(`--algorithms: unknown '${a}'; use ${Object.keys(ALGORITHMS).join(', ')}`);
+  const seeds = (f['--seeds'] ?? '1,2,3').split(',').map((s) => positiveInt('seeds', s, 1));
+  const envSteps = positiveInt('env-steps', f['--env-steps'], 30_000);
+  const groups = positiveInt('groups', f['--groups'], preset.groups);
+  const groupSize = positiveInt('group-size', f['--group-size'], preset.groupSize);
+  const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
+  const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
+  const optimizer = {
+    learningRate: numberFlag('lr', f['--lr'], { positive: true }) ?? 1e-3,
+    epochs: positiveInt('epochs', f['--epochs'], 4),
+    minibatches: positiveInt('minibatches', f['--minibatches'], 4),
+  };
+  const backend = await selectBackend('auto');
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
+  const random = baselineSuccessRate(env, EVAL_SEEDS.take(evalTasks));
+  console.error(`bench learning: ${env} ${JSON.stringify(preset.envOptions)}, ${algorithms.join(' / ')}, seeds ${seeds.join(',')}, ${envSteps} env steps each, ${backend.description}`);
+  const results: { algorithm: string; seed: number; final: number; untrained: number; curve: { envSteps: number; greedy: number }[]; seconds: number }[] = [];
+  for (const algorithm of algorithms) {
+    for (const seed of seeds) {
+      const started = Date.now();
+      // Enough iterations to pass envSteps; the run stops at the first iteration past it.
+      const curve: CurvePoint[] = [];
+      const stop = new AbortController();
+      await runLocal(
+        {
+          env,
+          envOptions: preset.envOptions,
+          iterations: 100_000,
+          groups,
+          groupSize,
+          seed,
+          evalEvery,
+          evalTasks,
+          processing: { reward: { terms: [{ kind: 'env_return' }] }, ...ALGORITHMS[algorithm]! },
+          optimizer,
+          evalAtStart: true,
+          shouldStop: () => stop.signal.aborted,
+        },
+        (point) => {
+          curve.push(point);
+          if (point.eval) console.error(`  ${algorithm} seed ${seed}: ${point.envSteps} env steps, train success ${point.trainSuccess.toFixed(3)}, greedy held-out ${point.eval.greedySuccess.toFixed(3)}`);
+          if (point.envSteps >= envSteps) stop.abort();
+        },
+      );
+      const evals = curve.filter((p) => p.eval);
+      results.push({
+        algorithm,
+        seed,
+        untrained: curve.find((p) => p.iteration === -1)?.eval?.greedySuccess ?? Number.NaN,
+        final: evals.at(-1)?.eval?.greedySuccess ?? Number.NaN,
+        curve: evals.map((p) => ({ envSteps: p.envSteps, greedy: p.eval!.greedySuccess })),
+        seconds: (Date.now() - started) / 1000,
+      });
+    }
+  }
+  console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, ${machine.backend}`);
+  console.log(`${env}, held-out greedy success after ${envSteps} env steps (${evalTasks} tasks), random policy ${random.toFixed(3)}`);
+  for (const algorithm of algorithms) {
+    const finals = results.filter((r) => r.algorithm === algorithm).map((r) => r.final);
+    const mean = finals.reduce((a, b) => a + b, 0) / finals.length;
+    const std = Math.sqrt(finals.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, finals.length - 1));
+    console.log(`  ${algorithm.padEnd(9)} ${mean.toFixed(3)} ± ${std.toFixed(3)}   (seeds: ${finals.map((x) => x.toFixed(3)).join(', ')})`);
+  }
+  if (json) console.log(JSON.stringify({ bench: 'learning', machine, env, envOptions: preset.envOptions, envSteps, groups, groupSize, optimizer, random, results }));
+  return 0;
+}
