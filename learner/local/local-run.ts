@@ -34,6 +34,8 @@ export interface LocalRunConfig {
   readonly seed: number;
   readonly evalEvery: number;
   readonly evalTasks: number;
+  /** Train on this many distinct tasks, cycling (a diagnostic: can the policy learn a fixed set?); default: a fresh task per group. */
+  readonly tasks?: number;
   /** Also evaluate the untrained policy (reported as iteration −1). Default false. */
   readonly evalAtStart?: boolean;
   /** Checked before every iteration: stop early (e.g. once an env-step budget is used). */
@@ -74,7 +76,8 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
       for (let g = 0; g < config.groups; g++) {
         const groupId = groupIdOf(runId, iteration * config.groups + g);
         // Training tasks: consecutive seeds per iteration, offset by the run seed (all < 1e9).
-        const groupSeed = groupSeedOf(config.seed * 1_000_000, iteration * config.groups + g);
+        const taskIndex = iteration * config.groups + g;
+        const groupSeed = groupSeedOf(config.seed * 1_000_000, config.tasks ? taskIndex % config.tasks : taskIndex);
         for (let rollout = 0; rollout < config.groupSize; rollout++) {
           const steps: StepEvent[] = [];
           const context = { runId, env: probe.id, groupId, episodeId: episodeIdOf(groupId, rollout), groupSize: config.groupSize, groupSeed, rollout, iteration };
