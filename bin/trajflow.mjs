@@ -4,4 +4,6 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { main } = await import('../cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+// Exit explicitly: a command that failed may leave a client or timer open (e.g. a consumer whose
+// pipeline stopped), and a failed part must end so a supervisor (trajflow train, systemd) sees it.
+process.exit(await main(process.argv.slice(2)));

@@ -53,21 +53,43 @@ export const trainCommand: Command = {
     const write = (line: string) => {
       if (!noise.test(line)) console.log(line);
     };
-    const parts: RunningPart[] = [];
-    const start = (name: string, partArgs: string[], show?: (line: string) => boolean, onLine?: (line: string) => void) => {
-      const part = startPart({ name, args: partArgs, ...(show ? { show } : {}), ...(onLine ? { onLine } : {}) }, write);
-      parts.push(part);
-      return part;
+    // Supervision: a part that exits on its own (e.g. the processors abort a transaction when the broker
+    // goes away, by design) is started again, up to MAX_RESTARTS times; the run ends when the learner
+    // finishes its --updates, on Ctrl-C, or when a part keeps failing.
+    const MAX_RESTARTS = 5;
+    const running = new Map<string, RunningPart>();
+    const restarts = new Map<string, number>();
+    let stopping = false;
+    let finish!: (outcome: { failed: boolean }) => void;
+    const finished = new Promise<{ failed: boolean }>((resolve) => (finish = resolve));
+    const launch = (name: string, partArgs: () => string[], show?: (line: string) => boolean, onLine?: (line: string) => void) => {
+      const part = startPart({ name, args: partArgs(), ...(show ? { show } : {}), ...(onLine ? { onLine } : {}) }, write);
+      running.set(name, part);
+      void part.exited.then((code) => {
+        if (stopping) return;
+        if (name === 'learner' && code === 0) return finish({ failed: false });
+        const count = (restarts.get(name) ?? 0) + 1;
+        restarts.set(name, count);
+        if (count > MAX_RESTARTS) {
+          console.error(`trajflow train: ${name} exited with ${code} ${count} times; stopping the other parts`);
+          return finish({ failed: true });
+        }
+        console.error(`trajflow train: ${name} exited with ${code}; starting it again (${count}/${MAX_RESTARTS})`);
+        setTimeout(() => {
+          if (!stopping) launch(name, partArgs, show, onLine);
+        }, 2000);
+      });
     };
     const quietStartup = (line: string) => !/^(sink|processors|dashboard): \{/.test(line);
-    start('sink', [], quietStartup);
-    start('processors', ['--estimator', estimator, '--group-size', String(groupSize), ...filters.flatMap((name) => ['--filter', name])], quietStartup);
-    const learner = start('learner', ['--run-id', runId, '--env', env, '--lr', String(lr), ...(f['--updates'] ? ['--updates', f['--updates']] : [])], (line) => !line.startsWith('learner: config'));
-    start('detectors', ['--run-id', runId], (line) => /alert|error|Error/i.test(line));
-    start('dashboard', ['--port', port], (line) => /http:\/\/|error|Error/.test(line));
-    start(
+    launch('sink', () => [], quietStartup);
+    launch('processors', () => ['--estimator', estimator, '--group-size', String(groupSize), ...filters.flatMap((name) => ['--filter', name])], quietStartup);
+    launch('learner', () => ['--run-id', runId, '--env', env, '--lr', String(lr), ...(f['--updates'] ? ['--updates', f['--updates']] : [])], (line) => !line.startsWith('learner: config'));
+    launch('detectors', () => ['--run-id', runId], (line) => /alert|error|Error/i.test(line));
+    launch('dashboard', () => ['--port', port], (line) => /http:\/\/|error|Error/.test(line));
+    launch(
       'actors',
-      ['--env', env, '--run-id', runId, '--groups', String(groups), '--group-size', String(groupSize), '--max-staleness', maxStaleness, '--env-options', envOptions, '--first-iteration', String(firstIteration), '--progress-ms', '10000', ...(f['--seed'] ? ['--seed', f['--seed']] : [])],
+      // A restarted actors process continues after the last iteration any earlier one started.
+      () => ['--env', env, '--run-id', runId, '--groups', String(groups), '--group-size', String(groupSize), '--max-staleness', maxStaleness, '--env-options', envOptions, '--first-iteration', String(lastIteration + 1), '--progress-ms', '2000', ...(f['--seed'] ? ['--seed', f['--seed']] : [])],
       (line) => !line.startsWith('actors: {'),
       (line) => {
         const match = /iteration (\d+)/.exec(line);
@@ -79,21 +101,20 @@ export const trainCommand: Command = {
     );
     console.log(`trajflow train: dashboard on http://127.0.0.1:${port}/  (Ctrl-C stops every part; run again to resume)`);
 
-    let stopping = false;
     const stopAll = async () => {
       if (stopping) return;
       stopping = true;
-      // Actors first (they finish the groups they started), then the learner, then the consumers.
-      for (const name of ['actors', 'learner', 'processors', 'detectors', 'dashboard', 'sink']) await parts.find((p) => p.name === name)?.stop();
+      // Actors first (they finish the groups they started and report their last iteration), then the
+      // learner, then the consumers.
+      for (const name of ['actors', 'learner', 'processors', 'detectors', 'dashboard', 'sink']) await running.get(name)?.stop();
     };
-    const onSignal = () => void stopAll();
+    const onSignal = () => {
+      void stopAll().then(() => finish({ failed: false }));
+    };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
     try {
-      // The run ends when the learner stops (its --updates reached) or any part fails.
-      const first = await Promise.race(parts.map((p) => p.exited.then((code) => ({ part: p, code }))));
-      const failed = !stopping && !(first.part === learner && first.code === 0);
-      if (failed) console.error(`trajflow train: ${first.part.name} exited with ${first.code}; stopping the other parts`);
+      const { failed } = await finished;
       await stopAll();
       await saveIteration(statePath, lastIteration);
       console.log(`trajflow train: stopped run ${runId} (actors reached iteration ${lastIteration})`);

@@ -93,7 +93,7 @@ export const actorsCommand: Command = {
       try {
         const s = await run.done;
         const success = s.episodes > 0 ? ((100 * s.successes) / s.episodes).toFixed(1) : '0.0';
-        console.log(`actors: ${s.stopped ? 'stopped' : 'done'}: run ${config.runId}, ${s.episodes} episodes, ${s.steps} steps, success ${success}%, last policy v${s.policyVersion}`);
+        console.log(`actors: ${s.stopped ? 'stopped' : 'done'}: run ${config.runId}, ${s.episodes} episodes, ${s.steps} steps, success ${success}%, last policy v${s.policyVersion}, last iteration ${s.iteration}`);
       } finally {
         release();
       }

@@ -19,7 +19,7 @@ async function capture(argv: string[]): Promise<{ code: number; out: string; err
   }
 }
 
-const COMMANDS = ['up', 'down', 'status', 'train', 'actors', 'processors', 'learner', 'sink', 'dashboard', 'replay', 'eval', 'bench'];
+const COMMANDS = ['up', 'down', 'status', 'train', 'actors', 'processors', 'learner', 'sink', 'detectors', 'dashboard', 'replay', 'eval', 'bench'];
 
 test('trajflow --help lists every command', async () => {
   const { code, out } = await capture(['--help']);

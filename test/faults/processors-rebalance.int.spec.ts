@@ -1,0 +1,125 @@
+// Fault suite, a reproduction of what the broker restart showed (see broker-restart.int.spec.ts): the
+// processors' transaction that is in flight while their consumer group rebalances is committed after the
+// new generation has re-read the same steps, so its trajectories and samples are written twice.
+//
+// Why: TransactionalEmitter.flushOnce (processors/pipeline/transactional-emitter.ts) picks the units of
+// the current generation when the flush starts, then runs the transaction (sendBatch, sendOffsets,
+// commit); a rebalance during those awaits starts a new generation that fetches the committed offsets
+// (the transaction's are not committed yet) and reloads the episode marks (neither are its marks), so the
+// new generation processes the same episodes again; when the old transaction then commits, nothing stops
+// it — kafkajs 2.2.4 sends TxnOffsetCommit v0/v1, without the generation and member id that would let the
+// broker fence it (KIP-447) — and the next flush writes the new generation's copies.
+//
+// Here the rebalance is made deterministic: the first transaction's commit is held until a second member
+// has joined the processors' consumer group and the processors have re-read their partitions. A broker
+// restart produces the same interleaving when a transaction waits out the outage.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { lastValueFrom, toArray } from 'rxjs';
+import type { Consumer, Kafka, Producer, Transaction } from 'kafkajs';
+import { loadConfig, topicName, type TrajflowConfig } from '../../core/config.js';
+import { ensureTopics } from '../../infra/topics.js';
+import { startProcessors } from '../../processors/pipeline/processor.js';
+import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../streams/index.js';
+import { groupSteps } from '../helpers/episodes.js';
+import { uniqueName, waitFor } from '../helpers/kafka.js';
+import { testProcessing } from '../processors/helpers/processing.js';
+
+let backbone: Backbone;
+let config: TrajflowConfig;
+before(async () => {
+  config = { ...loadConfig(), topicPrefix: uniqueName('faults-rebalance') };
+  await ensureTopics(config);
+  backbone = await connectBackbone(config, { clientId: 'test-faults-rebalance' });
+});
+after(async () => {
+  const admin = backbone.kafka.admin();
+  await admin.connect();
+  const ours = (await admin.listTopics()).filter((t) => t.startsWith(`${config.topicPrefix}.`));
+  await admin.deleteTopics({ topics: ours, timeout: 20_000 }).catch(() => undefined);
+  await admin.disconnect();
+  await backbone.close();
+});
+
+/** A Kafka whose transactional producers hold the first commit until `release` is called. */
+function holdingFirstCommit(kafka: Kafka) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const state = { held: false, release };
+  const wrapTransaction = (transaction: Transaction): Transaction =>
+    new Proxy(transaction, {
+      get(target, prop, receiver) {
+        if (prop === 'commit') {
+          return async () => {
+            if (!state.held) {
+              state.held = true;
+              await released;
+            }
+            return target.commit();
+          };
+        }
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  const wrapProducer = (producer: Producer): Producer =>
+    new Proxy(producer, {
+      get(target, prop, receiver) {
+        if (prop === 'transaction') return async () => wrapTransaction(await target.transaction());
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+  const proxy = new Proxy(kafka, {
+    get(target, prop, receiver) {
+      if (prop === 'producer') return (options: Parameters<Kafka['producer']>[0]) => (options?.transactionalId ? wrapProducer(target.producer(options)) : target.producer(options));
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { kafka: proxy, state };
+}
+
+test('processors: a transaction in flight across a rebalance writes its trajectories and samples once', { todo: 'known bug: the old generation\'s transaction commits after the new generation re-read its steps (see the file header)', timeout: 120_000 }, async () => {
+  const runId = uniqueName('run').replace(/\./g, '-');
+  const steps = groupSteps(runId, 12, 4, 3);
+  await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
+  const consumerGroupId = `${config.topicPrefix}.processors`;
+  const { kafka, state } = holdingFirstCommit(backbone.kafka);
+  const handle = await startProcessors({ ...backbone, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+  let intruder: Consumer | undefined;
+  try {
+    await waitFor(() => state.held, 'the first transaction to reach its commit', 60_000);
+    const rebalancesBefore = handle.consumer.stats.rebalances;
+    const deliveredBefore = handle.consumer.stats.delivered;
+    // A second member joins the group: the processors' consumer rebalances and re-reads from the committed offsets.
+    intruder = backbone.kafka.consumer({ groupId: consumerGroupId, sessionTimeout: 10_000 });
+    await intruder.connect();
+    await intruder.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
+    // It holds its share of the partitions and commits nothing.
+    await intruder.run({ autoCommit: false, eachMessage: async () => undefined });
+    await waitFor(() => handle.consumer.stats.rebalances > rebalancesBefore && handle.consumer.stats.delivered > deliveredBefore, 'the processors to rebalance and re-read their partitions', 60_000);
+    // The old generation's transaction goes through now; then the new generation's flush.
+    const transactionsBefore = handle.emitter.stats.transactions;
+    state.release();
+    await waitFor(() => handle.emitter.stats.transactions >= transactionsBefore + 2, 'the held transaction and a flush of the new generation', 60_000);
+  } finally {
+    state.release();
+    await intruder?.disconnect().catch(() => undefined);
+    await handle.close();
+  }
+  const read = async <N extends 'trajectory' | 'sample'>(topic: string, event: N) => {
+    const replay = await createReplay(backbone.kafka, { topic: topicName(config, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
+    return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value.episodeId);
+  };
+  const trajectories = await read('trajectories', 'trajectory');
+  const samples = await read('samples', 'sample');
+  const episodes = steps.length / 3;
+  console.log(
+    `fault[processors rebalance during a transaction]: ${steps.length} steps of ${episodes} episodes; trajectories ${trajectories.length} for ${new Set(trajectories).size} episodes ` +
+      `(${trajectories.length - new Set(trajectories).size} duplicates), samples ${samples.length} for ${new Set(samples).size} (${samples.length - new Set(samples).size} duplicates)`,
+  );
+  assert.equal(new Set(trajectories).size, episodes, 'every episode has its trajectory');
+  assert.equal(trajectories.length, episodes, `no trajectory written twice (${trajectories.length - episodes} duplicates)`);
+  assert.equal(samples.length, new Set(samples).size, 'no sample written twice');
+});
