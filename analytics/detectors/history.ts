@@ -9,6 +9,7 @@
 // one groupArray per run (fine for the thousands of updates a run has). FINAL collapses the sink's copies.
 import type { LearnerStepEvent, RolloutStatsEvent } from '../../schemas/index.js';
 import { buildDetectorsConfig, type DetectorsConfig } from './config.js';
+import { sqlString } from '../../dashboards/api/query/sql.js';
 import { alertEvent } from './alert-event.js';
 import { CollapseEngine, type DetectorInput } from './engine.js';
 import type { CollapseAlertEvent } from '../../schemas/index.js';
@@ -19,20 +20,10 @@ export interface HistoryStore {
   queryJson<T = Record<string, unknown>>(sql: string): Promise<T[]>;
 }
 
-/** A ClickHouse string literal (backslash and quote escaped, control characters as \xHH). */
-export function sqlLiteral(value: string): string {
-  let out = "'";
-  for (const ch of value) {
-    if (ch === '\\' || ch === "'") out += `\\${ch}`;
-    else if (ch.charCodeAt(0) < 0x20 || ch === '\x7f') out += `\\x${ch.charCodeAt(0).toString(16).padStart(2, '0')}`;
-    else out += ch;
-  }
-  return `${out}'`;
-}
 
 /** Every learner step of a run with its details, in step order. */
 export function learnerStepsSql(runId: string): string {
-  const run = sqlLiteral(runId);
+  const run = sqlString(runId);
   return `SELECT run_id, step, policy_version, total_loss, policy_loss, kl_loss, entropy_loss, entropy, kl, clip_fraction,
        clip_fraction_low, grad_norm_pre_clip, learning_rate, tokens, samples, staleness_mean, staleness_max, duration_ms,
        event_time_ms, backend, metrics_keys, metrics_values
@@ -52,7 +43,7 @@ export function rolloutBatchesSql(runId: string): string {
        pass_at_k_keys, pass_at_k_values, pass_hat_k_keys, pass_hat_k_values, mean_length, invalid_action_rate, incomplete,
        dropped_groups, dropped_by_reason_keys, dropped_by_reason_values, event_time_ms
 FROM rollout_stats FINAL
-WHERE run_id = ${sqlLiteral(runId)} AND scope = 'batch'
+WHERE run_id = ${sqlString(runId)} AND scope = 'batch'
 ORDER BY kafka_partition, kafka_offset`;
 }
 
@@ -78,7 +69,7 @@ FROM (
          arrayMap(x -> ${y}, norms) AS ys,
          arrayMap(i -> arraySlice(ys, greatest(1, i - ${window}), least(i - 1, ${window})), arrayEnumerate(ys)) AS wins
   FROM learner_steps FINAL
-  WHERE run_id = ${sqlLiteral(runId)} AND isFinite(grad_norm_pre_clip)${logScale ? ' AND grad_norm_pre_clip > 0' : ''}
+  WHERE run_id = ${sqlString(runId)} AND isFinite(grad_norm_pre_clip)${logScale ? ' AND grad_norm_pre_clip > 0' : ''}
 )
 ARRAY JOIN steps AS step, norms AS grad_norm, ys AS y, wins AS win
 ORDER BY step`;

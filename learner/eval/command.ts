@@ -149,48 +149,6 @@ export async function resolveCheckpoint(trajflow: TrajflowConfig, args: Pick<Eva
   return { directory, manifest: (await readCheckpoint(directory)).manifest };
 }
 
-/**
- * A Policy over a TransformerPolicy that answers the turns pending together in forward passes of at most
- * `maxBatch` contexts (the transformer alone would take them all in one pass).
- */
-export class BatchLimitedPolicy implements Policy {
-  readonly version: number;
-  private queue: { request: PolicyRequest; resolve: (reply: PolicyReply) => void; reject: (error: unknown) => void }[] = [];
-  private scheduled = false;
-
-  constructor(
-    private readonly inner: TransformerPolicy,
-    private readonly maxBatch: number,
-  ) {
-    this.version = inner.version;
-  }
-
-  act(request: PolicyRequest): Promise<PolicyReply> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ request, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
-  }
-
-  private flush(): void {
-    this.scheduled = false;
-    const pending = this.queue;
-    this.queue = [];
-    for (let i = 0; i < pending.length; i += this.maxBatch) {
-      const chunk = pending.slice(i, i + this.maxBatch);
-      try {
-        const replies = this.inner.actBatch(chunk.map((p) => p.request));
-        chunk.forEach((p, j) => p.resolve(replies[j]!));
-      } catch (error) {
-        chunk.forEach((p) => p.reject(error));
-      }
-    }
-  }
-}
-
 export interface BaselineColumn {
   /** One episode per task (the random policy has no greedy mode). */
   readonly success: number;
@@ -222,8 +180,8 @@ export async function evaluateBundle(bundle: PolicyBundle, version: number, s: E
   const policy = await evaluate({
     createEnv: createEnvNow,
     seeds: s.seeds,
-    greedy: new BatchLimitedPolicy(policyOf(bundle, version, { greedy: true }), maxBatch),
-    sampling: new BatchLimitedPolicy(policyOf(bundle, version, { temperature: s.temperature ?? 1 }), maxBatch),
+    greedy: policyOf(bundle, version, { greedy: true, maxBatch }),
+    sampling: policyOf(bundle, version, { temperature: s.temperature ?? 1, maxBatch }),
     samples: s.samples,
     ks: s.ks,
   });

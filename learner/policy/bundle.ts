@@ -23,7 +23,7 @@ export function createPolicyBundle(actionWords: readonly string[], model: Partia
 }
 
 /** A Policy over the bundle's current weights (they change in place as the learner trains). */
-export function policyOf(bundle: PolicyBundle, version: number, options: { temperature?: number; greedy?: boolean } = {}): TransformerPolicy {
+export function policyOf(bundle: PolicyBundle, version: number, options: { temperature?: number; greedy?: boolean; maxBatch?: number } = {}): TransformerPolicy {
   return new TransformerPolicy({ ...bundle, version, ...options });
 }
 

@@ -23,6 +23,8 @@ export interface TransformerPolicyOptions {
   readonly greedy?: boolean;
   /** Used when a request has no actionSpace. Default 1. */
   readonly maxActionsPerTurn?: number;
+  /** At most this many contexts per forward pass (memory bound when many episodes act at once). Default: no cap. */
+  readonly maxBatch?: number;
 }
 
 interface Pending {
@@ -93,13 +95,17 @@ export class TransformerPolicy implements Policy {
 
   private flush(): void {
     this.scheduled = false;
-    const batch = this.queue;
+    const pending = this.queue;
     this.queue = [];
-    try {
-      const replies = this.actBatch(batch.map((p) => p.request));
-      batch.forEach((p, i) => p.resolve(replies[i]!));
-    } catch (error) {
-      batch.forEach((p) => p.reject(error));
+    const size = this.options.maxBatch ?? Math.max(1, pending.length);
+    for (let i = 0; i < pending.length; i += size) {
+      const chunk = pending.slice(i, i + size);
+      try {
+        const replies = this.actBatch(chunk.map((p) => p.request));
+        chunk.forEach((p, j) => p.resolve(replies[j]!));
+      } catch (error) {
+        chunk.forEach((p) => p.reject(error));
+      }
     }
   }
 }

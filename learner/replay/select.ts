@@ -28,6 +28,7 @@
 //   - limit caps the selected trajectories, in read order (Kafka) or by event time (ClickHouse).
 //   - A trajectory stored twice (same run and episode) is selected once, the first copy.
 //   - SQL is built only from checked values through sqlInt/sqlString (ClickHouse 18.16 has no bound parameters).
+import type { TrajectoryRow as StoredTrajectoryRow } from '../../dashboards/api/query/trajectories.js';
 import { lastValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
 import type { Admin } from 'kafkajs';
@@ -265,23 +266,8 @@ async function scanRange(backbone: Backbone, topic: string, s: ReplaySelection):
 
 // ---------------------------------------------------------------- ClickHouse
 
-/** One row of the trajectories table as queried (64-bit integers as JSON numbers). */
-export interface TrajectoryRow {
-  run_id: string;
-  env_name: string;
-  env_version: string;
-  group_id: string;
-  episode_id: string;
-  outcome: string;
-  step_count: number;
-  total_reward: number | null;
-  success: number;
-  invalid_actions: number;
-  gap_count: number;
-  min_policy_version: number;
-  max_policy_version: number;
-  first_event_time_ms: number;
-  last_event_time_ms: number;
+/** One row of the trajectories table as queried (64-bit integers as JSON numbers), with its Kafka position. */
+export interface TrajectoryRow extends Omit<StoredTrajectoryRow, 'metrics_keys' | 'metrics_values'> {
   kafka_topic: string;
   kafka_partition: number;
   kafka_offset: number;

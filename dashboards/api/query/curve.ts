@@ -8,6 +8,7 @@
 // Every query reads rollout_stats FINAL, so a batch the sink stored twice counts once.
 import { DAY_MS, RUN_WINDOW, intParam, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
 import { sqlInt, sqlString } from './sql.js';
+import type { RolloutStatsRow } from './rollout-stats.js';
 import { int, kMap, num, read, type AnalyticsStore } from './store.js';
 
 export const MIN_BUCKET_MS = 1000;
@@ -115,24 +116,12 @@ export interface ExtentRow {
   env_steps_before: number | null;
 }
 
-export interface BatchPointRow {
-  batch_id: string;
-  event_time_ms: number;
-  groups: number;
-  trajectories: number;
-  reward_mean: number | null;
-  reward_std: number | null;
-  mean_in_group_reward_std: number | null;
-  success_rate: number | null;
-  pass_at_k_keys: string[];
-  pass_at_k_values: Array<number | null>;
-  pass_hat_k_keys: string[];
-  pass_hat_k_values: Array<number | null>;
-  mean_length: number | null;
-  invalid_action_rate: number | null;
-  incomplete: number;
-  dropped_groups: number;
-}
+/** A batch row of the curve: the rollout-stats columns it reads. */
+export type BatchPointRow = Pick<
+  RolloutStatsRow,
+  | 'batch_id' | 'event_time_ms' | 'groups' | 'trajectories' | 'reward_mean' | 'reward_std' | 'mean_in_group_reward_std' | 'success_rate'
+  | 'pass_at_k_keys' | 'pass_at_k_values' | 'pass_hat_k_keys' | 'pass_hat_k_values' | 'mean_length' | 'invalid_action_rate' | 'incomplete' | 'dropped_groups'
+>;
 
 export interface BucketPointRow {
   bucket_start_ms: number;

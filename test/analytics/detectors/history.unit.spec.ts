@@ -1,7 +1,8 @@
 // The history SQL: literals are escaped; the grad-norm rule follows the config.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { gradNormSpikeSql, learnerStepsSql, rolloutBatchesSql, sqlLiteral } from '../../../analytics/detectors/history.js';
+import { gradNormSpikeSql, learnerStepsSql, rolloutBatchesSql } from '../../../analytics/detectors/history.js';
+import { sqlString as sqlLiteral } from '../../../dashboards/api/query/sql.js';
 
 test('run ids enter the SQL only as escaped literals', () => {
   assert.equal(sqlLiteral("it's a \\ run\n"), "'it\\'s a \\\\ run\\x0a'");

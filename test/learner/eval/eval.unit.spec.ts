@@ -12,7 +12,7 @@ import { createEnv } from '../../../envs/registry.js';
 import { EVAL_SEEDS } from '../../../envs/seeds.js';
 import { selectBackend } from '../../../learner/backend.js';
 import { writeCheckpoint } from '../../../learner/checkpoint/checkpoint.js';
-import { BatchLimitedPolicy, evalCommand, evaluateBundle, parseEvalArgs, resolveCheckpoint, type EvalReport } from '../../../learner/eval/command.js';
+import { evalCommand, evaluateBundle, parseEvalArgs, resolveCheckpoint, type EvalReport } from '../../../learner/eval/command.js';
 import { evaluate, type EvalResult } from '../../../learner/eval/evaluate.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from '../../../learner/policy/bundle.js';
 import { TOKENIZER_NAME } from '../../../learner/tokenizer/index.js';
@@ -33,12 +33,12 @@ after(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-function evalTiny(seeds: readonly number[], policyWrap: (p: ReturnType<typeof policyOf>) => ReturnType<typeof policyOf> | BatchLimitedPolicy = (p) => p): Promise<EvalResult> {
+function evalTiny(seeds: readonly number[], maxBatch?: number): Promise<EvalResult> {
   return evaluate({
     createEnv: () => createEnv('Bandit'),
     seeds,
-    greedy: policyWrap(policyOf(bundle, 0, { greedy: true })),
-    sampling: policyWrap(policyOf(bundle, 0)),
+    greedy: policyOf(bundle, 0, { greedy: true, ...(maxBatch ? { maxBatch } : {}) }),
+    sampling: policyOf(bundle, 0, maxBatch ? { maxBatch } : {}),
     samples: 8,
     ks: KS,
   });
@@ -65,7 +65,7 @@ test('evaluate(): pass@k grows with k, pass^k shrinks, pass^k ≤ pass@k, pass@1
 test('the eval command batches forward passes without changing any number', async () => {
   const seeds = EVAL_SEEDS.take(12);
   const whole = await evalTiny(seeds);
-  const chunked = await evalTiny(seeds, (p) => new BatchLimitedPolicy(p, 5));
+  const chunked = await evalTiny(seeds, 5);
   assert.deepEqual(chunked, whole);
 });
 
