@@ -18,6 +18,7 @@ import { lagRouter, type LagSource } from './lag-route.js';
 import type { AnalyticsStore } from './query/store.js';
 import { readRouter } from './read-routes.js';
 import { stepsRouter, type IngestStats } from './steps-route.js';
+import { replayRouter, type ReplayStarter } from './replay-route.js';
 import { RateLimiter, type Clock } from './token-bucket.js';
 
 export interface ApiDeps {
@@ -36,6 +37,8 @@ export interface ApiDeps {
   /** Monotonic clock for the rate limiter (default performance.now). */
   readonly monotonic?: Clock;
   readonly log?: Logger;
+  /** Starts replays for POST /v1/replay; without it that endpoint answers 503. */
+  readonly replay?: ReplayStarter;
   /** Adds routers before the 404 and error handlers (tests). */
   readonly mount?: (app: Express) => void;
 }
@@ -64,6 +67,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   app.use(stepsRouter({ config, codec: deps.codec, steps: deps.steps, deadLetters: deps.deadLetters, limiter, stats, log }));
   app.use(deadLettersRouter({ analytics: deps.analytics, readAuth, now, log }));
   app.use(readRouter({ analytics: deps.analytics, readAuth, now, log }));
+  app.use(replayRouter({ config, ...(deps.replay ? { replay: deps.replay } : {}), log }));
   app.use(lagRouter({ ...(deps.lag ? { lag: deps.lag } : {}), readAuth, log }));
   const events = eventsRouter({ analytics: deps.analytics, readAuth, now, log, ...(deps.events ? { options: deps.events } : {}) });
   app.use(events.router);

@@ -3,6 +3,7 @@
 // no retries and short timeouts, so /health answers "Kafka down" in about a second instead of riding out
 // kafkajs' reconnect backoff the way the producer (rightly) does. Consumer lag (GET /v1/lag) has its own
 // client too — a couple of retries (group coordinators move), short timeouts, a deadline over the whole.
+import { startReplay } from '../../learner/replay/run-replay.js';
 import type { Admin } from 'kafkajs';
 import { clickHouseClient } from '../../infra/clickhouse/http.js';
 import { createKafka, type Backbone } from '../../streams/index.js';
@@ -87,6 +88,7 @@ export function createApiServices(backbone: Backbone, options: ApiServicesOption
     analytics: clickhouse,
     probes,
     lag,
+    replay: (selection, processing, replayId) => startReplay(backbone, selection, { ...processing, replayId }),
     async close() {
       await admin?.disconnect().catch(() => undefined);
       await lagAdmin?.disconnect().catch(() => undefined);
