@@ -47,3 +47,20 @@ test('an unknown command exits 2; bad values exit 2 naming the flag and the fix'
   assert.equal(unknown.code, 2);
   assert.match(unknown.err, /unknown option '--nope'; usage: trajflow learner/);
 });
+
+test('trajflow train --config: settings from a JSON file, flags win, unknown settings are refused', async () => {
+  const { writeFileSync, mkdtempSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tmpdir } = await import('node:os');
+  const { trainConfigFile } = await import('../../cli/train/command.js');
+  const dir = mkdtempSync(join(tmpdir(), 'train-config-'));
+  const good = join(dir, 'train.json');
+  writeFileSync(good, JSON.stringify({ env: 'Sokoban', updates: 20, envOptions: { maxTurns: 8 }, groupSize: 4 }));
+  assert.deepEqual(trainConfigFile(good), { '--env': 'Sokoban', '--updates': '20', '--env-options': '{"maxTurns":8}', '--group-size': '4' });
+  const bad = join(dir, 'bad.json');
+  writeFileSync(bad, JSON.stringify({ envName: 'Sokoban' }));
+  assert.throws(() => trainConfigFile(bad), /unknown setting "envName"; use env, run-id/);
+  const result = await capture(['train', '--config', join(dir, 'missing.json')]);
+  assert.equal(result.code, 2);
+  assert.match(result.err, /--config .*missing\.json: ENOENT/);
+});
