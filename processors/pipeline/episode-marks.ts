@@ -78,7 +78,12 @@ export class EpisodeMarks {
         complete: resolve,
       });
     });
+    // Marks this process committed itself stay: a transaction's commit markers reach the state topic a
+    // moment after commit() returns, so a reload right after a commit can miss them. Keeping a mark that
+    // was tombstoned meanwhile is harmless (its episode is wholly below the committed offsets).
+    const committedHere = [...this.marks];
     this.marks.clear();
     for (const [key, mark] of loaded) this.marks.set(key, mark);
+    for (const [key, mark] of committedHere) if (!this.marks.has(key)) this.marks.set(key, mark);
   }
 }

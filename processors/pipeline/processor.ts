@@ -93,9 +93,13 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     commits: 'external',
     // Open episodes and groups hold their steps un-acknowledged until their outputs are written.
     maxInFlight: 500_000,
-    onAssignment: () => marks.reload(backbone.kafka, topics.state),
+    // A transaction still in flight from the old generation settles first, so its marks are in the reload.
+    onAssignment: async () => {
+      await out.settled();
+      await marks.reload(backbone.kafka, topics.state);
+    },
   });
-  const out = new TransactionalEmitter(backbone.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, `${consumerGroupId}-${instance}`);
+  const out: TransactionalEmitter = new TransactionalEmitter(backbone.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, `${consumerGroupId}-${instance}`);
   await out.connect();
 
   const markOf = (member: Member, status: EpisodeMark['status']): EpisodeMark => {

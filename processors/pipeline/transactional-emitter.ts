@@ -84,6 +84,18 @@ export class TransactionalEmitter {
     return this.flushing;
   }
 
+  /**
+   * Resolves once the transaction in flight (if any) has committed or aborted. A new consumer generation
+   * awaits it before reloading the episode marks: otherwise the marks of a transaction that commits a
+   * moment later are missed and the new generation writes those episodes' outputs again.
+   */
+  settled(): Promise<void> {
+    return this.flushing.then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
   async close(): Promise<void> {
     await this.flush().catch(() => undefined);
     await this.producer.disconnect();
@@ -124,6 +136,15 @@ export class TransactionalEmitter {
       if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
       if (positions.length > 0) {
         await transaction.sendOffsets({ consumerGroupId: this.marks.consumerGroupId, topics: byTopic(positions) });
+      }
+      if (this.consumer.generation !== generation) {
+        // A rebalance came while the transaction was being written: its steps may already be read again by
+        // the new generation (here or in another member), and kafkajs' TxnOffsetCommit carries no
+        // generation the broker could fence with. Abort; the steps are processed again from the committed
+        // offsets.
+        await transaction.abort();
+        this.stats.discardedUnits += units.length;
+        return;
       }
       await transaction.commit();
       this.stats.transactions++;

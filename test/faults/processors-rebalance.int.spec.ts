@@ -80,7 +80,7 @@ function holdingFirstCommit(kafka: Kafka) {
   return { kafka: proxy, state };
 }
 
-test('processors: a transaction in flight across a rebalance writes its trajectories and samples once', { todo: 'known bug: the old generation\'s transaction commits after the new generation re-read its steps (see the file header)', timeout: 120_000 }, async () => {
+test('processors: a transaction in flight across a rebalance writes its trajectories and samples once', { todo: 'known bug, narrowed: the new generation now waits for the transaction in flight and keeps its own committed marks, and a transaction whose generation changed before commit aborts; about 1 run in 4 still writes duplicates (the reload can finish before the held commit — not yet understood)', timeout: 120_000 }, async () => {
   const runId = uniqueName('run').replace(/\./g, '-');
   const steps = groupSteps(runId, 12, 4, 3);
   await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
@@ -98,11 +98,13 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
     await intruder.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
     // It holds its share of the partitions and commits nothing.
     await intruder.run({ autoCommit: false, eachMessage: async () => undefined });
-    await waitFor(() => handle.consumer.stats.rebalances > rebalancesBefore && handle.consumer.stats.delivered > deliveredBefore, 'the processors to rebalance and re-read their partitions', 60_000);
-    // The old generation's transaction goes through now; then the new generation's flush.
+    // The new generation waits for the transaction in flight before it reloads its marks and re-reads.
+    await waitFor(() => handle.consumer.stats.rebalances > rebalancesBefore, 'the processors to rebalance', 60_000);
+    assert.equal(handle.consumer.stats.delivered, deliveredBefore, 'nothing is re-read while the old transaction is open');
+    // The old generation's transaction goes through now (or is aborted); then the new generation's flush.
     const transactionsBefore = handle.emitter.stats.transactions;
     state.release();
-    await waitFor(() => handle.emitter.stats.transactions >= transactionsBefore + 2, 'the held transaction and a flush of the new generation', 60_000);
+    await waitFor(() => handle.emitter.stats.transactions >= transactionsBefore + 1 && handle.consumer.stats.delivered > deliveredBefore, 'the new generation to re-read and flush', 60_000);
   } finally {
     state.release();
     await intruder?.disconnect().catch(() => undefined);
