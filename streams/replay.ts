@@ -22,12 +22,28 @@ export interface ReplayOptions<T> extends Pick<TopicConsumerOptions<T>, 'decode'
   readonly to?: ReplayPosition;
 }
 
+/**
+ * Runs an admin call again on Kafka's retriable errors (NOT_LEADER_FOR_PARTITION and the like right after a
+ * broker restart, which kafkajs' admin gives up on at once), up to `attempts` times with a growing pause.
+ */
+export async function retryRetriable<T>(call: () => Promise<T>, attempts = 8): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      const retriable = (error as { retriable?: boolean } | null)?.retriable === true;
+      if (!retriable || attempt >= attempts) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
+  }
+}
+
 export async function positionsOf(admin: Admin, topic: string, position: ReplayPosition): Promise<Map<number, bigint>> {
-  const watermarks = await admin.fetchTopicOffsets(topic);
+  const watermarks = await retryRetriable(() => admin.fetchTopicOffsets(topic));
   const result = new Map<number, bigint>();
   if (typeof position === 'object' && 'timestamp' in position) {
     // The first offset whose timestamp is ≥ the given time, or the high watermark when there is none.
-    for (const p of await admin.fetchTopicOffsetsByTimestamp(topic, position.timestamp)) {
+    for (const p of await retryRetriable(() => admin.fetchTopicOffsetsByTimestamp(topic, position.timestamp))) {
       const high = watermarks.find((w) => w.partition === p.partition)!.high;
       result.set(p.partition, BigInt(p.offset === '-1' ? high : p.offset));
     }

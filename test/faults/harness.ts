@@ -14,7 +14,7 @@ import { applyMigrations } from '../../infra/clickhouse/migrations.js';
 import { clickHouseClient, type ClickHouseHttp } from '../../infra/clickhouse/http.js';
 import { ensureTopics } from '../../infra/topics.js';
 import type { EventName, EventTypes } from '../../schemas/index.js';
-import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone } from '../../streams/index.js';
+import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, retryRetriable, type Backbone } from '../../streams/index.js';
 import { groupSteps } from '../helpers/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 
@@ -182,7 +182,7 @@ export async function messageCount(run: Pick<FaultRun, 'backbone' | 'config'>, t
   const admin = run.backbone.kafka.admin();
   await admin.connect();
   try {
-    const offsets = await admin.fetchTopicOffsets(topicName(run.config, topic));
+    const offsets = await retryRetriable(() => admin.fetchTopicOffsets(topicName(run.config, topic)));
     return offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
   } finally {
     await admin.disconnect();
