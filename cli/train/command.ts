@@ -27,7 +27,8 @@ export const trainCommand: Command = {
       console.log(`usage: ${USAGE}`);
       return 0;
     }
-    const f = { ...trainConfigFile(parseFlagPairs(args, FLAGS, USAGE)['--config']), ...parseFlagPairs(args, FLAGS, USAGE) };
+    const flags = parseFlagPairs(args, FLAGS, USAGE);
+    const f = { ...trainConfigFile(flags['--config']), ...flags };
     const env = f['--env'] ?? 'FrozenLake';
     const preset = TRAIN_PRESETS[env];
     if (!preset) throw new ConfigError(`--env ${env}: trajflow train knows ${Object.keys(TRAIN_PRESETS).join(', ')}; for another environment start the parts yourself (trajflow actors|processors|learner)`);

@@ -14,8 +14,9 @@ import { createEnv } from '../../envs/registry.js';
 import type { LearnerStepEvent, PolicyVersionEvent, TrainingSampleEvent } from '../../schemas/index.js';
 import { createEventConsumer, type Backbone, type Envelope, type TopicConsumer } from '../../streams/index.js';
 import { selectBackend, type BackendInfo } from '../backend.js';
-import { checkpointUri, latestCheckpoint, pruneCheckpoints, readVersion, writeCheckpoint, type Checkpoint } from '../checkpoint/checkpoint.js';
-import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../policy/bundle.js';
+import { checkpointUri, latestCheckpoint, pruneCheckpoints, readVersion, writeCheckpoint } from '../checkpoint/checkpoint.js';
+import { createPolicyBundle, disposeBundle } from '../policy/bundle.js';
+import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
 import { TOKENIZER_NAME } from '../tokenizer/index.js';
 import { REPLAY_ESTIMATOR_PREFIX } from '../replay/marker.js';
 import { buildBatch } from '../train/batch.js';
@@ -58,16 +59,16 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
   log(`learner: config ${JSON.stringify(config)}`);
 
   const resumed = await latestCheckpoint(config.checkpointDir);
-  const bundle = resumed ? bundleFrom(resumed) : createPolicyBundle(createEnv(config.envName).actionVocabulary, config.model);
+  const bundle = resumed ? bundleFromCheckpoint(resumed) : createPolicyBundle(createEnv(config.envName).actionVocabulary, config.model);
   // The KL reference is the initial policy (version 0), frozen.
-  const reference = config.loss.klCoeff > 0 ? (resumed ? bundleFrom(await readVersion(config.checkpointDir, 0)) : createPolicyBundle(bundle.vocabulary.words, config.model)) : undefined;
+  const reference = config.loss.klCoeff > 0 ? (resumed ? bundleFromCheckpoint(await readVersion(config.checkpointDir, 0)) : createPolicyBundle(bundle.vocabulary.words, config.model)) : undefined;
   const trainer = new PolicyTrainer({ ...bundle, optimizer: config.optimizer, loss: config.loss, ...(reference ? { reference: reference.model } : {}) });
   const stats: LearnerStats = { version: 0, updates: 0, samplesTrained: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0 };
   const offsets = new Map<string, bigint>();
   const recent = new Set<string>();
   let latest: { uri: string; checksum: string; updates: number };
   if (resumed) {
-    await trainer.restoreOptimizerState(resumed.optimizer.map((t) => ({ name: t.name, shape: [...t.shape], values: t.values })));
+    await trainer.restoreOptimizerState(resumed.optimizer);
     trainer.updates = resumed.manifest.updates;
     stats.version = resumed.manifest.version;
     stats.updates = resumed.manifest.updates;
@@ -237,9 +238,4 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       return done;
     },
   };
-}
-
-function bundleFrom(checkpoint: Checkpoint): PolicyBundle {
-  const { vocabSize: _, ...shape } = checkpoint.manifest.model;
-  return createPolicyBundle(checkpoint.manifest.replyWords, shape, checkpoint.weights);
 }

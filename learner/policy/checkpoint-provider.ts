@@ -5,7 +5,7 @@
 // is already stale beyond any sensible bound).
 import { createPolicyProvider, type PolicyProvider } from '../../envs/policy/provider.js';
 import type { PolicyVersionEvent } from '../../schemas/index.js';
-import { checkpointPath, readCheckpoint, CheckpointError } from '../checkpoint/checkpoint.js';
+import { checkpointPath, readCheckpoint, CheckpointError, type Checkpoint } from '../checkpoint/checkpoint.js';
 import { TOKENIZER_NAME } from '../tokenizer/index.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from './bundle.js';
 import type { TransformerPolicy } from './transformer-policy.js';
@@ -18,12 +18,16 @@ export interface CheckpointPolicyOptions {
   readonly onError?: (error: unknown, event: PolicyVersionEvent) => void;
 }
 
-export async function loadPolicyFromCheckpoint(directory: string, version: number, options: { checksum?: string; temperature?: number } = {}): Promise<{ policy: TransformerPolicy; bundle: PolicyBundle }> {
-  const checkpoint = await readCheckpoint(directory, options.checksum);
+/** The policy bundle a checkpoint describes: its model shape, reply words and weights (same tokenizer required). */
+export function bundleFromCheckpoint(checkpoint: Checkpoint): PolicyBundle {
   const { manifest } = checkpoint;
-  if (manifest.tokenizer !== TOKENIZER_NAME) throw new CheckpointError(`${directory} was trained with tokenizer ${manifest.tokenizer}; this build has ${TOKENIZER_NAME}`);
+  if (manifest.tokenizer !== TOKENIZER_NAME) throw new CheckpointError(`${checkpoint.directory} was trained with tokenizer ${manifest.tokenizer}; this build has ${TOKENIZER_NAME}`);
   const { vocabSize: _, ...shape } = manifest.model;
-  const bundle = createPolicyBundle(manifest.replyWords, shape, checkpoint.weights);
+  return createPolicyBundle(manifest.replyWords, shape, checkpoint.weights);
+}
+
+export async function loadPolicyFromCheckpoint(directory: string, version: number, options: { checksum?: string; temperature?: number } = {}): Promise<{ policy: TransformerPolicy; bundle: PolicyBundle }> {
+  const bundle = bundleFromCheckpoint(await readCheckpoint(directory, options.checksum));
   return { policy: policyOf(bundle, version, options.temperature === undefined ? {} : { temperature: options.temperature }), bundle };
 }
 

@@ -63,9 +63,9 @@ export class PolicyTrainer {
     return Promise.all(weights.map(async (w) => ({ name: w.name, shape: [...w.tensor.shape], values: (await w.tensor.data()) as Float32Array })));
   }
 
-  async restoreOptimizerState(state: readonly { name: string; values: Float32Array; shape: number[] }[]): Promise<void> {
+  async restoreOptimizerState(state: readonly { name: string; values: Float32Array; shape: readonly number[] }[]): Promise<void> {
     if (state.length === 0) return;
-    await this.adam.setWeights(state.map((s) => ({ name: s.name, tensor: tf.tensor(s.values, s.shape, 'float32') })));
+    await this.adam.setWeights(state.map((s) => ({ name: s.name, tensor: tf.tensor(s.values, [...s.shape], 'float32') })));
   }
 
   /** One update on `batch`. `recompute` forces the decoupled objective (replayed samples). */

@@ -8,7 +8,7 @@
 // Every query reads rollout_stats FINAL, so a batch the sink stored twice counts once.
 import { DAY_MS, RUN_WINDOW, intParam, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
 import { sqlInt, sqlString } from './sql.js';
-import type { RolloutStatsRow } from './rollout-stats.js';
+import type { RolloutFigures, RolloutStatsRow } from './rollout-stats.js';
 import { int, kMap, num, read, type AnalyticsStore } from './store.js';
 
 export const MIN_BUCKET_MS = 1000;
@@ -147,7 +147,8 @@ export interface PassKRow {
   batches: number;
 }
 
-export interface CurvePoint {
+/** A batch, or a bucket of batches pooled exactly (rewardStd: the unbiased std over all their trajectories). */
+export interface CurvePoint extends RolloutFigures {
   /** The batch's event time, or the start of the bucket. */
   readonly timeMs: number;
   /** The batch (null for a bucket of several). */
@@ -156,22 +157,9 @@ export interface CurvePoint {
   readonly batches: number;
   /** The newest batch time in the point. */
   readonly lastEventTimeMs: number;
-  readonly groups: number;
-  readonly trajectories: number;
-  readonly rewardMean: number | null;
-  /** Unbiased std of trajectory rewards (pooled over the bucket's batches). */
-  readonly rewardStd: number | null;
   /** rewardMean − rewardStd and rewardMean + rewardStd: the band a chart shades. */
   readonly rewardLow: number | null;
   readonly rewardHigh: number | null;
-  readonly successRate: number | null;
-  readonly meanInGroupRewardStd: number | null;
-  readonly passAtK: Record<string, number | null>;
-  readonly passHatK: Record<string, number | null>;
-  readonly meanLength: number | null;
-  readonly invalidActionRate: number | null;
-  readonly incomplete: number;
-  readonly droppedGroups: number;
   /** Env steps (turns) in the point's trajectories. */
   readonly envSteps: number | null;
   /** Env steps of the run's batches up to and including this point. */

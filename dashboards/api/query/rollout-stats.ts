@@ -75,12 +75,8 @@ export interface RolloutStatsRow {
   event_time_ms: number;
 }
 
-/** A RolloutStatsEvent as JSON (null for a float that is not finite). */
-export interface RolloutStatsView {
-  readonly runId: string;
-  readonly scope: string;
-  readonly batchId: string;
-  readonly groupId: string | null;
+/** The figures of a rollout batch or group, as JSON (null for a float that is not finite); curve points pool them. */
+export interface RolloutFigures {
   readonly groups: number;
   readonly trajectories: number;
   readonly rewardMean: number | null;
@@ -93,6 +89,14 @@ export interface RolloutStatsView {
   readonly invalidActionRate: number | null;
   readonly incomplete: number;
   readonly droppedGroups: number;
+}
+
+/** A RolloutStatsEvent as JSON (null for a float that is not finite). */
+export interface RolloutStatsView extends RolloutFigures {
+  readonly runId: string;
+  readonly scope: string;
+  readonly batchId: string;
+  readonly groupId: string | null;
   readonly droppedByReason: Record<string, number | null>;
   readonly eventTimeMs: number;
 }
