@@ -264,7 +264,9 @@ test('run page: learning curves hold every batch; the collapse panel marks the s
   assert.equal(await attr(watched, '[data-chart="grad-norm"]', 'data-markers'), '1', 'the alert is drawn on the chart');
   const alert = page.locator(`tr[data-alert-id="${RUN}-grad-spike"]`);
   assert.match(await alert.innerText(), /warning[\s\S]*grad_norm_spike[\s\S]*Gradient norm 6\.5/);
-  assert.match(await page.locator('.pass-table').innerText(), /pass@k latest/);
+  // The pass@k table loads on its own request, so wait for it rather than read it once.
+  await page.locator('.pass-table th', { hasText: 'pass@k latest' }).waitFor({ timeout: 10_000 });
+  assert.match(await page.locator('.pass-table').innerText(), /pass@k latest[\s\S]*pass\^k pooled/);
   await page.locator('a', { hasText: EPISODE }).waitFor();
   await screenshot(page, 'dashboard-run');
   assertClean(watched, 'run page');
