@@ -9,36 +9,38 @@ import type { Command } from '../cli/main.js';
 import { parseBackendChoice } from './backend.js';
 import { buildLearnerConfig, type LearnerConfigInput } from './loop/config.js';
 import { startLearner } from './loop/learner.js';
-import { readFileSync } from 'node:fs';
+import { MODEL_DEFAULTS } from './model/config.js';
+import { OPTIMIZER_DEFAULTS } from './train/config.js';
 
 const FLAGS = [
   '--run-id', '--env', '--updates', '--batch-tokens', '--min-samples', '--max-wait-ms', '--max-staleness', '--lr', '--epochs',
-  '--minibatches', '--temperature', '--backend', '--width', '--layers', '--heads', '--context', '--seed', '--config',
+  '--minibatches', '--temperature', '--backend', '--width', '--layers', '--heads', '--context', '--seed', '--model', '--optimizer', '--loss',
 ] as const;
 const USAGE =
   'trajflow learner --run-id R [--env FrozenLake] [--updates N] [--batch-tokens 4096] [--min-samples 8] [--max-wait-ms 2000] ' +
   '[--max-staleness K] [--lr 3e-4] [--epochs 1] [--minibatches 1] [--temperature 1] [--backend auto|node-gpu|node|wasm|cpu] ' +
-  '[--width 64] [--layers 2] [--heads 4] [--context 256] [--seed 1] [--config learner.json]';
+  '[--width 64] [--layers 2] [--heads 4] [--context 256] [--seed 1] [--model JSON] [--optimizer JSON] [--loss JSON] [--config trajflow.json]';
 
-/** Flags over the optional JSON config file (same shape as LearnerConfigInput), checked by buildLearnerConfig. */
+/**
+ * The learner's settings from its flags. `--model`, `--optimizer` and `--loss` take partial JSON objects of
+ * those parts of the config (the shape logged at start; e.g. --loss '{"clipHigh":0.28}'), and the single-value
+ * flags (--width, --lr, …) win over them. All of it is checked by buildLearnerConfig.
+ */
 export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInput {
   const f = parseFlagPairs(args, FLAGS, USAGE);
-  let file: Partial<LearnerConfigInput> = {};
-  if (f['--config'] !== undefined) {
-    try {
-      file = JSON.parse(readFileSync(f['--config'], 'utf8')) as Partial<LearnerConfigInput>;
-    } catch (error) {
-      throw new ConfigError(`--config ${f['--config']}: ${(error as Error).message}; pass a JSON file shaped like the learner config logged at start`);
-    }
-  }
-  const runId = f['--run-id'] ?? file.runId;
+  const file = {
+    model: jsonObject('model', f['--model'], Object.keys(MODEL_DEFAULTS)) as Partial<LearnerConfigInput['model']>,
+    optimizer: jsonObject('optimizer', f['--optimizer'], Object.keys(OPTIMIZER_DEFAULTS)) as Partial<LearnerConfigInput['optimizer']>,
+    ...(f['--loss'] === undefined ? {} : { loss: jsonObject('loss', f['--loss']) as LearnerConfigInput['loss'] }),
+  };
+  const runId = f['--run-id'];
   if (runId === undefined) throw new ConfigError(`--run-id is required (the actors' run id); usage: ${USAGE}`);
   const pick = <T>(value: T | undefined) => (value === undefined ? {} : value);
   const int = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveInt(name, raw, 0));
   const model = { ...file.model, ...strip({ width: int('width', f['--width']), layers: int('layers', f['--layers']), heads: int('heads', f['--heads']), contextLength: int('context', f['--context']), seed: f['--seed'] === undefined ? undefined : Number(f['--seed']) }) };
   const optimizer = { ...file.optimizer, ...strip({ learningRate: numberFlag('lr', f['--lr'], { positive: true }), epochs: int('epochs', f['--epochs']), minibatches: int('minibatches', f['--minibatches']), temperature: numberFlag('temperature', f['--temperature'], { positive: true }) }) };
   return {
-    ...file,
+    ...(file.loss ? { loss: file.loss } : {}),
     runId,
     ...pick(strip({
       envName: f['--env'],
@@ -52,6 +54,21 @@ export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInpu
     model,
     optimizer,
   };
+}
+
+// `known` unset: the part's own builder refuses unknown keys (the loss config does).
+function jsonObject(name: string, raw: string | undefined, known?: readonly string[]): Record<string, unknown> {
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch (error) {
+    throw new ConfigError(`--${name} needs a JSON object of ${name} settings (the shape logged at start), e.g. --${name} '{"…": …}': ${(error as Error).message}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`--${name} needs a JSON object of ${name} settings, got ${raw}`);
+  const unknown = known ? Object.keys(parsed).filter((key) => !known.includes(key)) : [];
+  if (known && unknown.length > 0) throw new ConfigError(`--${name}: unknown setting ${unknown.map((k) => `"${k}"`).join(', ')}; known: ${known.join(', ')}`);
+  return parsed as Record<string, unknown>;
 }
 
 function strip<T extends Record<string, unknown>>(record: T): Partial<T> {

@@ -3,7 +3,6 @@
 // progress and the dashboard's address, and stop every part cleanly on Ctrl-C. Running it again with the
 // same run id resumes: the learner from its newest checkpoint, the actors after the last iteration they
 // started (recorded in the run's state file).
-import { readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '../../core/config.js';
@@ -14,10 +13,10 @@ import type { Command } from '../main.js';
 import { startPart, type RunningPart } from './parts.js';
 import { TRAIN_PRESETS } from './presets.js';
 
-const FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed', '--config'] as const;
+const FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed'] as const;
 const USAGE =
   'trajflow train [--env FrozenLake|Sokoban|Bandit] [--run-id R] [--estimator gigpo] [--filter F] [--updates N] [--groups 8] ' +
-  '[--group-size 8] [--lr 3e-3] [--max-staleness 2] [--port 38080] [--env-options JSON] [--seed 0] [--config train.json]';
+  '[--group-size 8] [--lr 3e-3] [--max-staleness 2] [--port 38080] [--env-options JSON] [--seed 0] [--config trajflow.json]';
 
 export const trainCommand: Command = {
   summary: 'train an agent end to end: Kafka, ClickHouse, actors, processors, learner, sink and dashboard (Ctrl-C stops, rerun resumes)',
@@ -27,8 +26,7 @@ export const trainCommand: Command = {
       console.log(`usage: ${USAGE}`);
       return 0;
     }
-    const flags = parseFlagPairs(args, FLAGS, USAGE);
-    const f = { ...trainConfigFile(flags['--config']), ...flags };
+    const f = parseFlagPairs(args, FLAGS, USAGE);
     const env = f['--env'] ?? 'FrozenLake';
     const preset = TRAIN_PRESETS[env];
     if (!preset) throw new ConfigError(`--env ${env}: trajflow train knows ${Object.keys(TRAIN_PRESETS).join(', ')}; for another environment start the parts yourself (trajflow actors|processors|learner)`);
@@ -127,28 +125,6 @@ export const trainCommand: Command = {
     }
   },
 };
-
-/**
- * `--config train.json`: the same settings as the flags, by flag name without dashes
- * ({"env": "Sokoban", "updates": 200, "envOptions": {...}}); flags given on the command line win.
- */
-export function trainConfigFile(path: string | undefined): Partial<Record<(typeof FLAGS)[number], string>> {
-  if (path === undefined) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(readFileSync(path, 'utf8'));
-  } catch (error) {
-    throw new ConfigError(`--config ${path}: ${(error as Error).message}; pass a JSON object such as {"env": "FrozenLake", "updates": 100}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`--config ${path} must hold a JSON object such as {"env": "FrozenLake", "updates": 100}`);
-  const out: Partial<Record<(typeof FLAGS)[number], string>> = {};
-  for (const [key, value] of Object.entries(parsed)) {
-    const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}` as (typeof FLAGS)[number];
-    if (!FLAGS.includes(flag) || flag === '--config') throw new ConfigError(`--config ${path}: unknown setting "${key}"; use ${FLAGS.filter((x) => x !== '--config').map((x) => x.slice(2)).join(', ')}`);
-    out[flag] = typeof value === 'string' ? value : JSON.stringify(value);
-  }
-  return out;
-}
 
 async function nextIteration(path: string): Promise<number> {
   try {

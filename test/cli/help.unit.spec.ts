@@ -48,19 +48,28 @@ test('an unknown command exits 2; bad values exit 2 naming the flag and the fix'
   assert.match(unknown.err, /unknown option '--nope'; usage: trajflow learner/);
 });
 
-test('trajflow train --config: settings from a JSON file, flags win, unknown settings are refused', async () => {
+test('--config on any command: a bad value from the file exits 2 and names the file; a missing file says so', async () => {
   const { writeFileSync, mkdtempSync } = await import('node:fs');
   const { join } = await import('node:path');
   const { tmpdir } = await import('node:os');
-  const { trainConfigFile } = await import('../../cli/train/command.js');
-  const dir = mkdtempSync(join(tmpdir(), 'train-config-'));
-  const good = join(dir, 'train.json');
-  writeFileSync(good, JSON.stringify({ env: 'Sokoban', updates: 20, envOptions: { maxTurns: 8 }, groupSize: 4 }));
-  assert.deepEqual(trainConfigFile(good), { '--env': 'Sokoban', '--updates': '20', '--env-options': '{"maxTurns":8}', '--group-size': '4' });
-  const bad = join(dir, 'bad.json');
-  writeFileSync(bad, JSON.stringify({ envName: 'Sokoban' }));
-  assert.throws(() => trainConfigFile(bad), /unknown setting "envName"; use env, run-id/);
-  const result = await capture(['train', '--config', join(dir, 'missing.json')]);
-  assert.equal(result.code, 2);
-  assert.match(result.err, /--config .*missing\.json: ENOENT/);
+  const dir = mkdtempSync(join(tmpdir(), 'trajflow-config-'));
+  const file = join(dir, 'trajflow.json');
+  writeFileSync(file, JSON.stringify({ learner: { runId: 'r', lr: -1 }, train: { env: 'Chess' } }));
+  const learner = await capture(['learner', '--config', file]);
+  assert.equal(learner.code, 2);
+  assert.match(learner.err, /--lr needs a positive number, got '-1' \(--lr was set by config file .*trajflow\.json\)/);
+  const train = await capture(['train', `--config=${file}`]);
+  assert.equal(train.code, 2);
+  assert.match(train.err, /--env Chess: trajflow train knows/);
+  const processors = await capture(['processors', '--config', file, '--bogus', 'x']);
+  assert.equal(processors.code, 2, 'node parseArgs refusals are usage errors too');
+  const missing = await capture(['eval', '--config', join(dir, 'missing.json')]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.err, /config file .*missing\.json: ENOENT/);
+  const model = await capture(['learner', '--run-id', 'r', '--model', '{"widht": 32}']);
+  assert.equal(model.code, 2);
+  assert.match(model.err, /--model: unknown setting "widht"; known: .*width/);
+  const loss = await capture(['learner', '--run-id', 'r', '--loss', '{"clipHig": 0.3}']);
+  assert.equal(loss.code, 2);
+  assert.match(loss.err, /unknown policy loss option 'clipHig'/);
 });
