@@ -9,6 +9,7 @@ import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';
 import { parseFlagPairs, positiveInt, numberFlag } from '../flags.js';
+import { progressBar } from '../progress.js';
 import type { Command } from '../main.js';
 import { startPart, type RunningPart } from './parts.js';
 import { TRAIN_PRESETS } from './presets.js';
@@ -50,8 +51,11 @@ export const trainCommand: Command = {
 
     // kafkajs logs retriable coordinator moves and rebalances as errors; they are noise here.
     const noise = /not the correct coordinator|rebalancing|The group is rebalancing|concurrent operation on the same transaction/;
+    // Updates done (of --updates when given), drawn under the parts' lines on a terminal.
+    const updates = f['--updates'] === undefined ? undefined : positiveInt('updates', f['--updates'], 1);
+    const bar = progressBar({ label: `train ${runId}`, ...(updates === undefined ? {} : { total: updates }), unit: 'updates', stream: process.stdout, intervalMs: process.stdout.isTTY ? 250 : 30_000 });
     const write = (line: string) => {
-      if (!noise.test(line)) console.log(line);
+      if (!noise.test(line)) bar.log(line);
     };
     // Supervision: a part that exits on its own (e.g. the processors abort a transaction when the broker
     // goes away, by design) is started again, up to MAX_RESTARTS times; the run ends when the learner
@@ -83,7 +87,15 @@ export const trainCommand: Command = {
     const quietStartup = (line: string) => !/^(sink|processors|dashboard): \{/.test(line);
     launch('sink', () => [], quietStartup);
     launch('processors', () => ['--estimator', estimator, '--group-size', String(groupSize), ...filters.flatMap((name) => ['--filter', name])], quietStartup);
-    launch('learner', () => ['--run-id', runId, '--env', env, '--lr', String(lr), ...(f['--updates'] ? ['--updates', f['--updates']] : [])], (line) => !line.startsWith('learner: config'));
+    launch(
+      'learner',
+      () => ['--run-id', runId, '--env', env, '--lr', String(lr), ...(f['--updates'] ? ['--updates', f['--updates']] : [])],
+      (line) => !line.startsWith('learner: config'),
+      (line) => {
+        const match = /update (\d+) → v(\d+)/.exec(line);
+        if (match) bar.set(Number(match[1]) + 1, `policy v${match[2]}`); // updates count from 0
+      },
+    );
     launch('detectors', () => ['--run-id', runId], (line) => /alert|error|Error/i.test(line));
     launch('dashboard', () => ['--port', port], (line) => /http:\/\/|error|Error/.test(line));
     launch(
@@ -115,6 +127,7 @@ export const trainCommand: Command = {
     process.on('SIGTERM', onSignal);
     try {
       const { failed } = await finished;
+      bar.finish();
       await stopAll();
       await saveIteration(statePath, lastIteration);
       console.log(`trajflow train: stopped run ${runId} (actors reached iteration ${lastIteration})`);

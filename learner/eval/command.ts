@@ -21,6 +21,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { numberFlag, parseFlagPairs } from '../../cli/flags.js';
+import { progressBar } from '../../cli/progress.js';
 import type { Command } from '../../cli/main.js';
 import { loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
@@ -171,6 +172,7 @@ export interface EvalSettings {
   readonly ks: readonly number[];
   readonly temperature?: number;
   readonly maxBatch?: number;
+  readonly onEpisode?: () => void;
 }
 
 /** The bundle's policy (greedy, and sampled at the temperature) and the uniform-random policy on the same seeds. */
@@ -184,6 +186,7 @@ export async function evaluateBundle(bundle: PolicyBundle, version: number, s: E
     sampling: policyOf(bundle, version, { temperature: s.temperature ?? 1, maxBatch }),
     samples: s.samples,
     ks: s.ks,
+    ...(s.onEpisode ? { onEpisode: s.onEpisode } : {}),
   });
   const baseline = measureBaseline(s.envName, s.seeds, s.envOptions as never);
   const randomTrials =
@@ -223,7 +226,9 @@ export async function runEval(trajflow: TrajflowConfig, args: EvalArgs, log: (li
   let loaded: { bundle: PolicyBundle } | undefined;
   try {
     loaded = await loadPolicyFromCheckpoint(directory, manifest.version, { checksum: manifest.checksum });
-    const comparison = await evaluateBundle(loaded.bundle, manifest.version, { ...args, seeds });
+    const bar = progressBar({ label: `eval v${manifest.version}`, total: seeds.length * (1 + args.samples), unit: 'episodes' });
+    const comparison = await evaluateBundle(loaded.bundle, manifest.version, { ...args, seeds, onEpisode: () => bar.tick() });
+    bar.finish();
     return {
       runId: manifest.runId,
       version: manifest.version,

@@ -16,6 +16,8 @@ export interface EvalOptions {
   /** Sampled trials per task (n of the unbiased estimators). Default 0. */
   readonly samples?: number;
   readonly ks?: readonly number[];
+  /** Called after every finished episode (greedy and sampled), for progress. */
+  readonly onEpisode?: () => void;
 }
 
 export interface EvalResult {
@@ -58,13 +60,17 @@ export async function playEpisode(env: Environment, policy: Policy, seed: number
 
 export async function evaluate(options: EvalOptions): Promise<EvalResult> {
   const { seeds, samples = 0, ks = [1, 4] } = options;
-  const greedy = await Promise.all(seeds.map((seed, i) => playEpisode(options.createEnv(), options.greedy, seed, i)));
+  const counted = (outcome: Outcome) => {
+    options.onEpisode?.();
+    return outcome;
+  };
+  const greedy = await Promise.all(seeds.map((seed, i) => playEpisode(options.createEnv(), options.greedy, seed, i).then(counted)));
   const at: Record<string, number> = {};
   const hat: Record<string, number> = {};
   if (options.sampling && samples > 0) {
     const successes = await Promise.all(
       seeds.map(async (seed, task) => {
-        const trials = await Promise.all(Array.from({ length: samples }, (_, trial) => playEpisode(options.createEnv(), options.sampling!, seed, 1_000_003 * (task + 1) + trial)));
+        const trials = await Promise.all(Array.from({ length: samples }, (_, trial) => playEpisode(options.createEnv(), options.sampling!, seed, 1_000_003 * (task + 1) + trial).then(counted)));
         return trials.filter((t) => t.success).length;
       }),
     );

@@ -23,6 +23,15 @@ export interface PolicyModelConfig {
    * the current observation always sits at the same positions; 'absolute': GPT's 0..T−1.
    */
   readonly positionMode: 'turn' | 'absolute';
+  /**
+   * 'episode' (default): causal attention over the whole context; 'turn': a token attends only to the
+   * tokens of its own turn (from the turn's BOS/OBS on), so the policy acts on the current observation
+   * alone. For fully observed environments (FrozenLake, Sokoban) the current observation is the state; with
+   * turn-relative positions every past map sits at the same positions as the current one, and only this
+   * mask tells them apart. The sampler then runs on the current turn only and the learner on one row per
+   * turn, which is also several times faster.
+   */
+  readonly attentionSpan: 'episode' | 'turn';
 }
 
 export const MODEL_DEFAULTS: Omit<PolicyModelConfig, 'vocabSize'> = {
@@ -33,11 +42,12 @@ export const MODEL_DEFAULTS: Omit<PolicyModelConfig, 'vocabSize'> = {
   mlpRatio: 4,
   seed: 1,
   positionMode: 'turn',
+  attentionSpan: 'episode',
 };
 
 export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<PolicyModelConfig, 'vocabSize'>): PolicyModelConfig {
   const config = { ...MODEL_DEFAULTS, ...input };
-  const positive = (field: Exclude<keyof PolicyModelConfig, 'positionMode'>, max: number) => {
+  const positive = (field: Exclude<keyof PolicyModelConfig, 'positionMode' | 'attentionSpan'>, max: number) => {
     const value = config[field];
     if (!Number.isInteger(value) || value < 1 || value > max) {
       throw new ConfigError(`model.${field} must be an integer in 1..${max}, got ${value}; e.g. ${field}=${(MODEL_DEFAULTS as unknown as Record<string, number>)[field] ?? 512}`);
@@ -51,6 +61,7 @@ export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<Policy
   positive('mlpRatio', 16);
   if (!Number.isSafeInteger(config.seed) || config.seed < 0) throw new ConfigError(`model.seed must be a non-negative integer, got ${config.seed}`);
   if (config.positionMode !== 'turn' && config.positionMode !== 'absolute') throw new ConfigError(`model.positionMode must be 'turn' or 'absolute', got ${String(config.positionMode)}`);
+  if (config.attentionSpan !== 'episode' && config.attentionSpan !== 'turn') throw new ConfigError(`model.attentionSpan must be 'episode' or 'turn', got ${String(config.attentionSpan)}`);
   if (config.width % config.heads !== 0) {
     throw new ConfigError(`model.width (${config.width}) must be a multiple of model.heads (${config.heads}); e.g. width 64 with 4 heads`);
   }

@@ -61,9 +61,12 @@ export class TransformerModel {
     const headWidth = d / heads;
     const p = (name: string) => this.parameters.get(name)! as tf.Tensor as tf.Tensor2D & tf.Tensor1D;
     const tokens = embed(p('embed/tokens'), tf.reshape(ids, [-1]));
+    const idData = c.positionMode === 'turn' || c.attentionSpan === 'turn' ? (ids.dataSync() as Int32Array) : undefined;
+    // Within-turn attention: one [batch, 1, time, time] bias, shared by the layers and heads.
+    const turnBias = c.attentionSpan === 'turn' ? tf.tensor4d(turnAttentionBias(idData!, batch, time), [batch, 1, time, time]) : undefined;
     let x: tf.Tensor2D;
     if (c.positionMode === 'turn') {
-      const positionIds = tf.tensor1d(turnPositions(ids.dataSync() as Int32Array, batch, time, c.contextLength), 'int32');
+      const positionIds = tf.tensor1d(turnPositions(idData!, batch, time, c.contextLength), 'int32');
       x = tf.add(tokens, embed(p('embed/positions'), positionIds));
     } else {
       const positions = tf.slice(p('embed/positions') as tf.Tensor2D, [0, 0], [time, d]);
@@ -79,7 +82,8 @@ export class TransformerModel {
         const projected = dense(h, kernel, tf.slice(p(`${b}/attn/qkv/bias`) as tf.Tensor1D, [part * d], [d]));
         return tf.transpose(tf.reshape(projected, [batch, time, heads, headWidth]), [0, 2, 1, 3]) as tf.Tensor4D;
       });
-      const attended = this.causalAttention(tf.mul(q!, 1 / Math.sqrt(headWidth)), k!, v!);
+      const scaled = tf.mul(q!, 1 / Math.sqrt(headWidth)) as tf.Tensor4D;
+      const attended = turnBias ? tf.matMul(tf.softmax(tf.add(tf.matMul(scaled, k!, false, true), turnBias)), v!) : this.causalAttention(scaled, k!, v!);
       const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [batch * time, d]) as tf.Tensor2D;
       x = tf.add(x, dense(merged, p(`${b}/attn/out/kernel`), p(`${b}/attn/out/bias`)));
       const m = layerNorm(x, p(`${b}/ln2/gain`), p(`${b}/ln2/bias`));
@@ -155,6 +159,32 @@ export function turnPositions(ids: ArrayLike<number>, batch: number, time: numbe
       if (id === SpecialToken.OBS || id === SpecialToken.BOS) position = 0;
       out[r * time + t] = Math.min(position, contextLength - 1);
       position++;
+    }
+  }
+  return out;
+}
+
+/** The index where the last turn of `context` starts (its last BOS/OBS; 0 if none): with attentionSpan 'turn' nothing before it is seen. */
+export function currentTurnStart(context: ArrayLike<number>): number {
+  for (let t = context.length - 1; t >= 0; t--) {
+    const id = context[t]!;
+    if (id === SpecialToken.OBS || id === SpecialToken.BOS) return t;
+  }
+  return 0;
+}
+
+/**
+ * The additive attention bias of attentionSpan 'turn', [batch·time·time]: 0 where key ≤ query and both are
+ * in the same turn (a BOS/OBS token opens a turn), −1e9 elsewhere.
+ */
+export function turnAttentionBias(ids: ArrayLike<number>, batch: number, time: number): Float32Array {
+  const out = new Float32Array(batch * time * time).fill(-1e9);
+  for (let r = 0; r < batch; r++) {
+    let start = 0;
+    for (let q = 0; q < time; q++) {
+      const id = ids[r * time + q]!;
+      if (id === SpecialToken.OBS || id === SpecialToken.BOS) start = q;
+      out.fill(0, (r * time + q) * time + start, (r * time + q) * time + q + 1);
     }
   }
   return out;

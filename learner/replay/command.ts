@@ -3,6 +3,7 @@
 //   trajflow replay --run-id R [--source kafka|clickhouse] [--success true] [--min-version 3] … [--estimator grpo]
 import { readFileSync } from 'node:fs';
 import { numberFlag, parseFlagPairs, positiveInt } from '../../cli/flags.js';
+import { progressBar, type ProgressBar } from '../../cli/progress.js';
 import type { Command } from '../../cli/main.js';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
@@ -122,7 +123,12 @@ export const replayCommand: Command = {
     await ensureUp(config);
     const backbone = await connectBackbone(config, { clientId: `trajflow-replay-${parsed.processing.replayId}` });
     try {
-      const report = await startReplay(backbone, parsed.selection, parsed.processing, { dryRun: parsed.dryRun });
+      let bar: ProgressBar | undefined;
+      const report = await startReplay(backbone, parsed.selection, parsed.processing, {
+        dryRun: parsed.dryRun,
+        onPublished: (published, total) => (bar ??= progressBar({ label: `replay ${parsed.processing.replayId}`, total, unit: 'samples' })).set(published),
+      });
+      bar?.finish();
       console.log(parsed.json ? JSON.stringify(report) : formatReplayReport(report));
       return 0;
     } finally {

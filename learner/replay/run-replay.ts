@@ -212,6 +212,8 @@ export interface ReplayReport {
 export interface StartReplayOptions extends SelectOptions {
   /** Select and process, but publish nothing. */
   readonly dryRun?: boolean;
+  /** Called with (published, total) as the broker acknowledges samples, for progress. */
+  readonly onPublished?: (published: number, total: number) => void;
 }
 
 /**
@@ -232,7 +234,11 @@ export async function startReplay(
   const plan = planReplay(selected.trajectories.map((t) => t.trajectory), settings);
   const samplesTopic = topicName(backbone.config, 'samples');
   if (!options.dryRun && plan.samples.length > 0) {
-    await Promise.all(plan.samples.map((sample) => backbone.producer.send(samplesTopic, 'sample', sample, sample.groupId)));
+    let published = 0;
+    const total = plan.samples.length;
+    await Promise.all(
+      plan.samples.map((sample) => backbone.producer.send(samplesTopic, 'sample', sample, sample.groupId).then(() => options.onPublished?.(++published, total))),
+    );
     await backbone.producer.flush();
   }
   const droppedByReason: Record<string, number> = {};

@@ -5,6 +5,7 @@
 // shorter context than they were sampled with — the importance ratio absorbs the difference).
 import type { TrainingSampleEvent } from '../../schemas/index.js';
 import type { ReplyHead } from '../model/transformer.js';
+import { SpecialToken } from '../tokenizer/tokenizer.js';
 
 export interface TrainingBatch {
   readonly samples: readonly TrainingSampleEvent[];
@@ -73,4 +74,50 @@ export function minibatchRows(rows: number, parts: number): [number, number][] {
   const out: [number, number][] = [];
   for (let i = 0; i < n; i++) out.push([Math.floor((i * rows) / n), Math.floor(((i + 1) * rows) / n)]);
   return out.filter(([a, b]) => b > a);
+}
+
+/**
+ * The batch cut into one row per turn (a row starts at each BOS/OBS input token), keeping only the turns
+ * with loss tokens. For a model with attentionSpan 'turn' this gives the same per-token log-probs (no token
+ * attends across turns and positions restart at every turn) on rows ~maxTurns times shorter, so the
+ * attention and the padding cost far less. Token-level fields keep their values; `samples` is unchanged.
+ */
+export function splitTurnRows(batch: TrainingBatch): TrainingBatch {
+  const segments: [number, number][] = [];
+  for (let r = 0; r < batch.rows; r++) {
+    const base = r * batch.time;
+    let length = batch.time;
+    while (length > 0 && batch.ids[base + length - 1] === SpecialToken.PAD) length--;
+    let start = 0;
+    const close = (end: number) => {
+      let scored = false;
+      for (let t = start; t < end && !scored; t++) scored = batch.mask[base + t] === 1;
+      if (scored) segments.push([base + start, base + end]);
+    };
+    for (let t = 1; t < length; t++) {
+      const id = batch.ids[base + t];
+      if (id === SpecialToken.OBS || id === SpecialToken.BOS) {
+        close(t);
+        start = t;
+      }
+    }
+    close(length);
+  }
+  const rows = segments.length;
+  const time = Math.max(1, ...segments.map(([a, b]) => b - a));
+  const ids = new Int32Array(rows * time);
+  const targets = new Int32Array(rows * time);
+  const mask = new Float32Array(rows * time);
+  const advantages = new Float32Array(rows * time);
+  const behaviourLogProbs = new Float32Array(rows * time);
+  let tokens = 0;
+  segments.forEach(([a, b], r) => {
+    tokens += b - a;
+    ids.set(batch.ids.subarray(a, b), r * time);
+    targets.set(batch.targets.subarray(a, b), r * time);
+    mask.set(batch.mask.subarray(a, b), r * time);
+    advantages.set(batch.advantages.subarray(a, b), r * time);
+    behaviourLogProbs.set(batch.behaviourLogProbs.subarray(a, b), r * time);
+  });
+  return { ...batch, rows, time, ids, targets, mask, advantages, behaviourLogProbs, tokens };
 }

@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { entropyFromLogits, policyLoss, type PolicyLossConfig } from '../loss/index.js';
 import { oneHotFloat } from '../model/ops.js';
 import type { ReplyHead, TransformerModel } from '../model/transformer.js';
-import { minibatchRows, type TrainingBatch } from './batch.js';
+import { minibatchRows, splitTurnRows, type TrainingBatch } from './batch.js';
 import { learningRateAt, type OptimizerConfig } from './config.js';
 
 export interface UpdateMetrics {
@@ -69,9 +69,13 @@ export class PolicyTrainer {
   }
 
   /** One update on `batch`. `recompute` forces the decoupled objective (replayed samples). */
-  update(batch: TrainingBatch, options: { recompute?: boolean } = {}): UpdateMetrics {
+  update(input: TrainingBatch, options: { recompute?: boolean } = {}): UpdateMetrics {
     const started = performance.now();
     const { model, head, optimizer: o, loss: lossConfig, reference } = this.options;
+    // Within-turn attention: one row per turn gives the same token log-probs on much shorter rows. Only
+    // with token-mean aggregation, where rows do not weigh tokens (seq-mean-* modes average per sample).
+    const split = model.config.attentionSpan === 'turn' && lossConfig.lossAggMode === 'token-mean' && (!reference || reference.config.attentionSpan === 'turn');
+    const batch = split ? splitTurnRows(input) : input;
     const learningRate = learningRateAt(o, this.updates);
     (this.adam as unknown as { learningRate: number }).learningRate = learningRate;
     const shape: [number, number] = [batch.rows, batch.time];
@@ -164,8 +168,8 @@ export class PolicyTrainer {
       optimizerSteps: steps,
       skippedSteps: skipped,
       lossTokens: batch.lossTokens,
-      tokens: batch.tokens,
-      samples: batch.rows,
+      tokens: input.tokens,
+      samples: input.rows,
       importanceWeightMean: weightStats.mean,
       importanceWeightMax: weightStats.max,
       truncatedWeights: weightStats.truncated,

@@ -4,6 +4,9 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../core/config.js';
@@ -30,7 +33,10 @@ test('trajflow train: a few updates end to end, dashboard answering, ClickHouse 
   const runId = uniqueName('run').replace(/\./g, '-');
   const port = await freePort();
   let output = '';
-  const child = spawn(process.execPath, [cli, 'train', '--run-id', runId, '--updates', '2', '--groups', '2', '--group-size', '4', '--port', String(port)], {
+  // The run's size comes from a config file (per-command sections), the rest from flags.
+  const configFile = join(mkdtempSync(join(tmpdir(), 'train-e2e-')), 'trajflow.json');
+  writeFileSync(configFile, JSON.stringify({ train: { updates: 2, groups: 2, groupSize: 4 }, learner: { minibatches: 1 } }));
+  const child = spawn(process.execPath, [cli, 'train', '--run-id', runId, '--config', configFile, '--port', String(port)], {
     env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: prefix, TRAJFLOW_CLICKHOUSE_DB: database },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -55,6 +61,7 @@ test('trajflow train: a few updates end to end, dashboard answering, ClickHouse 
   }
   assert.match(output, /dashboard on http:\/\/127\.0\.0\.1:/);
   assert.match(output, /learner: update 1 → v2/);
+  assert.match(output, /train \S+  \[#+\]  100%  2\/2 updates .*policy v2/, 'the progress line reaches the updates asked for');
   const ch = clickHouseClient({ ...loadConfig(), clickhouse: { ...loadConfig().clickhouse, database } });
   const count = async (table: string) => Number((await ch.queryJson<{ n: string }>(`SELECT count() AS n FROM ${table} FINAL WHERE run_id = '${runId}'`))[0]!.n);
   const steps = await count('steps');

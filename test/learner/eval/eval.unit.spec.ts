@@ -71,7 +71,9 @@ test('the eval command batches forward passes without changing any number', asyn
 
 test('evaluateBundle puts the random policy on the same seeds next to the model', async () => {
   const seeds = EVAL_SEEDS.take(16);
-  const report = await evaluateBundle(bundle, 0, { envName: 'Bandit', seeds, samples: 4, ks: [1, 4], maxBatch: 7 });
+  let episodes = 0;
+  const report = await evaluateBundle(bundle, 0, { envName: 'Bandit', seeds, samples: 4, ks: [1, 4], maxBatch: 7, onEpisode: () => episodes++ });
+  assert.equal(episodes, 16 * (1 + 4), 'progress counts every greedy and sampled episode of the policy');
   assert.deepEqual(Object.keys(report.random.passAtK), ['pass@1', 'pass@4']);
   assert.ok(report.random.success >= 0 && report.random.success <= 1);
   assert.ok(report.random.passHatK['pass^4']! <= report.random.passAtK['pass@4']!);

@@ -93,7 +93,10 @@ const episodes = (selected: readonly SelectedTrajectory[]) => selected.map((s) =
 const expected = (keep: (t: TrajectoryEvent) => boolean) => [...stored.values()].filter(keep).map((t) => t.episodeId).sort();
 
 test('replay from Kafka by policy version and by success → marked samples → the learner trains them with importance weights', { timeout: 240_000 }, async () => {
-  const byVersion = await startReplay(scoped, { runId, source: 'kafka', minPolicyVersion: 1 }, { replayId: 'by-version' });
+  const progress: [number, number][] = [];
+  const byVersion = await startReplay(scoped, { runId, source: 'kafka', minPolicyVersion: 1 }, { replayId: 'by-version' }, { onPublished: (done, total) => progress.push([done, total]) });
+  assert.deepEqual(progress.at(-1), [2 * GROUP_SIZE, 2 * GROUP_SIZE], 'publishing progress reaches the total');
+  assert.equal(progress.length, 2 * GROUP_SIZE);
   assert.equal(byVersion.trajectoriesRead, GROUPS * GROUP_SIZE);
   assert.equal(byVersion.trajectoriesSelected, 2 * GROUP_SIZE);
   assert.equal(byVersion.groups, 2);
