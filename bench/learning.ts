@@ -23,8 +23,23 @@ const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'filters'>
   'starpo-s': { estimator: { name: 'starpo' }, filters: [{ name: 'starpo_s_variance' }] },
 };
 
-const FLAGS = ['--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--json'] as const;
-const USAGE = 'trajflow bench learning [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] [--json]';
+const FLAGS = ['--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--model', '--optimizer', '--loss', '--estimator-options', '--json'] as const;
+const USAGE =
+  'trajflow bench learning [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] ' +
+  "[--model '{\"width\":64}'] [--optimizer '{\"warmupUpdates\":5}'] [--loss '{\"entropyCoeff\":0.01}'] [--estimator-options '{\"gamma\":0.9}'] [--json]";
+
+/** A flag holding a JSON object (fields override the preset's). */
+function jsonFlag(name: string, raw: string | undefined): Record<string, unknown> {
+  if (raw === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    throw new ConfigError(`--${name}: expected a JSON object, got ${raw}`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`--${name}: expected a JSON object, got ${raw}`);
+  return value as Record<string, unknown>;
+}
 
 export async function runLearningBench(args: string[]): Promise<number> {
   const json = args.includes('--json');
@@ -41,14 +56,20 @@ export async function runLearningBench(args: string[]): Promise<number> {
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
   const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
   const optimizer = {
-    learningRate: numberFlag('lr', f['--lr'], { positive: true }) ?? 1e-3,
-    epochs: positiveInt('epochs', f['--epochs'], 4),
-    minibatches: positiveInt('minibatches', f['--minibatches'], 4),
+    ...preset.optimizer,
+    learningRate: numberFlag('lr', f['--lr'], { positive: true }) ?? preset.learningRate,
+    epochs: positiveInt('epochs', f['--epochs'], preset.optimizer?.epochs ?? 4),
+    minibatches: positiveInt('minibatches', f['--minibatches'], preset.optimizer?.minibatches ?? 4),
+    ...jsonFlag('optimizer', f['--optimizer']),
   };
+  const model = { ...preset.model, ...jsonFlag('model', f['--model']) };
+  const loss = { ...preset.loss, ...jsonFlag('loss', f['--loss']) };
+  const estimatorOptions = jsonFlag('estimator-options', f['--estimator-options']);
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const random = baselineSuccessRate(env, EVAL_SEEDS.take(evalTasks));
   console.error(`bench learning: ${env} ${JSON.stringify(preset.envOptions)}, ${algorithms.join(' / ')}, seeds ${seeds.join(',')}, ${envSteps} env steps each, ${backend.description}`);
+  console.error(`  ${groups} groups × ${groupSize}, optimizer ${JSON.stringify(optimizer)}, model ${JSON.stringify(model)}, loss ${JSON.stringify(loss)}, estimator options ${JSON.stringify(estimatorOptions)}`);
   const results: { algorithm: string; seed: number; final: number; untrained: number; curve: { envSteps: number; greedy: number }[]; seconds: number }[] = [];
   for (const algorithm of algorithms) {
     for (const seed of seeds) {
@@ -66,14 +87,20 @@ export async function runLearningBench(args: string[]): Promise<number> {
           seed,
           evalEvery,
           evalTasks,
-          processing: { reward: { terms: [{ kind: 'env_return' }] }, ...ALGORITHMS[algorithm]! },
+          processing: {
+            reward: { terms: [{ kind: 'env_return' }] },
+            ...ALGORITHMS[algorithm]!,
+            estimator: { ...ALGORITHMS[algorithm]!.estimator, options: { ...(algorithm === preset.estimator ? preset.estimatorOptions : {}), ...estimatorOptions } },
+          },
           optimizer,
+          model,
+          loss,
           evalAtStart: true,
           shouldStop: () => stop.signal.aborted,
         },
         (point) => {
           curve.push(point);
-          if (point.eval) console.error(`  ${algorithm} seed ${seed}: ${point.envSteps} env steps, train success ${point.trainSuccess.toFixed(3)}, greedy held-out ${point.eval.greedySuccess.toFixed(3)}`);
+          if (point.eval) console.error(`  ${algorithm} seed ${seed}: ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, train success ${point.trainSuccess.toFixed(3)}, entropy ${point.update?.entropy.toFixed(3) ?? '-'}, greedy held-out ${point.eval.greedySuccess.toFixed(3)}`);
           if (point.envSteps >= envSteps) stop.abort();
         },
       );
@@ -96,6 +123,6 @@ export async function runLearningBench(args: string[]): Promise<number> {
     const std = Math.sqrt(finals.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, finals.length - 1));
     console.log(`  ${algorithm.padEnd(9)} ${mean.toFixed(3)} ± ${std.toFixed(3)}   (seeds: ${finals.map((x) => x.toFixed(3)).join(', ')})`);
   }
-  if (json) console.log(JSON.stringify({ bench: 'learning', machine, env, envOptions: preset.envOptions, envSteps, groups, groupSize, optimizer, random, results }));
+  if (json) console.log(JSON.stringify({ bench: 'learning', machine, env, envOptions: preset.envOptions, envSteps, groups, groupSize, optimizer, model, loss, estimatorOptions, random, results }));
   return 0;
 }

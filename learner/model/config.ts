@@ -20,9 +20,13 @@ export interface PolicyModelConfig {
   readonly seed: number;
   /**
    * 'turn' (default): position ids restart at every observation (see transformer.ts turnPositions), so
-   * the current observation always sits at the same positions; 'absolute': GPT's 0..T−1.
+   * the current observation always sits at the same positions; 'absolute': GPT's 0..T−1; 'grid': 'turn'
+   * plus learned row and column embeddings (GRID_EMBEDDINGS of each) for text grids: within a turn the row
+   * counts the newlines since the turn's BOS/OBS and the column the tokens since the last newline, so
+   * every cell of a map row shares a row vector and every cell of a column a column vector (a 2-D
+   * inductive bias: "left of", "same row" become one direction in the embedding).
    */
-  readonly positionMode: 'turn' | 'absolute';
+  readonly positionMode: 'turn' | 'absolute' | 'grid';
   /**
    * 'episode' (default): causal attention over the whole context; 'turn': a token attends only to the
    * tokens of its own turn (from the turn's BOS/OBS on), so the policy acts on the current observation
@@ -33,6 +37,9 @@ export interface PolicyModelConfig {
    */
   readonly attentionSpan: 'episode' | 'turn';
 }
+
+/** Rows and columns the 'grid' position mode embeds (larger indices share the last vector). */
+export const GRID_EMBEDDINGS = 32;
 
 export const MODEL_DEFAULTS: Omit<PolicyModelConfig, 'vocabSize'> = {
   contextLength: 256,
@@ -60,7 +67,7 @@ export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<Policy
   positive('heads', 256);
   positive('mlpRatio', 16);
   if (!Number.isSafeInteger(config.seed) || config.seed < 0) throw new ConfigError(`model.seed must be a non-negative integer, got ${config.seed}`);
-  if (config.positionMode !== 'turn' && config.positionMode !== 'absolute') throw new ConfigError(`model.positionMode must be 'turn' or 'absolute', got ${String(config.positionMode)}`);
+  if (config.positionMode !== 'turn' && config.positionMode !== 'absolute' && config.positionMode !== 'grid') throw new ConfigError(`model.positionMode must be 'turn', 'absolute' or 'grid', got ${String(config.positionMode)}`);
   if (config.attentionSpan !== 'episode' && config.attentionSpan !== 'turn') throw new ConfigError(`model.attentionSpan must be 'episode' or 'turn', got ${String(config.attentionSpan)}`);
   if (config.width % config.heads !== 0) {
     throw new ConfigError(`model.width (${config.width}) must be a multiple of model.heads (${config.heads}); e.g. width 64 with 4 heads`);
@@ -73,5 +80,6 @@ export function parameterCount(c: PolicyModelConfig): number {
   const d = c.width;
   const hidden = d * c.mlpRatio;
   const block = 2 * 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + (d * hidden + hidden) + (hidden * d + d);
-  return c.vocabSize * d + c.contextLength * d + c.layers * block + 2 * d + d * c.vocabSize + c.vocabSize;
+  const grid = c.positionMode === 'grid' ? 2 * GRID_EMBEDDINGS * d : 0;
+  return c.vocabSize * d + c.contextLength * d + grid + c.layers * block + 2 * d + d * c.vocabSize + c.vocabSize;
 }

@@ -3,7 +3,7 @@
 // GPT-2's scheme: normal(0, 0.02) for matrices and embeddings, residual projections scaled by
 // 1/sqrt(2·layers), zeros for biases, ones for layer-norm gains.
 import { Rng } from '../../envs/random.js';
-import type { PolicyModelConfig } from './config.js';
+import { GRID_EMBEDDINGS, type PolicyModelConfig } from './config.js';
 
 export interface ParameterSpec {
   readonly name: string;
@@ -19,6 +19,9 @@ export function parameterSpecs(c: PolicyModelConfig): ParameterSpec[] {
     { name: 'embed/tokens', shape: [c.vocabSize, d], init: 'normal' },
     { name: 'embed/positions', shape: [c.contextLength, d], init: 'normal' },
   ];
+  if (c.positionMode === 'grid') {
+    specs.push({ name: 'embed/rows', shape: [GRID_EMBEDDINGS, d], init: 'normal' }, { name: 'embed/columns', shape: [GRID_EMBEDDINGS, d], init: 'normal' });
+  }
   for (let l = 0; l < c.layers; l++) {
     const p = `block${l}`;
     specs.push(

@@ -2,9 +2,9 @@
 // and a GELU MLP, learned positions, an untied output head). `logits` is differentiable with respect to
 // the parameters; the sampler and the learner both call it, so sampling and training see one model.
 import * as tf from '@tensorflow/tfjs-core';
-import type { PolicyModelConfig } from './config.js';
+import { GRID_EMBEDDINGS, type PolicyModelConfig } from './config.js';
 import { initialValues, parameterSpecs } from './init.js';
-import { SpecialToken } from '../tokenizer/tokenizer.js';
+import { BYTE_OFFSET, SpecialToken } from '../tokenizer/tokenizer.js';
 import { dense, embed, gelu, layerNorm } from './ops.js';
 
 export class TransformerModel {
@@ -61,13 +61,17 @@ export class TransformerModel {
     const headWidth = d / heads;
     const p = (name: string) => this.parameters.get(name)! as tf.Tensor as tf.Tensor2D & tf.Tensor1D;
     const tokens = embed(p('embed/tokens'), tf.reshape(ids, [-1]));
-    const idData = c.positionMode === 'turn' || c.attentionSpan === 'turn' ? (ids.dataSync() as Int32Array) : undefined;
+    const idData = c.positionMode !== 'absolute' || c.attentionSpan === 'turn' ? (ids.dataSync() as Int32Array) : undefined;
     // Within-turn attention: one [batch, 1, time, time] bias, shared by the layers and heads.
     const turnBias = c.attentionSpan === 'turn' ? tf.tensor4d(turnAttentionBias(idData!, batch, time), [batch, 1, time, time]) : undefined;
     let x: tf.Tensor2D;
-    if (c.positionMode === 'turn') {
+    if (c.positionMode === 'turn' || c.positionMode === 'grid') {
       const positionIds = tf.tensor1d(turnPositions(idData!, batch, time, c.contextLength), 'int32');
       x = tf.add(tokens, embed(p('embed/positions'), positionIds));
+      if (c.positionMode === 'grid') {
+        const { rows, columns } = gridPositions(idData!, batch, time);
+        x = tf.add(x, tf.add(embed(p('embed/rows'), tf.tensor1d(rows, 'int32')), embed(p('embed/columns'), tf.tensor1d(columns, 'int32'))));
+      }
     } else {
       const positions = tf.slice(p('embed/positions') as tf.Tensor2D, [0, 0], [time, d]);
       x = tf.reshape(tf.add(tf.reshape(tokens, [batch, time, d]), positions), [batch * time, d]) as tf.Tensor2D;
@@ -162,6 +166,41 @@ export function turnPositions(ids: ArrayLike<number>, batch: number, time: numbe
     }
   }
   return out;
+}
+
+/** The newline token ('\n', a byte id): it ends a row of a text grid. */
+const NEWLINE = BYTE_OFFSET + 10;
+
+/**
+ * Row and column of every token inside its turn (for positionMode 'grid'): both restart at each BOS/OBS
+ * (which gets row 0, column 0), a newline moves to the next row, and the first token after it is column 0.
+ * Capped at GRID_EMBEDDINGS − 1.
+ */
+export function gridPositions(ids: ArrayLike<number>, batch: number, time: number): { rows: Int32Array; columns: Int32Array } {
+  const rows = new Int32Array(batch * time);
+  const columns = new Int32Array(batch * time);
+  const cap = GRID_EMBEDDINGS - 1;
+  for (let r = 0; r < batch; r++) {
+    let row = 0;
+    let column = 0;
+    for (let t = 0; t < time; t++) {
+      const id = ids[r * time + t]!;
+      if (id === SpecialToken.OBS || id === SpecialToken.BOS) {
+        row = 0;
+        column = 0;
+        rows[r * time + t] = 0;
+        columns[r * time + t] = 0;
+        continue;
+      }
+      rows[r * time + t] = Math.min(row, cap);
+      columns[r * time + t] = Math.min(column, cap);
+      if (id === NEWLINE) {
+        row++;
+        column = 0;
+      } else column++;
+    }
+  }
+  return { rows, columns };
 }
 
 /** The index where the last turn of `context` starts (its last BOS/OBS; 0 if none): with attentionSpan 'turn' nothing before it is seen. */
