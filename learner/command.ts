@@ -15,11 +15,12 @@ import { OPTIMIZER_DEFAULTS } from './train/config.js';
 const FLAGS = [
   '--run-id', '--env', '--updates', '--batch-tokens', '--min-samples', '--max-wait-ms', '--max-staleness', '--lr', '--epochs',
   '--minibatches', '--temperature', '--backend', '--width', '--layers', '--heads', '--context', '--seed', '--model', '--optimizer', '--loss',
+  '--template-every', '--template-pairs',
 ] as const;
 const USAGE =
   'trajflow learner --run-id R [--env FrozenLake] [--updates N] [--batch-tokens 4096] [--min-samples 8] [--max-wait-ms 2000] ' +
   '[--max-staleness K] [--lr 3e-4] [--epochs 1] [--minibatches 1] [--temperature 1] [--backend auto|node-gpu|node|wasm|cpu] ' +
-  '[--width 64] [--layers 2] [--heads 4] [--context 256] [--seed 1] [--model JSON] [--optimizer JSON] [--loss JSON] [--config trajflow.json]';
+  '[--width 64] [--layers 2] [--heads 4] [--context 256] [--seed 1] [--model JSON] [--optimizer JSON] [--loss JSON] [--template-every 10] [--template-pairs 16] [--config trajflow.json]';
 
 /**
  * The learner's settings from its flags. `--model`, `--optimizer` and `--loss` take partial JSON objects of
@@ -53,6 +54,10 @@ export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInpu
     })),
     model,
     optimizer,
+    templateCollapse: strip({
+      every: f['--template-every'] === undefined ? undefined : Number(f['--template-every']),
+      pairs: f['--template-pairs'] === undefined ? undefined : Number(f['--template-pairs']),
+    }),
   };
 }
 

@@ -31,9 +31,19 @@ export interface LearnerConfig {
   /** Stop after this many updates in total (resumed ones included); null: run until stopped. */
   readonly maxUpdates: number | null;
   readonly backend: BackendChoice;
+  /**
+   * RAGEN-2 cross-scoring (template collapse: MI estimate, retrieval accuracy, MI z-score) on the batch
+   * before the update, every `every` updates (0: off), over `pairs` replies; results go into the
+   * learner_step metrics as 'template.*'. Defaults 10 updates, 16 pairs, 'uniform' turns (RAGEN-2: 5, 64:
+   * its cost grows with pairs², which a CPU learner feels).
+   */
+  readonly templateCollapse: { readonly every: number; readonly pairs: number; readonly turns: 'uniform' | 'first' };
 }
 
-export type LearnerConfigInput = Partial<Omit<LearnerConfig, 'model' | 'optimizer' | 'loss'>> & {
+export const TEMPLATE_COLLAPSE_DEFAULTS: LearnerConfig['templateCollapse'] = Object.freeze({ every: 10, pairs: 16, turns: 'uniform' as const });
+
+export type LearnerConfigInput = Partial<Omit<LearnerConfig, 'model' | 'optimizer' | 'loss' | 'templateCollapse'>> & {
+  readonly templateCollapse?: Partial<LearnerConfig['templateCollapse']>;
   readonly runId: string;
   readonly model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>>;
   readonly optimizer?: Partial<OptimizerConfig>;
@@ -66,8 +76,16 @@ export function buildLearnerConfig(trajflow: TrajflowConfig, input: LearnerConfi
   if (c.maxStaleness !== null && (!Number.isInteger(c.maxStaleness) || c.maxStaleness < 0)) throw new ConfigError(`learner.maxStaleness must be an integer >= 0 or null, got ${c.maxStaleness}`);
   if (c.maxUpdates !== null && (!Number.isInteger(c.maxUpdates) || c.maxUpdates < 1)) throw new ConfigError(`learner.maxUpdates must be an integer >= 1 or null, got ${c.maxUpdates}`);
   if (!BACKEND_CHOICES.includes(c.backend)) throw new ConfigError(`learner.backend must be one of ${BACKEND_CHOICES.join(', ')}`);
+  const template = { ...TEMPLATE_COLLAPSE_DEFAULTS, ...input.templateCollapse };
+  for (const key of Object.keys(template)) {
+    if (!(key in TEMPLATE_COLLAPSE_DEFAULTS)) throw new ConfigError(`learner.templateCollapse.${key} is unknown; the settings are ${Object.keys(TEMPLATE_COLLAPSE_DEFAULTS).join(', ')}`);
+  }
+  if (!Number.isInteger(template.every) || template.every < 0) throw new ConfigError(`learner.templateCollapse.every must be an integer >= 0 (0 turns cross-scoring off), got ${template.every}`);
+  if (!Number.isInteger(template.pairs) || template.pairs < 2) throw new ConfigError(`learner.templateCollapse.pairs must be an integer >= 2, got ${template.pairs}`);
+  if (template.turns !== 'uniform' && template.turns !== 'first') throw new ConfigError(`learner.templateCollapse.turns must be 'uniform' or 'first', got ${JSON.stringify(template.turns)}`);
   return Object.freeze({
     ...c,
+    templateCollapse: Object.freeze(template),
     model: Object.freeze({ ...MODEL_DEFAULTS, ...input.model }),
     optimizer: buildOptimizerConfig(input.optimizer),
     loss: buildPolicyLossConfig(input.loss),

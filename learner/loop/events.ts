@@ -12,7 +12,8 @@ export interface BatchAccounting {
   readonly replaySamples: number;
 }
 
-export function learnerStepEvent(runId: string, update: number, versionBefore: number, m: UpdateMetrics, batch: BatchAccounting, backend: string, nowMs: number): LearnerStepEvent {
+/** `extra`: further metrics of the update (the 'template.*' cross-scoring results on the updates that measure them). */
+export function learnerStepEvent(runId: string, update: number, versionBefore: number, m: UpdateMetrics, batch: BatchAccounting, backend: string, nowMs: number, extra: Record<string, number> = {}): LearnerStepEvent {
   return {
     runId,
     step: update,
@@ -50,6 +51,7 @@ export function learnerStepEvent(runId: string, update: number, versionBefore: n
       skippedSamples: batch.skippedSamples,
       replaySamples: batch.replaySamples,
       tokensPerSecond: m.durationMs > 0 ? m.tokens / (m.durationMs / 1000) : 0,
+      ...extra,
     },
   };
 }

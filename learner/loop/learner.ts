@@ -20,6 +20,7 @@ import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
 import { TOKENIZER_NAME } from '../tokenizer/index.js';
 import { REPLAY_ESTIMATOR_PREFIX } from '../replay/marker.js';
 import { buildBatch } from '../train/batch.js';
+import { measureTemplateCollapse, templateMetricsEntries } from '../collapse/index.js';
 import { PolicyTrainer } from '../train/trainer.js';
 import type { LearnerConfig } from './config.js';
 import { learnerStepEvent, policyVersionEvent, type BatchAccounting } from './events.js';
@@ -203,6 +204,12 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     const live = batch.samples.filter((s) => !s.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX));
     const staleness = (live.length > 0 ? live : batch.samples).map((s) => Math.max(0, stats.version - s.policyVersion));
     const versionBefore = stats.version;
+    // Template collapse is measured on the weights that sampled (most of) the batch, before they move.
+    const templateStarted = performance.now();
+    const template = config.templateCollapse.every > 0 && trainer.updates % config.templateCollapse.every === 0
+      ? measureTemplateCollapse(bundle.model, bundle.head, batch.samples, config.model.seed * 1_000_003 + trainer.updates, { ...config.templateCollapse, temperature: config.optimizer.temperature })
+      : null;
+    const templateMs = performance.now() - templateStarted;
     const metrics = trainer.update(batch, { recompute: replay > 0 });
     batch.samples.forEach((s) => recent.add(s.sampleId));
     while (recent.size > RECENT_IDS) recent.delete(recent.values().next().value!);
@@ -217,6 +224,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       { ...accounting, skippedSamples: batch.skipped.length, replaySamples: replay, stalenessMean: staleness.reduce((a, b) => a + b, 0) / staleness.length, stalenessMax: Math.max(...staleness) },
       backend.name,
       Date.now(),
+      template ? { ...templateMetricsEntries(template), 'template.durationMs': templateMs } : {},
     );
     const saved = await checkpoint(stats.version, versionBefore, step);
     const [, version] = await Promise.all([

@@ -36,6 +36,13 @@ export interface PolicyModelConfig {
    * turn, which is also several times faster.
    */
   readonly attentionSpan: 'episode' | 'turn';
+  /**
+   * With a reply head: EOS cannot be a reply's first token (the logit after ACT is −1e9), so every reply
+   * holds at least one action word. An empty reply is an invalid action that wastes a turn; without this
+   * the untrained policy writes one in 1/(words + 1) of its turns. Sampler and learner share the mask.
+   * Default false.
+   */
+  readonly nonEmptyReplies: boolean;
 }
 
 /** Rows and columns the 'grid' position mode embeds (larger indices share the last vector). */
@@ -50,11 +57,12 @@ export const MODEL_DEFAULTS: Omit<PolicyModelConfig, 'vocabSize'> = {
   seed: 1,
   positionMode: 'turn',
   attentionSpan: 'episode',
+  nonEmptyReplies: false,
 };
 
 export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<PolicyModelConfig, 'vocabSize'>): PolicyModelConfig {
   const config = { ...MODEL_DEFAULTS, ...input };
-  const positive = (field: Exclude<keyof PolicyModelConfig, 'positionMode' | 'attentionSpan'>, max: number) => {
+  const positive = (field: Exclude<keyof PolicyModelConfig, 'positionMode' | 'attentionSpan' | 'nonEmptyReplies'>, max: number) => {
     const value = config[field];
     if (!Number.isInteger(value) || value < 1 || value > max) {
       throw new ConfigError(`model.${field} must be an integer in 1..${max}, got ${value}; e.g. ${field}=${(MODEL_DEFAULTS as unknown as Record<string, number>)[field] ?? 512}`);
@@ -69,6 +77,7 @@ export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<Policy
   if (!Number.isSafeInteger(config.seed) || config.seed < 0) throw new ConfigError(`model.seed must be a non-negative integer, got ${config.seed}`);
   if (config.positionMode !== 'turn' && config.positionMode !== 'absolute' && config.positionMode !== 'grid') throw new ConfigError(`model.positionMode must be 'turn', 'absolute' or 'grid', got ${String(config.positionMode)}`);
   if (config.attentionSpan !== 'episode' && config.attentionSpan !== 'turn') throw new ConfigError(`model.attentionSpan must be 'episode' or 'turn', got ${String(config.attentionSpan)}`);
+  if (typeof config.nonEmptyReplies !== 'boolean') throw new ConfigError(`model.nonEmptyReplies must be true or false, got ${String(config.nonEmptyReplies)}`);
   if (config.width % config.heads !== 0) {
     throw new ConfigError(`model.width (${config.width}) must be a multiple of model.heads (${config.heads}); e.g. width 64 with 4 heads`);
   }

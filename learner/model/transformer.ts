@@ -61,7 +61,8 @@ export class TransformerModel {
     const headWidth = d / heads;
     const p = (name: string) => this.parameters.get(name)! as tf.Tensor as tf.Tensor2D & tf.Tensor1D;
     const tokens = embed(p('embed/tokens'), tf.reshape(ids, [-1]));
-    const idData = c.positionMode !== 'absolute' || c.attentionSpan === 'turn' ? (ids.dataSync() as Int32Array) : undefined;
+    const eosColumn = reply && c.nonEmptyReplies ? reply.indexOf(SpecialToken.EOS) : undefined;
+    const idData = c.positionMode !== 'absolute' || c.attentionSpan === 'turn' || eosColumn !== undefined ? (ids.dataSync() as Int32Array) : undefined;
     // Within-turn attention: one [batch, 1, time, time] bias, shared by the layers and heads.
     const turnBias = c.attentionSpan === 'turn' ? tf.tensor4d(turnAttentionBias(idData!, batch, time), [batch, 1, time, time]) : undefined;
     let x: tf.Tensor2D;
@@ -99,7 +100,14 @@ export class TransformerModel {
     // the plain-matMul path (no gather gradient on WASM).
     const kernel = tf.matMul(p('head/kernel') as tf.Tensor2D, reply.selection);
     const headBias = tf.matMul(tf.reshape(p('head/bias'), [1, c.vocabSize]), reply.selection);
-    return tf.reshape(dense(out, kernel as tf.Tensor2D, tf.reshape(headBias, [-1]) as tf.Tensor1D), [batch, time, reply.size]);
+    let replyLogits = dense(out, kernel as tf.Tensor2D, tf.reshape(headBias, [-1]) as tf.Tensor1D);
+    if (eosColumn !== undefined) {
+      // No EOS right after ACT: a constant additive mask, so the gradient is untouched.
+      const mask = new Float32Array(batch * time * reply.size);
+      for (let i = 0; i < batch * time; i++) if (idData![i] === SpecialToken.ACT) mask[i * reply.size + eosColumn] = -1e9;
+      replyLogits = tf.add(replyLogits, tf.tensor2d(mask, [batch * time, reply.size]));
+    }
+    return tf.reshape(replyLogits, [batch, time, reply.size]);
   }
 
   /** Frees the parameters and cached masks. */

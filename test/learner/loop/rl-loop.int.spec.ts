@@ -55,7 +55,7 @@ test('actors → processors → learner → new version → actors, on the real 
   const runId = uniqueName('run');
   const learner = await startLearner(
     scoped,
-    buildLearnerConfig(config, { runId, envName: 'FrozenLake', model: SMALL_MODEL, batchTokens: 800, minSamples: 4, maxWaitMs: 300, maxUpdates: 3, optimizer: { learningRate: 1e-3 } }),
+    buildLearnerConfig(config, { runId, envName: 'FrozenLake', model: SMALL_MODEL, batchTokens: 800, minSamples: 4, maxWaitMs: 300, maxUpdates: 3, optimizer: { learningRate: 1e-3 }, templateCollapse: { every: 2, pairs: 8 } }),
     { log: () => {} },
   );
   const processors = await startProcessors(scoped, { consumerGroupId: uniqueName('processors'), processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
@@ -79,6 +79,13 @@ test('actors → processors → learner → new version → actors, on the real 
   const steps = (await readAll(config, 'learner.steps', 'learner_step')).filter((s) => s.runId === runId);
   assert.deepEqual(steps.map((s) => s.step), [0, 1, 2]);
   for (const s of steps) assert.ok(Number.isFinite(s.totalLoss) && Number.isFinite(s.gradNormPreClip) && s.samples > 0 && s.backend === 'wasm', JSON.stringify(s));
+  // RAGEN-2 cross-scoring every 2 updates: on updates 0 and 2, within its bounds; not on update 1.
+  assert.deepEqual(steps.map((s) => 'template.mi' in s.metrics), [true, false, true]);
+  for (const s of [steps[0]!, steps[2]!]) {
+    const m = s.metrics;
+    assert.ok(m['template.prompts']! >= 2 && m['template.pairs']! <= 8, JSON.stringify(m));
+    assert.ok(m['template.mi']! <= m['template.miUpperBound']! + 1e-9 && m['template.retrievalAccuracy']! >= 0 && m['template.retrievalAccuracy']! <= 1, JSON.stringify(m));
+  }
   const stepEvents = (await readAll(config, 'env.steps', 'step')).filter((s) => s.runId === runId);
   const sampledWith = new Set(stepEvents.map((s) => s.policyVersion));
   assert.ok([...sampledWith].some((v) => v >= 1), `actors sampled with a learned version (versions seen: ${[...sampledWith]})`);
