@@ -7,6 +7,7 @@ import { Checks } from './config-checks.js';
 import { entropyConfig, type EntropyConfig } from './entropy-collapse.js';
 import { gradNormSpikeConfig, type GradNormSpikeConfig } from './grad-norm-spike.js';
 import { invalidActionRiseConfig, type InvalidActionRiseConfig } from './invalid-action-rise.js';
+import { mutualInformationConfig, type MutualInformationConfig } from './mutual-information.js';
 import { nonFiniteConfig, type NonFiniteConfig } from './non-finite.js';
 import { responseLengthConfig, type ResponseLengthConfig } from './response-length-collapse.js';
 import { rewardVarianceCliffConfig, type RewardVarianceCliffConfig } from './reward-variance-cliff.js';
@@ -21,6 +22,8 @@ export interface DetectorsConfig {
   readonly invalidActions: InvalidActionRiseConfig;
   readonly actionWindows: ActionWindowsConfig;
   readonly templateCollapse: TemplateCollapseConfig;
+  /** Template collapse from the learner's RAGEN-2 cross-scoring (mutual-information.ts). */
+  readonly mutualInformation: MutualInformationConfig;
   readonly actionRepetition: ActionRepetitionConfig;
   /**
    * Alerts from rollout batches and trajectory windows are attributed to the run's last learner step at
@@ -45,6 +48,7 @@ const SECTIONS = [
   'invalidActions',
   'actionWindows',
   'templateCollapse',
+  'mutualInformation',
   'actionRepetition',
   'attributionHoldMs',
 ] as const satisfies readonly (keyof DetectorsConfig)[];
@@ -71,6 +75,7 @@ export function buildDetectorsConfig(input: DetectorsConfigInput = {}): Detector
     invalidActions: invalidActionRiseConfig(input.invalidActions),
     actionWindows: actionWindowsConfig(input.actionWindows),
     templateCollapse: templateCollapseConfig(input.templateCollapse),
+    mutualInformation: mutualInformationConfig(input.mutualInformation),
     actionRepetition: actionRepetitionConfig(input.actionRepetition),
     attributionHoldMs,
   });

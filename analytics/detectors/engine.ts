@@ -18,6 +18,7 @@ import { readsTrajectories, type DetectorsConfig } from './config.js';
 import { EntropyDetector } from './entropy-collapse.js';
 import { GradNormSpikeDetector } from './grad-norm-spike.js';
 import { InvalidActionRiseDetector } from './invalid-action-rise.js';
+import { MutualInformationDetector, mutualInformationPoint } from './mutual-information.js';
 import { NonFiniteDetector } from './non-finite.js';
 import { ResponseLengthDetector } from './response-length-collapse.js';
 import { RewardVarianceCliffDetector } from './reward-variance-cliff.js';
@@ -108,6 +109,7 @@ class RunDetectors {
   readonly invalidActions: InvalidActionRiseDetector;
   readonly windows: ActionWindows;
   readonly template: TemplateCollapseDetector;
+  readonly mutualInformation: MutualInformationDetector;
   readonly repetition: ActionRepetitionDetector;
 
   constructor(config: DetectorsConfig, trajectorySources: readonly string[]) {
@@ -119,6 +121,7 @@ class RunDetectors {
     this.invalidActions = new InvalidActionRiseDetector(config.invalidActions);
     this.windows = new ActionWindows(config.actionWindows, trajectorySources);
     this.template = new TemplateCollapseDetector(config.templateCollapse);
+    this.mutualInformation = new MutualInformationDetector(config.mutualInformation);
     this.repetition = new ActionRepetitionDetector(config.actionRepetition);
   }
 }
@@ -198,6 +201,8 @@ export class CollapseEngine {
     }
     if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy }));
     if (c.gradNormSpike.enabled) alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip }));
+    const information = c.mutualInformation.enabled ? mutualInformationPoint(at, e.metrics) : null;
+    if (information) alerts.push(...run.mutualInformation.observe(information));
     const lossTokens = e.metrics.lossTokens;
     if (c.responseLength.enabled && lossTokens !== undefined && e.samples > 0) {
       alerts.push(...run.responseLength.observe({ at, tokensPerSample: lossTokens / e.samples }));

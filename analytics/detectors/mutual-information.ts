@@ -1,0 +1,112 @@
+// Template collapse as RAGEN-2 measures it (ALGORITHMS.md §5): the learner cross-scores sampled replies
+// under every prompt of the batch every few updates (learner/collapse/) and reports the mutual-information
+// estimate Î(X;Z), its bound log N and the retrieval accuracy in its learner_step metrics ('template.*').
+// This detector watches those measurements; template-collapse.ts is the model-free proxy from trajectories.
+//
+// Input: one point per learner step that carries 'template.mi' (others are skipped).
+// Signal: u = Î / log N ∈ [0, 1] — the share of the prompt's information the replies keep, comparable
+//   across batches with different numbers of distinct prompts N.
+// Rule (our design; RAGEN-2 recommends watching MI but gives no threshold): early = mean u of the run's
+//   first `earlyPoints` measurements; recent = mean of the last `recent`;
+//   breach when recent < dropFraction · early, clear when recent ≥ clearFraction · early;
+//   no alerts while early < minEarly (the replies never depended on the input: nothing to lose).
+// The evidence carries the retrieval accuracy next to its chance level 1/N, which the paper reads with MI.
+import { Checks, withDefaults } from './config-checks.js';
+import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { Window, mean } from './rolling.js';
+import { fmt, type Detector, type DetectorAlert } from './types.js';
+
+export const TEMPLATE_COLLAPSE_MI = 'template_collapse_mi';
+
+export interface MutualInformationPoint {
+  /** Learner step. */
+  readonly at: number;
+  /** Î(X;Z) in nats. */
+  readonly mi: number;
+  /** log N. */
+  readonly upperBound: number;
+  readonly retrievalAccuracy: number;
+  readonly chance: number;
+}
+
+export interface MutualInformationConfig extends EpisodeConfig {
+  readonly enabled: boolean;
+  readonly earlyPoints: number;
+  readonly recent: number;
+  readonly dropFraction: number;
+  readonly clearFraction: number;
+  readonly minEarly: number;
+}
+
+export const mutualInformationDefaults: MutualInformationConfig = Object.freeze({
+  enabled: true,
+  earlyPoints: 3,
+  recent: 2,
+  dropFraction: 0.5,
+  clearFraction: 0.7,
+  minEarly: 0.05,
+  confirm: 1,
+  rearmAfter: 2,
+  cooldown: 20,
+});
+
+export function mutualInformationConfig(overrides?: Partial<MutualInformationConfig>, section = 'detectors.mutualInformation'): MutualInformationConfig {
+  const c = withDefaults(section, mutualInformationDefaults, overrides);
+  const checks = new Checks(section, mutualInformationDefaults);
+  checks.boolean('enabled', c.enabled, 'switch for this detector');
+  checks.int('earlyPoints', c.earlyPoints, 1, 'number of first cross-scoring measurements whose mean Î/log N is the early level');
+  checks.int('recent', c.recent, 1, 'number of newest measurements averaged into the recent level');
+  checks.fraction('dropFraction', c.dropFraction, 'share of the early Î/log N below which template_collapse_mi fires');
+  checks.fraction('clearFraction', c.clearFraction, 'share of the early Î/log N at which the episode clears');
+  checks.ordered('dropFraction', c.dropFraction, 'clearFraction', c.clearFraction, 'the episode must clear above the level that fires it (hysteresis)');
+  checks.number('minEarly', c.minEarly, 0, 'least early Î/log N the rule compares against');
+  checkEpisode(checks, c);
+  return Object.freeze(c);
+}
+
+/** The point of a learner step's metrics map, or null when the step did not cross-score. */
+export function mutualInformationPoint(at: number, metrics: Readonly<Record<string, number>>): MutualInformationPoint | null {
+  const mi = metrics['template.mi'];
+  const upperBound = metrics['template.miUpperBound'];
+  if (mi === undefined || upperBound === undefined || !Number.isFinite(mi) || !(upperBound > 0)) return null;
+  return { at, mi, upperBound, retrievalAccuracy: metrics['template.retrievalAccuracy'] ?? Number.NaN, chance: metrics['template.chance'] ?? Number.NaN };
+}
+
+export class MutualInformationDetector implements Detector<MutualInformationPoint> {
+  private readonly early: number[] = [];
+  private readonly values: Window;
+  private readonly latch: EpisodeLatch;
+
+  constructor(readonly config: MutualInformationConfig = mutualInformationDefaults) {
+    this.values = new Window(config.recent);
+    this.latch = new EpisodeLatch(config);
+  }
+
+  observe(point: MutualInformationPoint): DetectorAlert[] {
+    const c = this.config;
+    // Small negative estimates are finite-sample noise (RAGEN-2): read them as no information.
+    const u = Math.min(1, Math.max(0, point.mi / point.upperBound));
+    if (this.early.length < c.earlyPoints) this.early.push(u);
+    this.values.push(u);
+    if (this.early.length < c.earlyPoints || !this.values.full) return [];
+    const early = mean(this.early);
+    if (early < c.minEarly) return [];
+    const recent = mean(this.values.values());
+    const threshold = c.dropFraction * early;
+    const state = recent < threshold ? 'breach' : recent >= c.clearFraction * early ? 'clear' : 'neutral';
+    if (!this.latch.update(point.at, state)) return [];
+    return [
+      {
+        kind: TEMPLATE_COLLAPSE_MI,
+        severity: 'warning',
+        at: point.at,
+        value: recent,
+        threshold,
+        message:
+          `template collapse: the replies keep ${fmt(recent)} of the prompt's information (Î/log N, last ${c.recent} cross-scorings), below ${c.dropFraction} × ` +
+          `its early level ${fmt(early)}; retrieval accuracy ${fmt(point.retrievalAccuracy)} against chance ${fmt(point.chance)}: outputs stop depending on the input`,
+        evidence: Object.fromEntries(Object.entries({ recent, early, mi: point.mi, upperBound: point.upperBound, retrievalAccuracy: point.retrievalAccuracy, chance: point.chance }).filter(([, v]) => Number.isFinite(v))),
+      },
+    ];
+  }
+}

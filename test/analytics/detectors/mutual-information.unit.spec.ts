@@ -1,0 +1,56 @@
+// Unit: the template-collapse detector over the learner's RAGEN-2 cross-scoring — a synthetic run whose
+// Î/log N falls from ~0.8 to ~0.2 at a known measurement fires there once; healthy noisy runs never fire;
+// steps without cross-scoring are skipped; through the engine, from learner_step metrics.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { buildDetectorsConfig } from '../../../analytics/detectors/config.js';
+import { CollapseEngine } from '../../../analytics/detectors/engine.js';
+import { MutualInformationDetector, mutualInformationConfig, mutualInformationPoint, type MutualInformationPoint } from '../../../analytics/detectors/mutual-information.js';
+import { runDetector } from '../../../analytics/detectors/types.js';
+import { SEEDS, gaussian, learnerStepEvent } from './synthetic.js';
+
+/** Cross-scoring every 5 updates over 16 prompts; u = Î/log N around `level` (±0.05 noise), dropping to 0.2 at measurement `dropAt`. */
+function measurements(count: number, seed: number, { dropAt, level = 0.8 }: { dropAt?: number; level?: number } = {}): MutualInformationPoint[] {
+  const noise = gaussian(seed);
+  const upperBound = Math.log(16);
+  return Array.from({ length: count }, (_, i) => {
+    const u = (dropAt !== undefined && i >= dropAt ? 0.2 : level) + 0.05 * noise();
+    return { at: i * 5, mi: u * upperBound, upperBound, retrievalAccuracy: u, chance: 1 / 16 };
+  });
+}
+
+describe('template collapse from cross-scoring (Î / log N)', () => {
+  test('Î/log N falling from 0.8 to 0.2 at measurement 20 fires at the next one (update 105: the recent level averages 2) once, for every seed', () => {
+    for (const seed of SEEDS) {
+      const alerts = runDetector(new MutualInformationDetector(), measurements(40, seed, { dropAt: 20 }));
+      assert.deepEqual(alerts.map((a) => `${a.kind}@${a.at}`), ['template_collapse_mi@105'], `seed ${seed}`);
+      assert.match(alerts[0]!.message, /retrieval accuracy .* against chance 0\.0625/);
+      assert.ok(alerts[0]!.evidence.early! > 0.7 && alerts[0]!.evidence.recent! < 0.5);
+    }
+  });
+
+  test('healthy noisy runs (10 seeds) raise nothing; a run whose replies never depended on the input raises nothing', () => {
+    for (const seed of SEEDS) assert.deepEqual(runDetector(new MutualInformationDetector(), measurements(40, seed)), [], `seed ${seed}`);
+    const blind = measurements(40, 1, { level: 0.01 }).map((p) => ({ ...p, mi: Math.abs(p.mi) * 0.01 }));
+    assert.deepEqual(runDetector(new MutualInformationDetector(), blind), []);
+  });
+
+  test('only steps that carry template.* metrics are points; the config is checked', () => {
+    assert.equal(mutualInformationPoint(3, { lossTokens: 10 }), null);
+    assert.deepEqual(mutualInformationPoint(3, { 'template.mi': 1, 'template.miUpperBound': 2, 'template.retrievalAccuracy': 0.5, 'template.chance': 0.25 }), { at: 3, mi: 1, upperBound: 2, retrievalAccuracy: 0.5, chance: 0.25 });
+    assert.throws(() => mutualInformationConfig({ dropFraction: 0.8, clearFraction: 0.5 }), /dropFraction.*clearFraction|hysteresis/);
+  });
+
+  test('through the engine: learner steps with cross-scoring every 5 updates raise template_collapse_mi at the drop', () => {
+    const engine = new CollapseEngine(buildDetectorsConfig({ attributionHoldMs: 0 }));
+    const points = measurements(40, 2, { dropAt: 20 });
+    const raised = [];
+    for (let step = 0; step < 200; step++) {
+      const event = learnerStepEvent('run-mi', step);
+      const point = step % 5 === 0 ? points[step / 5]! : undefined;
+      const metrics = point ? { ...event.metrics, 'template.mi': point.mi, 'template.miUpperBound': point.upperBound, 'template.retrievalAccuracy': point.retrievalAccuracy, 'template.chance': point.chance } : event.metrics;
+      raised.push(...engine.observe({ type: 'learner_step', event: { ...event, metrics } }));
+    }
+    assert.deepEqual(raised.filter((r) => r.alert.kind === 'template_collapse_mi').map((r) => r.anchor), ['step:105']);
+  });
+});
