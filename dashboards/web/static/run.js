@@ -45,7 +45,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
     }));
   const curveGrid = grid(['reward', 'success', 'pass']);
   const passTable = h('div', { class: 'pass-table' });
-  const collapseGrid = grid(['in-group-std', 'entropy', 'grad-norm', 'length', 'importance']);
+  const collapseGrid = grid(['in-group-std', 'entropy', 'template', 'grad-norm', 'length', 'importance']);
   const alertsBox = h('div', { class: 'alerts-box' });
   const trajectoriesBox = h('div', {}, h('p', {}, 'Loading…'));
   root.append(
@@ -134,6 +134,19 @@ export function renderRun(root, { runId }, { signal, onError }) {
     });
     grad.update(xs, [norms, norms.map((v, i) => (flags[i] ? v : null))]);
     grad.figure.setAttribute('data-spikes', String(spikes));
+    // RAGEN-2 cross-scoring runs every few updates: only those steps are points.
+    const scored = steps.filter((s) => Number.isFinite(s.metrics?.['template.mi']) && s.metrics?.['template.miUpperBound'] > 0);
+    chart({
+      id: 'template',
+      title: 'Input dependence (RAGEN-2 MI, retrieval)',
+      description: 'Cross-scoring every few updates: Î(X;Z) / log N, and how often a reply scores highest under its own prompt, beside chance 1/N. Falling = template collapse.',
+      series: [{ label: 'MI / log N', color: '#0550ae' }, { label: 'retrieval acc.', color: '#1a7f37' }, { label: 'chance', color: '#8c959f', dash: [4, 4] }],
+      yRange: [0, 1],
+    }).update(scored.map((s) => seconds(s.eventTimeMs)), [
+      scored.map((s) => s.metrics['template.mi'] / s.metrics['template.miUpperBound']),
+      scored.map((s) => s.metrics['template.retrievalAccuracy'] ?? null),
+      scored.map((s) => s.metrics['template.chance'] ?? null),
+    ]);
     chart({
       id: 'importance',
       title: 'Importance weights',

@@ -158,7 +158,12 @@ before(async () => {
     policyVersion: i,
     entropy: 1.3 - 0.15 * i,
     gradNormPreClip,
-    metrics: { importanceWeightMean: 1 + 0.01 * i, importanceWeightMax: 1.5 + 0.1 * i },
+    // Cross-scoring on every other step (the learner's template.* metrics), Î/log N falling.
+    metrics: {
+      importanceWeightMean: 1 + 0.01 * i,
+      importanceWeightMax: 1.5 + 0.1 * i,
+      ...(i % 2 === 0 ? { 'template.mi': Math.log(8) * (0.8 - 0.2 * i), 'template.miUpperBound': Math.log(8), 'template.retrievalAccuracy': 0.9 - 0.2 * i, 'template.chance': 0.125 } : {}),
+    },
     eventTimeMs: T0 + 20_000 * (i + 1) + 10_000,
   })));
   await insert('collapse_alert', [{
@@ -257,6 +262,8 @@ test('run page: learning curves hold every batch; the collapse panel marks the s
   await waitFor(async () => (await attr(watched, '[data-chart="reward"]', 'data-points')) === String(BATCHES), 'the reward chart to hold the batches', 10_000);
   for (const id of ['success', 'pass', 'in-group-std', 'length']) assert.equal(await attr(watched, `[data-chart="${id}"]`, 'data-points'), String(BATCHES), id);
   for (const id of ['entropy', 'grad-norm', 'importance']) assert.equal(await attr(watched, `[data-chart="${id}"]`, 'data-points'), String(GRAD_NORMS.length), id);
+  assert.equal(await attr(watched, '[data-chart="template"]', 'data-points'), String(Math.ceil(GRAD_NORMS.length / 2)), 'RAGEN-2 cross-scoring: only the steps that measured it');
+  assert.match(await page.locator('[data-chart="template"] .u-legend').innerText(), /MI \/ log N[\s\S]*retrieval acc\.[\s\S]*chance/);
   assert.equal(await page.locator('[data-chart="reward"] canvas').count(), 1, 'uPlot drew on a canvas');
   assert.match(await page.locator('[data-chart="success"] .latest').innerText(), /latest: success rate 0\.850/);
   assert.match(await page.locator('[data-chart="pass"] .u-legend').innerText(), /pass@1[\s\S]*pass@4[\s\S]*pass\^1[\s\S]*pass\^4/);
