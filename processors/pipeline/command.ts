@@ -9,6 +9,7 @@ import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { estimators, type EstimatorName } from '../advantages/registry.js';
 import { filterNames, type FilterName } from '../filters/registry.js';
 import { startProcessors } from './processor.js';
+import { superviseProcessors } from './supervise.js';
 import { positiveInt } from '../../cli/flags.js';
 
 const usage =
@@ -42,27 +43,31 @@ export const processorsCommand: Command = {
     const config = loadConfig();
     await ensureUp(config);
     const backbone = await connectBackbone(config, { clientId: 'trajflow-processors' });
-    const handle = await startProcessors(backbone, {
-      ...(values['consumer-group'] ? { consumerGroupId: values['consumer-group'] } : {}),
-      instance: Number(values.instance),
-      processing: {
-        reward: { terms: [{ kind: 'env_return' }] },
-        estimator: { name: estimator },
-        filters: (values.filter ?? []).map((name) => ({ name: name as FilterName })),
-      },
-      groupSize: positiveInt('group-size', values['group-size'], 8),
-      minGroupSize: positiveInt('min-group-size', values['min-group-size'], 2),
-      idleTimeoutMs: positiveInt('idle-timeout-ms', values['idle-timeout-ms'], 120_000),
-      groupTimeoutMs: positiveInt('group-timeout-ms', values['group-timeout-ms'], 300_000),
-      onBatch: (stats) =>
-        console.log(
-          `batch: ${stats.groups} groups, ${stats.trajectories} trajectories, reward ${stats.rewardMean.toFixed(3)} ± ${stats.rewardStd.toFixed(3)}, ` +
-            `success ${(100 * stats.successRate).toFixed(1)}%, in-group std ${stats.meanInGroupRewardStd.toFixed(3)}, dropped ${stats.droppedGroups}`,
-        ),
-    });
+    let stopping = false;
+    let current: { close(): Promise<void> } | undefined;
+    shutdownOnSignals([{ close: async () => ((stopping = true), await current?.close()) }, backbone]);
+    const start = () =>
+      startProcessors(backbone, {
+        ...(values['consumer-group'] ? { consumerGroupId: values['consumer-group'] } : {}),
+        instance: Number(values.instance),
+        processing: {
+          reward: { terms: [{ kind: 'env_return' }] },
+          estimator: { name: estimator },
+          filters: (values.filter ?? []).map((name) => ({ name: name as FilterName })),
+        },
+        groupSize: positiveInt('group-size', values['group-size'], 8),
+        minGroupSize: positiveInt('min-group-size', values['min-group-size'], 2),
+        idleTimeoutMs: positiveInt('idle-timeout-ms', values['idle-timeout-ms'], 120_000),
+        groupTimeoutMs: positiveInt('group-timeout-ms', values['group-timeout-ms'], 300_000),
+        onBatch: (stats) =>
+          console.log(
+            `batch: ${stats.groups} groups, ${stats.trajectories} trajectories, reward ${stats.rewardMean.toFixed(3)} ± ${stats.rewardStd.toFixed(3)}, ` +
+              `success ${(100 * stats.successRate).toFixed(1)}%, in-group std ${stats.meanInGroupRewardStd.toFixed(3)}, dropped ${stats.droppedGroups}`,
+          ),
+      });
     console.log(`processors: consumer group '${values['consumer-group'] ?? `${config.topicPrefix}.processors`}', instance ${values.instance}, estimator ${estimator}; Ctrl-C to stop`);
-    shutdownOnSignals([handle, backbone]);
-    await handle.done;
+    // A failed transaction (e.g. the broker restarted) is recovered here, without a process restart.
+    await superviseProcessors(start, { log: (line) => console.error(line), onStart: (handle) => (current = handle), stopping: () => stopping });
     return 0;
   },
 };

@@ -154,8 +154,11 @@ export class TransactionalEmitter {
       this.stats.tombstones += tombstones.length;
       for (const mark of marks) this.marks.add(mark);
       this.committed$.next(units);
-      // Episodes now wholly below the committed offsets can never be read again: delete their marks next time.
-      this.tombstones.push(...this.marks.release(positions));
+      // Episodes now wholly below the committed offsets can never be read again — by a generation that
+      // fetches its offsets after this commit. A rebalance during the commit may have fetched the older
+      // offsets already and will re-read these episodes: their marks must stay until a commit of a stable
+      // generation passes them again.
+      if (this.consumer.generation === generation) this.tombstones.push(...this.marks.release(positions));
     } catch (error) {
       await transaction?.abort().catch(() => undefined);
       throw new TransactionFailedError(error);
