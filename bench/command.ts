@@ -20,14 +20,15 @@ const median = (xs: number[]) => {
 
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--json]',
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--runs R] [--repeat K] [--keep] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
     if (what === 'learner') return (await import('./learner.js')).runLearnerBench(args);
     if (what === 'scale') return (await import('./scale.js')).runScaleBench(args);
     if (what === 'learning') return (await import('./learning.js')).runLearningBench(args);
+    if (what === 'queries') return (await import('./queries.js')).runQueriesBench(args);
     if (what === 'sink') return benchSink(args);
     const json = args.includes('--json');
     if (what !== 'backbone' && what !== 'codec' && what !== 'processors') {
