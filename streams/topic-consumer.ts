@@ -55,8 +55,8 @@ export interface TopicConsumerOptions<T> {
    * together with the outputs they produced (exactly-once processors).
    */
   readonly commits?: 'auto' | 'external';
-  /** Awaited after each (re)join, before any message of the new assignment is delivered (e.g. to reload state). */
-  readonly onAssignment?: () => Promise<void>;
+  /** Awaited after each (re)join, before any message of the new assignment is delivered (e.g. to reload state); gets the partitions assigned, by topic. */
+  readonly onAssignment?: (assignment: Readonly<Record<string, readonly number[]>>) => Promise<void>;
   /** With no committed offset, start at the beginning (default) or the end of the topic. */
   readonly fromBeginning?: boolean;
   /** First offset to deliver per topic and partition ("topic/partition" → offset); earlier ones are skipped. */
@@ -142,7 +142,7 @@ export class TopicConsumer<T> {
       this.tracker.newGeneration();
       this.stats.rebalances++;
       this.gate.changed();
-      if (this.options.onAssignment) this.assignmentReady = this.options.onAssignment();
+      if (this.options.onAssignment) this.assignmentReady = this.options.onAssignment(payload.memberAssignment);
     });
     if (this.options.endOffsets) {
       // Batches of only control records (transaction markers) never reach eachBatch; kafkajs still reports

@@ -33,7 +33,7 @@ type Member = AssembledTrajectory<StepEnvelope>;
 export interface ProcessorsOptions {
   /** Consumer group of the processors (all instances share it); default `<topic prefix>.processors`. */
   readonly consumerGroupId?: string;
-  /** Distinguishes instances of the group; part of the transactional id. */
+  /** Names this instance in logs. (Transactional ids are per input partition, shared by every instance: see the emitter.) */
   readonly instance?: number;
   readonly processing: ProcessingConfig;
   readonly groupSize?: number;
@@ -93,14 +93,16 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     commits: 'external',
     // Open episodes and groups hold their steps un-acknowledged until their outputs are written.
     maxInFlight: 500_000,
-    // A transaction still in flight from the old generation settles first, so its marks are in the reload.
-    onAssignment: async () => {
+    // Before anything of the new assignment is read: our own transaction in flight settles, the producers of
+    // the partitions we got fence their previous owners (whose open transactions finish or abort), and only
+    // then are the marks reloaded — so they hold everything any earlier owner committed.
+    onAssignment: async (assignment) => {
       await out.settled();
+      await out.fence(assignment[topics.steps] ?? []);
       await marks.reload(backbone.kafka, topics.state);
     },
   });
-  const out: TransactionalEmitter = new TransactionalEmitter(backbone.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, `${consumerGroupId}-${instance}`);
-  await out.connect();
+  const out: TransactionalEmitter = new TransactionalEmitter(backbone.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, consumerGroupId);
 
   const markOf = (member: Member, status: EpisodeMark['status']): EpisodeMark => {
     const last = member.sources.reduce((a, b) => (BigInt(a.offset) >= BigInt(b.offset) ? a : b));

@@ -3,9 +3,19 @@
 // read_committed (kafkajs' default), so output from a crashed, uncommitted transaction is never seen.
 //
 // Outputs are queued as units (what one batch or one dropped group produced, with the step envelopes
-// it consumed) and written every flushIntervalMs — one transaction per flush, not per group, because a
-// transaction costs several round trips. Units of an older consumer-group generation are discarded:
-// after a rebalance their steps are delivered again, to whoever owns the partition now.
+// it consumed) and written every flushIntervalMs — one transaction per input partition per flush, not per
+// group, because a transaction costs several round trips. Units of an older consumer-group generation are
+// discarded: after a rebalance their steps are delivered again, to whoever owns the partition now.
+//
+// One transactional producer per input partition, its transactional id derived from the consumer group,
+// topic and partition — the same in every process. The member a partition moves to initialises that
+// producer before it reads anything (fence()): the broker then aborts the old owner's open transaction
+// or lets it finish, and refuses it anything later (its epoch is stale). kafkajs 2.2.4's TxnOffsetCommit
+// carries no consumer generation (KIP-447), so this per-partition fencing — Kafka Streams' original
+// exactly-once design — is what keeps a zombie owner from committing after the new owner has started.
+// A unit whose steps span partitions (steps of one group published under different keys) is written in
+// the transaction of its lowest partition together with the others' offsets: correct after crashes, but
+// only that partition fences.
 import type { Kafka, Producer, Transaction } from 'kafkajs';
 import { Subject } from 'rxjs';
 import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
@@ -25,6 +35,8 @@ export interface OutputUnit {
 }
 
 export interface EmitterTopics {
+  /** The input topic whose partitions the transactional producers follow. */
+  readonly steps: string;
   readonly samples: string;
   readonly trajectories: string;
   readonly rolloutStats: string;
@@ -38,6 +50,8 @@ export interface EmitterStats {
   marks: number;
   tombstones: number;
   discardedUnits: number;
+  /** Transactions refused because another member had taken the partition (its producer fenced this one). */
+  fenced: number;
 }
 
 export class TransactionFailedError extends TrajflowError {
@@ -49,44 +63,107 @@ export class TransactionFailedError extends TrajflowError {
   }
 }
 
+/** The broker refused a stale producer epoch: another member initialised this partition's producer. */
+function isFenced(error: unknown): boolean {
+  const e = error as { type?: string; message?: string; cause?: unknown } | null;
+  if (!e) return false;
+  if (e.type === 'INVALID_PRODUCER_EPOCH' || e.type === 'PRODUCER_FENCED') return true;
+  if (/fenced|producer epoch/i.test(e.message ?? '')) return true;
+  return e.cause !== undefined && e.cause !== e && isFenced(e.cause);
+}
+
+interface Batch {
+  readonly partition: number;
+  readonly units: OutputUnit[];
+  readonly positions: CommitPosition[];
+  readonly tombstones: string[];
+}
+
 export class TransactionalEmitter {
   /** The units of each committed transaction, once they are readable (for progress and latency measurements). */
   readonly committed$ = new Subject<readonly OutputUnit[]>();
-  readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, tombstones: 0, discardedUnits: 0 };
-  private readonly producer: Producer;
+  readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, tombstones: 0, discardedUnits: 0, fenced: 0 };
+  private readonly producers = new Map<number, Producer>();
   private pending: OutputUnit[] = [];
-  private tombstones: string[] = [];
+  /** Mark keys to delete, by the input partition whose transaction deletes them. */
+  private tombstones = new Map<number, string[]>();
   private flushing: Promise<void> = Promise.resolve();
+  private fencing: Promise<void> = Promise.resolve();
+  private closed = false;
 
   constructor(
-    kafka: Kafka,
+    private readonly kafka: Kafka,
     private readonly codec: EventCodec,
     private readonly consumer: TopicConsumer<unknown>,
     private readonly marks: EpisodeMarks,
     private readonly topics: EmitterTopics,
-    /** Stable per processor instance: a restarted instance fences its predecessor's open transaction. */
-    transactionalId: string,
-  ) {
-    this.producer = kafka.producer({ transactionalId, idempotent: true, maxInFlightRequests: 1, transactionTimeout: 30000 });
+    /** Prefix of the per-partition transactional ids; the same in every process of the consumer group. */
+    private readonly transactionalIdPrefix: string,
+  ) {}
+
+  /** The transactional id of an input partition's producer. */
+  transactionalIdOf(partition: number): string {
+    return `${this.transactionalIdPrefix}.${this.topics.steps}.${partition}`;
   }
 
-  connect(): Promise<void> {
-    return this.producer.connect();
+  /** Partitions this member holds a (fenced-in) producer for. */
+  get partitions(): number[] {
+    return [...this.producers.keys()].sort((a, b) => a - b);
+  }
+
+  /**
+   * Takes over the producers of `partitions` (the new assignment) and lets the others go. Initialising a
+   * producer fences every earlier owner of its id and waits until their open transaction is finished, so
+   * the marks read afterwards include everything they committed. Call after settled(), before reading.
+   */
+  fence(partitions: readonly number[]): Promise<void> {
+    const run = this.fencing.then(() => this.fenceOnce(partitions));
+    this.fencing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async fenceOnce(partitions: readonly number[]): Promise<void> {
+    if (this.closed) return;
+    const wanted = new Set(partitions);
+    for (const [partition, producer] of [...this.producers]) {
+      if (wanted.has(partition)) continue;
+      this.producers.delete(partition);
+      await producer.disconnect().catch(() => undefined);
+    }
+    await Promise.all(
+      [...wanted]
+        .filter((partition) => !this.producers.has(partition))
+        .map(async (partition) => {
+          const producer = this.kafka.producer({ transactionalId: this.transactionalIdOf(partition), idempotent: true, maxInFlightRequests: 1, transactionTimeout: 30000 });
+          try {
+            await producer.connect();
+            // kafkajs sends InitProducerId with the first transaction: an empty one does it now.
+            const transaction = await producer.transaction();
+            await transaction.abort();
+          } catch (error) {
+            await producer.disconnect().catch(() => undefined);
+            throw error;
+          }
+          // Closed meanwhile: nobody will use (or disconnect) it.
+          if (this.closed) await producer.disconnect().catch(() => undefined);
+          else this.producers.set(partition, producer);
+        }),
+    );
   }
 
   enqueue(unit: OutputUnit): void {
     this.pending.push(unit);
   }
 
-  /** Writes everything queued in one transaction; serial. Rejects with TransactionFailedError. */
+  /** Writes everything queued, one transaction per input partition; serial. Rejects with TransactionFailedError. */
   flush(): Promise<void> {
     this.flushing = this.flushing.then(() => this.flushOnce());
     return this.flushing;
   }
 
   /**
-   * Resolves once the transaction in flight (if any) has committed or aborted. A new consumer generation
-   * awaits it before reloading the episode marks: otherwise the marks of a transaction that commits a
+   * Resolves once the transactions in flight (if any) have committed or aborted. A new consumer generation
+   * awaits them before reloading the episode marks: otherwise the marks of a transaction that commits a
    * moment later are missed and the new generation writes those episodes' outputs again.
    */
   settled(): Promise<void> {
@@ -98,7 +175,11 @@ export class TransactionalEmitter {
 
   async close(): Promise<void> {
     await this.flush().catch(() => undefined);
-    await this.producer.disconnect();
+    this.closed = true;
+    await this.fencing;
+    const producers = [...this.producers.values()];
+    this.producers.clear();
+    await Promise.all(producers.map((p) => p.disconnect().catch(() => undefined)));
   }
 
   private async flushOnce(): Promise<void> {
@@ -106,17 +187,64 @@ export class TransactionalEmitter {
     const units = this.pending.filter((unit) => unit.generation === generation);
     this.stats.discardedUnits += this.pending.length - units.length;
     this.pending = [];
-    if (units.length === 0 && this.tombstones.length === 0) return;
+    if (units.length === 0 && this.tombstones.size === 0) return;
 
-    // Acks first, so the positions taken below cover exactly the steps whose outputs are in this transaction.
+    // Acks first, so the positions taken below cover exactly the steps whose outputs are in these transactions.
     for (const unit of units) for (const source of unit.sources) source.ack();
-    const positions = this.consumer.takeCommittable();
-    const tombstones = this.tombstones;
-    this.tombstones = [];
+    const batches = this.batches(units, this.consumer.takeCommittable());
+    const results = await Promise.allSettled(batches.map((batch) => this.write(batch, generation)));
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw new TransactionFailedError(failure.reason);
+  }
 
+  /** Units, positions and tombstones grouped by the input partition whose transaction writes them. */
+  private batches(units: readonly OutputUnit[], positions: readonly CommitPosition[]): Batch[] {
+    // Partitions a unit spans are written together, in the transaction of the lowest (see the header).
+    const home = new Map<number, number>();
+    const find = (p: number): number => {
+      let root = p;
+      while (home.has(root) && home.get(root) !== root) root = home.get(root)!;
+      return root;
+    };
+    const link = (a: number, b: number) => {
+      const [ra, rb] = [find(a), find(b)];
+      if (ra !== rb) home.set(Math.max(ra, rb), Math.min(ra, rb));
+    };
+    const partitionsOf = (unit: OutputUnit) => [...new Set(unit.sources.filter((s) => s.topic === this.topics.steps).map((s) => s.partition))];
+    for (const unit of units) {
+      const parts = partitionsOf(unit);
+      for (const p of parts) if (!home.has(p)) home.set(p, p);
+      for (const p of parts.slice(1)) link(parts[0]!, p);
+    }
+    const batches = new Map<number, Batch>();
+    const batchOf = (partition: number): Batch => {
+      const at = home.has(partition) ? find(partition) : partition;
+      let batch = batches.get(at);
+      if (!batch) batches.set(at, (batch = { partition: at, units: [], positions: [], tombstones: [] }));
+      return batch;
+    };
+    for (const unit of units) {
+      const parts = partitionsOf(unit);
+      // A unit with no step of the input topic (none today) goes with the lowest partition held.
+      batchOf(parts[0] ?? this.partitions[0] ?? 0).units.push(unit);
+    }
+    for (const position of positions) batchOf(position.partition).positions.push(position);
+    for (const [partition, keys] of this.tombstones) batchOf(partition).tombstones.push(...keys);
+    this.tombstones = new Map();
+    return [...batches.values()].filter((b) => b.units.length > 0 || b.positions.length > 0 || b.tombstones.length > 0);
+  }
+
+  private async write(batch: Batch, generation: number): Promise<void> {
+    const producer = this.producers.get(batch.partition);
+    if (!producer) {
+      // The partition was taken away: its new owner reads these steps again from the committed offsets.
+      this.stats.discardedUnits += batch.units.length;
+      return;
+    }
+    const { units, positions, tombstones } = batch;
     let transaction: Transaction | undefined;
     try {
-      transaction = await this.producer.transaction();
+      transaction = await producer.transaction();
       const samples = units.flatMap((u) => u.samples);
       const trajectories = units.flatMap((u) => u.trajectories);
       const marks = units.flatMap((u) => u.marks);
@@ -127,10 +255,7 @@ export class TransactionalEmitter {
         { topic: this.topics.rolloutStats, messages: rolloutStats.map((r) => ({ key: r.runId, value: this.codec.encode('rollout_stats', r) })) },
         {
           topic: this.topics.state,
-          messages: [
-            ...marks.map((m) => ({ key: m.key, value: Buffer.from(JSON.stringify(m)) })),
-            ...tombstones.map((key) => ({ key, value: null })),
-          ],
+          messages: [...marks.map((m) => ({ key: m.key, value: Buffer.from(JSON.stringify(m)) })), ...tombstones.map((key) => ({ key, value: null }))],
         },
       ].filter((t) => t.messages.length > 0);
       if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
@@ -139,9 +264,7 @@ export class TransactionalEmitter {
       }
       if (this.consumer.generation !== generation) {
         // A rebalance came while the transaction was being written: its steps may already be read again by
-        // the new generation (here or in another member), and kafkajs' TxnOffsetCommit carries no
-        // generation the broker could fence with. Abort; the steps are processed again from the committed
-        // offsets.
+        // the new generation. Abort; they are processed again from the committed offsets.
         await transaction.abort();
         this.stats.discardedUnits += units.length;
         return;
@@ -158,10 +281,21 @@ export class TransactionalEmitter {
       // fetches its offsets after this commit. A rebalance during the commit may have fetched the older
       // offsets already and will re-read these episodes: their marks must stay until a commit of a stable
       // generation passes them again.
-      if (this.consumer.generation === generation) this.tombstones.push(...this.marks.release(positions));
+      if (this.consumer.generation === generation) {
+        const released = this.marks.release(positions);
+        if (released.length > 0) this.tombstones.set(batch.partition, [...(this.tombstones.get(batch.partition) ?? []), ...released]);
+      }
     } catch (error) {
       await transaction?.abort().catch(() => undefined);
-      throw new TransactionFailedError(error);
+      if (isFenced(error)) {
+        // Another member owns the partition now and fenced this producer: what it held is its to redo.
+        this.stats.fenced++;
+        this.stats.discardedUnits += units.length;
+        if (this.producers.get(batch.partition) === producer) this.producers.delete(batch.partition);
+        await producer.disconnect().catch(() => undefined);
+        return;
+      }
+      throw error;
     }
   }
 }

@@ -13,7 +13,7 @@
 // stable generation passes them. (Across processes, kafkajs' TxnOffsetCommit still carries no generation
 // the broker could fence with — KIP-447 — so the marks remain what makes the output exactly once.)
 //
-// Here the rebalance is made deterministic: the first transaction's commit is held until a second member
+// Here the rebalance is made deterministic: the transactions' commits are held until a second member
 // has joined the processors' consumer group and the processors have re-read their partitions. A broker
 // restart produces the same interleaving when a transaction waits out the outage.
 import { after, before, test } from 'node:test';
@@ -44,8 +44,8 @@ after(async () => {
   await backbone.close();
 });
 
-/** A Kafka whose transactional producers hold the first commit until `release` is called. */
-function holdingFirstCommit(kafka: Kafka) {
+/** A Kafka whose transactional producers hold the first commit (or, with `every`, every commit) until `release` is called. */
+function holdingFirstCommit(kafka: Kafka, { every = false } = {}) {
   let release!: () => void;
   const released = new Promise<void>((resolve) => (release = resolve));
   const state = { held: false, release };
@@ -54,7 +54,7 @@ function holdingFirstCommit(kafka: Kafka) {
       get(target, prop, receiver) {
         if (prop === 'commit') {
           return async () => {
-            if (!state.held) {
+            if (!state.held || every) {
               state.held = true;
               await released;
             }
@@ -88,7 +88,9 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
   const steps = groupSteps(runId, 12, 4, 3);
   await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
   const consumerGroupId = `${config.topicPrefix}.processors`;
-  const { kafka, state } = holdingFirstCommit(backbone.kafka);
+  // Every commit waits: the first flush's transactions (one per partition) are all open during the rebalance,
+  // so the partitions the processors keep are re-read from offsets older than what those transactions commit.
+  const { kafka, state } = holdingFirstCommit(backbone.kafka, { every: true });
   const handle = await startProcessors({ ...backbone, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
   let intruder: Consumer | undefined;
   try {
@@ -126,5 +128,52 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
   );
   assert.equal(new Set(trajectories).size, episodes, 'every episode has its trajectory');
   assert.equal(trajectories.length, episodes, `no trajectory written twice (${trajectories.length - episodes} duplicates)`);
+  assert.equal(samples.length, new Set(samples).size, 'no sample written twice');
+});
+
+test('processors: a partition moving to another member fences the old owner\'s open transaction (no outputs twice)', { timeout: 180_000 }, async () => {
+  // Its own topics: the first test's steps stay out of this consumer group's way.
+  const own = { ...loadConfig(), topicPrefix: uniqueName('faults-rebalance-x') };
+  await ensureTopics(own);
+  const scoped = { ...backbone, config: own };
+  const runId = uniqueName('run').replace(/\./g, '-');
+  const steps = groupSteps(runId, 12, 4, 3);
+  await new StepPublisher(backbone.producer, topicName(own, 'env.steps')).publishAll(steps);
+  const consumerGroupId = `${own.topicPrefix}.processors`;
+  // The first member's transactions all reach their commit and wait there, open, while a second member joins.
+  const { kafka, state } = holdingFirstCommit(backbone.kafka, { every: true });
+  const first = await startProcessors({ ...scoped, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+  first.done.catch(() => undefined);
+  let second: Awaited<ReturnType<typeof startProcessors>> | undefined;
+  const episodes = steps.length / 3;
+  const read = async <N extends 'trajectory' | 'sample'>(topic: string, event: N) => {
+    const replay = await createReplay(backbone.kafka, { topic: topicName(own, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
+    return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value.episodeId);
+  };
+  try {
+    await waitFor(() => state.held, 'the first member to hold its transactions open', 60_000);
+    second = await startProcessors(scoped, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+    // The second member takes partitions whose transactions are open in the first: it fences them and writes them itself.
+    await waitFor(() => second!.emitter.partitions.length > 0 && second!.emitter.stats.transactions > 0, 'the second member to fence its partitions and write', 90_000);
+    state.release();
+    await waitFor(async () => new Set(await read('trajectories', 'trajectory')).size === episodes, 'every episode written', 90_000, 500).catch(async (error: Error) => {
+      const written = new Set(await read('trajectories', 'trajectory'));
+      const missing = [...new Set(steps.map((st) => st.episodeId))].filter((e) => !written.has(e));
+      throw new Error(`${error.message}; missing ${missing.join(', ')}; first ${JSON.stringify({ ...first.emitter.stats, partitions: first.emitter.partitions, consumer: first.consumer.stats })}, second ${JSON.stringify({ ...second?.emitter.stats, partitions: second?.emitter.partitions, consumer: second?.consumer.stats })}`);
+    });
+  } finally {
+    state.release();
+    await second?.close();
+    await first.close();
+  }
+  const trajectories = await read('trajectories', 'trajectory');
+  const samples = await read('samples', 'sample');
+  console.log(
+    `fault[partition moves to another member mid-transaction]: ${episodes} episodes; trajectories ${trajectories.length} (${trajectories.length - new Set(trajectories).size} duplicates), ` +
+      `samples ${samples.length} (${samples.length - new Set(samples).size} duplicates); first member fenced ${first.emitter.stats.fenced}×`,
+  );
+  assert.ok(first.emitter.stats.fenced > 0, 'the first member found its open transactions fenced');
+  assert.equal(new Set(trajectories).size, episodes, 'every episode has its trajectory');
+  assert.equal(trajectories.length, episodes, 'no trajectory written twice');
   assert.equal(samples.length, new Set(samples).size, 'no sample written twice');
 });
