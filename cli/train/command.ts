@@ -86,10 +86,18 @@ export const trainCommand: Command = {
     };
     const quietStartup = (line: string) => !/^(sink|processors|dashboard): \{/.test(line);
     launch('sink', () => [], quietStartup);
-    launch('processors', () => ['--estimator', estimator, '--group-size', String(groupSize), ...filters.flatMap((name) => ['--filter', name])], quietStartup);
+    // The preset's estimator options only belong to the preset's estimator.
+    const estimatorOptions = estimator === preset.estimator && preset.estimatorOptions ? ['--estimator-options', JSON.stringify(preset.estimatorOptions)] : [];
+    const model = preset.model ? ['--model', JSON.stringify(preset.model)] : [];
+    launch('processors', () => ['--estimator', estimator, ...estimatorOptions, '--group-size', String(groupSize), ...filters.flatMap((name) => ['--filter', name])], quietStartup);
     launch(
       'learner',
-      () => ['--run-id', runId, '--env', env, '--lr', String(lr), ...(f['--updates'] ? ['--updates', f['--updates']] : [])],
+      () => [
+        '--run-id', runId, '--env', env, '--lr', String(lr), ...model,
+        ...(preset.optimizer ? ['--optimizer', JSON.stringify(preset.optimizer)] : []),
+        ...(preset.loss ? ['--loss', JSON.stringify(preset.loss)] : []),
+        ...(f['--updates'] ? ['--updates', f['--updates']] : []),
+      ],
       (line) => !line.startsWith('learner: config'),
       (line) => {
         const match = /update (\d+) → v(\d+)/.exec(line);
@@ -101,7 +109,7 @@ export const trainCommand: Command = {
     launch(
       'actors',
       // A restarted actors process continues after the last iteration any earlier one started.
-      () => ['--env', env, '--run-id', runId, '--groups', String(groups), '--group-size', String(groupSize), '--max-staleness', maxStaleness, '--env-options', envOptions, '--first-iteration', String(lastIteration + 1), '--progress-ms', '2000', ...(f['--seed'] ? ['--seed', f['--seed']] : [])],
+      () => ['--env', env, '--run-id', runId, '--groups', String(groups), '--group-size', String(groupSize), '--max-staleness', maxStaleness, '--env-options', envOptions, '--first-iteration', String(lastIteration + 1), '--progress-ms', '2000', ...model, ...(f['--seed'] ? ['--seed', f['--seed']] : [])],
       (line) => !line.startsWith('actors: {'),
       (line) => {
         const match = /iteration (\d+)/.exec(line);

@@ -15,9 +15,9 @@ import { parseFlagPairs } from '../../cli/flags.js';
 
 const USAGE =
   'trajflow actors [--env FrozenLake] [--groups 8] [--group-size 8] [--episodes N | --iterations N] [--run-id R] [--seed S] ' +
-  '[--max-staleness K] [--env-options JSON] [--first-iteration I] [--progress-ms MS] [--policy transformer|random] [--temperature T]';
+  '[--max-staleness K] [--env-options JSON] [--first-iteration I] [--progress-ms MS] [--policy transformer|random] [--temperature T] [--model JSON]';
 
-const FLAGS = ['--env', '--groups', '--group-size', '--episodes', '--iterations', '--run-id', '--seed', '--max-staleness', '--env-options', '--first-iteration', '--progress-ms', '--policy', '--temperature'] as const;
+const FLAGS = ['--env', '--groups', '--group-size', '--episodes', '--iterations', '--run-id', '--seed', '--max-staleness', '--env-options', '--first-iteration', '--progress-ms', '--policy', '--temperature', '--model'] as const;
 type Flag = (typeof FLAGS)[number];
 
 /** Reads `--flag value` pairs; unknown flags and missing values are ConfigErrors. */
@@ -87,7 +87,16 @@ export const actorsCommand: Command = {
     const backbone = await connectBackbone(trajflow, { clientId: `trajflow-actors-${config.runId}` });
     try {
       // The transformer follows the learner's policy versions; the random policy only relabels itself.
-      const provider = policy === 'transformer' ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature }) : undefined;
+      // --model: the learner's model settings, so version 0 (before any checkpoint) is the learner's own v0.
+      let model: Record<string, unknown> = {};
+      if (flags['--model'] !== undefined) {
+        try {
+          model = JSON.parse(flags['--model']) as Record<string, unknown>;
+        } catch {
+          throw new ConfigError(`--model must be a JSON object of model settings such as '{"positionMode":"grid"}', got ${flags['--model']}`);
+        }
+      }
+      const provider = policy === 'transformer' ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature, model }) : undefined;
       const run = await startActors(backbone, config, provider ? { provider } : {});
       const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });
       try {

@@ -1,15 +1,17 @@
 // The provider `trajflow actors --policy transformer` uses: version 0 is a fresh model built exactly as
 // a fresh learner builds it (same default shape and seed, so the same weights); every later version is
 // loaded from the checkpoint its policy-version event names.
+import type { PolicyModelConfig } from '../model/config.js';
 import { selectBackend, type BackendChoice } from '../backend.js';
 import { createEnv } from '../../envs/registry.js';
 import type { PolicyProvider } from '../../envs/policy/provider.js';
 import { createPolicyBundle, policyOf } from './bundle.js';
 import { createCheckpointPolicyProvider } from './checkpoint-provider.js';
 
-export async function transformerProvider(envName: string, options: { temperature?: number; backend?: BackendChoice } = {}): Promise<PolicyProvider> {
+/** `model`: the learner's model settings (its v0 is built from them and its seed); later versions come from checkpoints. */
+export async function transformerProvider(envName: string, options: { temperature?: number; backend?: BackendChoice; model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>> } = {}): Promise<PolicyProvider> {
   const backend = await selectBackend(options.backend ?? 'auto');
   console.error(`actors: transformer policy on ${backend.description}`);
-  const initial = policyOf(createPolicyBundle(createEnv(envName).actionVocabulary), 0, options.temperature === undefined ? {} : { temperature: options.temperature });
+  const initial = policyOf(createPolicyBundle(createEnv(envName).actionVocabulary, options.model ?? {}), 0, options.temperature === undefined ? {} : { temperature: options.temperature });
   return createCheckpointPolicyProvider({ initial, ...(options.temperature === undefined ? {} : { temperature: options.temperature }) });
 }

@@ -26,6 +26,7 @@ export const processorsCommand: Command = {
       args,
       options: {
         estimator: { type: 'string', default: 'grpo' },
+        'estimator-options': { type: 'string' },
         filter: { type: 'string', multiple: true, default: [] },
         'group-size': { type: 'string' },
         'min-group-size': { type: 'string' },
@@ -40,6 +41,14 @@ export const processorsCommand: Command = {
     for (const name of values.filter ?? []) {
       if (!filterNames.includes(name as FilterName)) throw new ConfigError(`--filter '${name}' is unknown; use one of ${filterNames.join(', ')}`);
     }
+    let estimatorOptions: Record<string, unknown> | undefined;
+    if (values['estimator-options'] !== undefined) {
+      try {
+        estimatorOptions = JSON.parse(values['estimator-options']) as Record<string, unknown>;
+      } catch {
+        throw new ConfigError(`--estimator-options must be a JSON object such as '{"omega":3,"gamma":0.7}' (GiGPO), got ${values['estimator-options']}`);
+      }
+    }
     const config = loadConfig();
     await ensureUp(config);
     const backbone = await connectBackbone(config, { clientId: 'trajflow-processors' });
@@ -52,7 +61,7 @@ export const processorsCommand: Command = {
         instance: Number(values.instance),
         processing: {
           reward: { terms: [{ kind: 'env_return' }] },
-          estimator: { name: estimator },
+          estimator: estimatorOptions ? { name: estimator, options: estimatorOptions as never } : { name: estimator },
           filters: (values.filter ?? []).map((name) => ({ name: name as FilterName })),
         },
         groupSize: positiveInt('group-size', values['group-size'], 8),

@@ -1,15 +1,19 @@
-// attentionSpan 'turn': a token attends only to its own turn (from the turn's BOS/OBS on), so the logits of
-// a turn inside a whole episode equal the logits of that turn alone; splitTurnRows cuts a batch into one
-// row per scored turn without changing any token's log-prob; the sampler's current-turn window matches.
+// attentionSpan 'turn': a token attends only to its own turn (from the turn's BOS/OBS on), so the logits of a turn inside a whole episode equal the logits of that turn alone; splitTurnRows cuts a batch into one row per scored turn without changing any token's log-prob. Also positionMode 'grid' (row/column embeddings) and nonEmptyReplies (no EOS right after ACT).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
-import { buildModelConfig } from '../../../learner/model/config.js';
+import { buildModelConfig, GRID_EMBEDDINGS, parameterCount } from '../../../learner/model/config.js';
 import { initialValues } from '../../../learner/model/init.js';
-import { currentTurnStart, ReplyHead, TransformerModel, turnAttentionBias } from '../../../learner/model/transformer.js';
+import { currentTurnStart, gridPositions, ReplyHead, TransformerModel, turnAttentionBias } from '../../../learner/model/transformer.js';
 import { SpecialToken } from '../../../learner/tokenizer/index.js';
-import { splitTurnRows, type TrainingBatch } from '../../../learner/train/batch.js';
+import { buildBatch, splitTurnRows, type TrainingBatch } from '../../../learner/train/batch.js';
+import { createPolicyBundle, disposeBundle, policyOf } from '../../../learner/policy/bundle.js';
+import { contextIds } from '../../../learner/policy/context.js';
+import { formatReply } from '../../../envs/actions.js';
+import { createEnv } from '../../../envs/registry.js';
+import type { HistoryEntry, PolicyRequest } from '../../../envs/policy/policy.js';
+import type { TrainingSampleEvent } from '../../../schemas/index.js';
 import { Rng } from '../../../envs/random.js';
 
 await selectBackend('wasm');
@@ -121,4 +125,78 @@ test('splitTurnRows keeps every scored token with its context and log-prob', () 
   assert.equal(a.length, b.length);
   a.forEach((x, i) => assert.ok(Math.abs(x - b[i]!) < 1e-4, `token ${i}: ${x} vs ${b[i]}`));
   head.dispose();
+});
+
+test("gridPositions: rows count newlines, columns restart after each one and at every turn", () => {
+  const nl = 15; // '\n' is byte 10 → id BYTE_OFFSET + 10
+  const ids = [SpecialToken.BOS, SpecialToken.OBS, 20, 21, nl, 22, 23, SpecialToken.ACT, 9, SpecialToken.OBS, 20, nl, 21];
+  const { rows, columns } = gridPositions(ids, 1, ids.length);
+  assert.deepEqual([...rows], [0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 1]);
+  assert.deepEqual([...columns], [0, 0, 0, 1, 2, 0, 1, 2, 3, 0, 0, 1, 0]);
+});
+
+test("positionMode 'grid' adds row and column tables; a turn's logits still do not depend on earlier turns", () => {
+  const grid = buildModelConfig({ vocabSize: 40, contextLength: 64, width: 32, heads: 4, layers: 1, seed: 6, attentionSpan: 'turn', positionMode: 'grid' });
+  assert.equal(parameterCount(grid), parameterCount({ ...grid, positionMode: 'turn' }) + 2 * GRID_EMBEDDINGS * 32);
+  const m = new TransformerModel(grid);
+  const turn = [SpecialToken.OBS, 20, 21, 15, 22, 23, SpecialToken.ACT];
+  const alone = tf.tidy(() => m.logits(tf.tensor2d([turn], undefined, 'int32')).dataSync() as Float32Array);
+  const ids = [SpecialToken.BOS, SpecialToken.OBS, 30, 15, 31, SpecialToken.ACT, 7, ...turn];
+  const full = tf.tidy(() => m.logits(tf.tensor2d([ids], undefined, 'int32')).dataSync() as Float32Array);
+  const tail = full.subarray(full.length - alone.length);
+  alone.forEach((x, i) => assert.ok(Math.abs(x - tail[i]!) < 1e-4));
+  m.dispose();
+});
+
+test('nonEmptyReplies: EOS gets no probability right after ACT, and only there', () => {
+  const c = buildModelConfig({ vocabSize: 40, contextLength: 64, width: 32, heads: 4, layers: 1, seed: 7, nonEmptyReplies: true });
+  const m = new TransformerModel(c);
+  const head = new ReplyHead([SpecialToken.EOS, 5, 6], c.vocabSize);
+  const ids = [SpecialToken.BOS, SpecialToken.OBS, 20, SpecialToken.ACT, 5];
+  const probs = tf.tidy(() => tf.softmax(m.logits(tf.tensor2d([ids], undefined, 'int32'), head)).dataSync() as Float32Array);
+  assert.equal(probs[3 * 3 + 0], 0);
+  assert.ok(Math.abs(probs[3 * 3 + 1]! + probs[3 * 3 + 2]! - 1) < 1e-6);
+  assert.ok(probs[4 * 3 + 0]! > 0.1);
+  head.dispose();
+  m.dispose();
+});
+
+test("sampler (current turn only) and learner (one row per turn) agree on log-probs with the grid policy", () => {
+  const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width: 32, layers: 2, heads: 4, seed: 4, attentionSpan: 'turn', positionMode: 'grid', nonEmptyReplies: true });
+  const requests: PolicyRequest[] = Array.from({ length: 6 }, (_, i) => {
+    const env = createEnv('FrozenLake', { slippery: false, maxActionsPerTurn: 2, maxTurns: 10, maxActionsPerEpisode: 20 });
+    let observation = env.reset(700 + i).observation;
+    const history: HistoryEntry[] = [];
+    for (let turn = 0; turn < i % 4; turn++) {
+      const text = formatReply([['Left'], ['Down', 'Right'], ['Up']][(i + turn) % 3]!);
+      const result = env.step(text);
+      history.push({ role: 'observation', text: observation }, { role: 'action', text });
+      observation = result.observation;
+      if (result.terminated || result.truncated) break;
+    }
+    return { systemPrompt: '', history, observation, seed: 40 + i, actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: 2 } };
+  });
+  const replies = policyOf(bundle, 0, {}).actBatch(requests);
+  replies.forEach((reply) => assert.ok(reply.tokenIds[0] !== SpecialToken.EOS, 'a reply never starts with EOS'));
+  const samples: TrainingSampleEvent[] = requests.map((request, i) => {
+    const context = contextIds(bundle.tokenizer, bundle.vocabulary, request.history, request.observation, 2).context;
+    const tokenIds = [...context, ...replies[i]!.tokenIds];
+    const lossMask = tokenIds.map((_, t) => (t >= context.length ? 1 : 0));
+    return {
+      sampleId: `s${i}`, runId: 'r', groupId: 'g', episodeId: `e${i}`, policyVersion: 0, tokenIds, lossMask,
+      advantages: lossMask.map(() => 0), behaviourLogProbs: lossMask.map((m, t) => (m ? replies[i]!.logProbs[t - context.length]! : 0)),
+      reward: 0, estimator: 'grpo', groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0,
+    };
+  });
+  const batch = splitTurnRows(buildBatch(samples, bundle.head, bundle.model.config.contextLength));
+  assert.equal(batch.rows, samples.length, 'only the last turn of each sample is scored');
+  const logp = tf.tidy(() => tf.logSoftmax(bundle.model.logits(tf.tensor2d(batch.ids, [batch.rows, batch.time], 'int32'), bundle.head)).dataSync() as Float32Array);
+  let compared = 0;
+  batch.mask.forEach((m, t) => {
+    if (m !== 1) return;
+    assert.ok(Math.abs(logp[t * bundle.head.size + batch.targets[t]!]! - batch.behaviourLogProbs[t]!) < 1e-4);
+    compared++;
+  });
+  assert.equal(compared, batch.lossTokens);
+  disposeBundle(bundle);
 });
