@@ -5,7 +5,9 @@
 // the sink stored twice is counted once without the cost of FINAL. The steps table is the big one (tens of
 // millions of rows): hashing every event id took 4–6 s over 10M rows on a 2-core VM (`trajflow bench
 // queries`), a plain scan 0.4 s, so steps are counted as rows — a step the sink stored twice after a crash
-// counts twice until ClickHouse merges the duplicate away — and episodes as rows of step 0.
+// counts twice until ClickHouse merges the duplicate away — and episodes as rows of step 0. Assembled
+// episodes are distinct 64-bit hashes of their ids (half the time of hashing the strings; two ids collide
+// with a chance of about 1 in 10^7 at a million episodes). Over 10M step rows the query took 974 ms.
 import { DAY_MS, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
 import { sqlInt } from './sql.js';
 import { int, read, type AnalyticsStore } from './store.js';
@@ -46,7 +48,7 @@ export function runsSql(q: RunsQuery): string {
          toInt64(max(policy_version)) AS policy_version
        FROM steps WHERE ${inWindow('event_time_ms', q)} GROUP BY run_id`,
     `SELECT run_id, any(env_name), any(env_version), min(first_event_time_ms), max(last_event_time_ms),
-         ${zero}, ${zero}, toUInt64(uniqExact(episode_id)), toUInt64(uniqExactIf(episode_id, success = 1)), ${zero}, ${zero},
+         ${zero}, ${zero}, toUInt64(uniqExact(cityHash64(episode_id))), toUInt64(uniqExactIf(cityHash64(episode_id), success = 1)), ${zero}, ${zero},
          toInt64(max(max_policy_version))
        FROM trajectories WHERE ${inWindow('last_event_time_ms', q)} GROUP BY run_id`,
     `SELECT run_id, ${none}, ${none}, min(event_time_ms), max(event_time_ms),
