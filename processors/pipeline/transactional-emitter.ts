@@ -183,6 +183,8 @@ export class TransactionalEmitter {
   }
 
   private async flushOnce(): Promise<void> {
+    // Not while the producers are being handed over (a revoked partition's producer is disconnecting).
+    await this.fencing;
     const generation = this.consumer.generation;
     const units = this.pending.filter((unit) => unit.generation === generation);
     this.stats.discardedUnits += this.pending.length - units.length;
