@@ -9,7 +9,7 @@ import { ConfigError } from '../core/errors.js';
 import { baselineSuccessRate } from '../envs/random-policy.js';
 import { EVAL_SEEDS } from '../envs/seeds.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
-import { parseFlagPairs, positiveInt, numberFlag } from '../cli/flags.js';
+import { jsonObjectFlag, parseFlagPairs, positiveInt, numberFlag } from '../cli/flags.js';
 import { selectBackend } from '../learner/backend.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import type { ProcessingConfig } from '../processors/pipeline/process-batch.js';
@@ -29,18 +29,6 @@ const USAGE =
   "[--model '{\"width\":64}'] [--optimizer '{\"warmupUpdates\":5}'] [--loss '{\"entropyCoeff\":0.01}'] [--estimator-options '{\"gamma\":0.9}'] [--json]";
 
 /** A flag holding a JSON object (fields override the preset's). */
-function jsonFlag(name: string, raw: string | undefined): Record<string, unknown> {
-  if (raw === undefined) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(raw);
-  } catch {
-    throw new ConfigError(`--${name}: expected a JSON object, got ${raw}`);
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ConfigError(`--${name}: expected a JSON object, got ${raw}`);
-  return value as Record<string, unknown>;
-}
-
 export async function runLearningBench(args: string[]): Promise<number> {
   const json = args.includes('--json');
   const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json'), FLAGS, USAGE);
@@ -60,11 +48,11 @@ export async function runLearningBench(args: string[]): Promise<number> {
     learningRate: numberFlag('lr', f['--lr'], { positive: true }) ?? preset.learningRate,
     epochs: positiveInt('epochs', f['--epochs'], preset.optimizer?.epochs ?? 4),
     minibatches: positiveInt('minibatches', f['--minibatches'], preset.optimizer?.minibatches ?? 4),
-    ...jsonFlag('optimizer', f['--optimizer']),
+    ...jsonObjectFlag('optimizer', f['--optimizer'], { example: '{"epochs":8}' }),
   };
-  const model = { ...preset.model, ...jsonFlag('model', f['--model']) };
-  const loss = { ...preset.loss, ...jsonFlag('loss', f['--loss']) };
-  const estimatorOptions = jsonFlag('estimator-options', f['--estimator-options']);
+  const model = { ...preset.model, ...jsonObjectFlag('model', f['--model'], { example: '{"positionMode":"grid"}' }) };
+  const loss = { ...preset.loss, ...jsonObjectFlag('loss', f['--loss'], { example: '{"entropyCoeff":0.001}' }) };
+  const estimatorOptions = jsonObjectFlag('estimator-options', f['--estimator-options'], { example: '{"omega":3,"gamma":0.7}' });
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const random = baselineSuccessRate(env, EVAL_SEEDS.take(evalTasks));

@@ -29,3 +29,21 @@ export function numberFlag(name: string, raw: string | undefined, { positive = f
   if (!Number.isFinite(value) || (positive && value <= 0)) throw new ConfigError(`--${name} needs a ${positive ? 'positive ' : ''}number, got '${raw}'`);
   return value;
 }
+
+/**
+ * The value of `--name JSON` as a JSON object ({} when the flag was not given); `known` limits its keys.
+ * One message for every command's JSON flags (--env-options, --model, --loss, --estimator-options, …).
+ */
+export function jsonObjectFlag(name: string, raw: string | undefined, options: { example: string; known?: readonly string[] }): Record<string, unknown> {
+  if (raw === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    value = undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new ConfigError(`--${name} must be a JSON object such as '${options.example}', got ${raw}`);
+  const unknown = options.known ? Object.keys(value).filter((key) => !options.known!.includes(key)) : [];
+  if (unknown.length > 0) throw new ConfigError(`--${name}: unknown setting ${unknown.map((k) => `"${k}"`).join(', ')}; known: ${options.known!.join(', ')}`);
+  return value as Record<string, unknown>;
+}

@@ -4,7 +4,7 @@ import { ensureUp } from '../infra/commands.js';
 import { loadConfig } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
 import { connectBackbone, shutdownOnSignals } from '../streams/index.js';
-import { numberFlag, parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { jsonObjectFlag, numberFlag, parseFlagPairs, positiveInt } from '../cli/flags.js';
 import type { Command } from '../cli/main.js';
 import { parseBackendChoice } from './backend.js';
 import { buildLearnerConfig, type LearnerConfigInput } from './loop/config.js';
@@ -29,19 +29,21 @@ const USAGE =
  */
 export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInput {
   const f = parseFlagPairs(args, FLAGS, USAGE);
-  const file = {
-    model: jsonObject('model', f['--model'], Object.keys(MODEL_DEFAULTS)) as Partial<LearnerConfigInput['model']>,
-    optimizer: jsonObject('optimizer', f['--optimizer'], Object.keys(OPTIMIZER_DEFAULTS)) as Partial<LearnerConfigInput['optimizer']>,
-    ...(f['--loss'] === undefined ? {} : { loss: jsonObject('loss', f['--loss']) as LearnerConfigInput['loss'] }),
+  // The JSON flags give whole parts of the config; the single-value flags below win over them.
+  const parts = {
+    model: jsonObjectFlag('model', f['--model'], { example: '{"width":128}', known: Object.keys(MODEL_DEFAULTS) }) as Partial<LearnerConfigInput['model']>,
+    optimizer: jsonObjectFlag('optimizer', f['--optimizer'], { example: '{"warmupUpdates":10}', known: Object.keys(OPTIMIZER_DEFAULTS) }) as Partial<LearnerConfigInput['optimizer']>,
+    // The loss config refuses unknown keys itself (buildPolicyLossConfig).
+    ...(f['--loss'] === undefined ? {} : { loss: jsonObjectFlag('loss', f['--loss'], { example: '{"entropyCoeff":0.001}' }) as LearnerConfigInput['loss'] }),
   };
   const runId = f['--run-id'];
   if (runId === undefined) throw new ConfigError(`--run-id is required (the actors' run id); usage: ${USAGE}`);
   const pick = <T>(value: T | undefined) => (value === undefined ? {} : value);
   const int = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveInt(name, raw, 0));
-  const model = { ...file.model, ...strip({ width: int('width', f['--width']), layers: int('layers', f['--layers']), heads: int('heads', f['--heads']), contextLength: int('context', f['--context']), seed: f['--seed'] === undefined ? undefined : Number(f['--seed']) }) };
-  const optimizer = { ...file.optimizer, ...strip({ learningRate: numberFlag('lr', f['--lr'], { positive: true }), epochs: int('epochs', f['--epochs']), minibatches: int('minibatches', f['--minibatches']), temperature: numberFlag('temperature', f['--temperature'], { positive: true }) }) };
+  const model = { ...parts.model, ...strip({ width: int('width', f['--width']), layers: int('layers', f['--layers']), heads: int('heads', f['--heads']), contextLength: int('context', f['--context']), seed: f['--seed'] === undefined ? undefined : Number(f['--seed']) }) };
+  const optimizer = { ...parts.optimizer, ...strip({ learningRate: numberFlag('lr', f['--lr'], { positive: true }), epochs: int('epochs', f['--epochs']), minibatches: int('minibatches', f['--minibatches']), temperature: numberFlag('temperature', f['--temperature'], { positive: true }) }) };
   return {
-    ...(file.loss ? { loss: file.loss } : {}),
+    ...(parts.loss ? { loss: parts.loss } : {}),
     runId,
     ...pick(strip({
       envName: f['--env'],
@@ -59,21 +61,6 @@ export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInpu
       pairs: f['--template-pairs'] === undefined ? undefined : Number(f['--template-pairs']),
     }),
   };
-}
-
-// `known` unset: the part's own builder refuses unknown keys (the loss config does).
-function jsonObject(name: string, raw: string | undefined, known?: readonly string[]): Record<string, unknown> {
-  if (raw === undefined) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch (error) {
-    throw new ConfigError(`--${name} needs a JSON object of ${name} settings (the shape logged at start), e.g. --${name} '{"…": …}': ${(error as Error).message}`);
-  }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new ConfigError(`--${name} needs a JSON object of ${name} settings, got ${raw}`);
-  const unknown = known ? Object.keys(parsed).filter((key) => !known.includes(key)) : [];
-  if (known && unknown.length > 0) throw new ConfigError(`--${name}: unknown setting ${unknown.map((k) => `"${k}"`).join(', ')}; known: ${known.join(', ')}`);
-  return parsed as Record<string, unknown>;
 }
 
 function strip<T extends Record<string, unknown>>(record: T): Partial<T> {

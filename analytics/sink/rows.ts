@@ -122,6 +122,40 @@ function kafka(source: KafkaSource): Row {
   return { kafka_topic: source.topic, kafka_partition: source.partition, kafka_offset: Number(source.offset) };
 }
 
+/**
+ * A steps row as ClickHouse's JSON gives it back (replay rebuilds events from it, the dashboard shows it).
+ * Floats written as "nan"/"inf" come back as null.
+ */
+export interface StoredStepRow {
+  event_id: string;
+  run_id: string;
+  env_name: string;
+  env_version: string;
+  group_id: string;
+  episode_id: string;
+  step_index: number;
+  observation: string;
+  has_observation_token_ids: number;
+  observation_token_ids: number[];
+  action: string;
+  action_token_ids: number[];
+  action_log_probs: (number | null)[];
+  policy_version: number;
+  reward: number | null;
+  terminated: number;
+  truncated: number;
+  action_valid: number;
+  state_key: string | null;
+  metrics_keys: string[];
+  metrics_values: (number | null)[];
+  info_keys: string[];
+  info_values: string[];
+  event_time_ms: number;
+  kafka_topic: string;
+  kafka_partition: number;
+  kafka_offset: number;
+}
+
 export function stepRows(e: StepEvent, source: KafkaSource): TableRow[] {
   return [{
     table: 'steps',

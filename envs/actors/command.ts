@@ -11,7 +11,7 @@ import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { actorsConfig, ACTORS_DEFAULTS, type ActorsConfig } from './config.js';
 import { startActors } from './run.js';
-import { parseFlagPairs } from '../../cli/flags.js';
+import { jsonObjectFlag, parseFlagPairs } from '../../cli/flags.js';
 
 const USAGE =
   'trajflow actors [--env FrozenLake] [--groups 8] [--group-size 8] [--episodes N | --iterations N] [--run-id R] [--seed S] ' +
@@ -49,14 +49,7 @@ export function configFromArgs(args: readonly string[], now = Date.now()): Actor
     }
     iterations = episodes / batch;
   }
-  let envOptions: Record<string, unknown> = {};
-  if (flags['--env-options'] !== undefined) {
-    try {
-      envOptions = JSON.parse(flags['--env-options']) as Record<string, unknown>;
-    } catch {
-      throw new ConfigError(`--env-options must be a JSON object such as '{"slippery":false}', got ${flags['--env-options']}`);
-    }
-  }
+  const envOptions = jsonObjectFlag('env-options', flags['--env-options'], { example: '{"slippery":false}' });
   return actorsConfig({
     runId: flags['--run-id'] ?? `${envName}-s${seedBase}-${now.toString(36)}`,
     envName,
@@ -88,14 +81,7 @@ export const actorsCommand: Command = {
     try {
       // The transformer follows the learner's policy versions; the random policy only relabels itself.
       // --model: the learner's model settings, so version 0 (before any checkpoint) is the learner's own v0.
-      let model: Record<string, unknown> = {};
-      if (flags['--model'] !== undefined) {
-        try {
-          model = JSON.parse(flags['--model']) as Record<string, unknown>;
-        } catch {
-          throw new ConfigError(`--model must be a JSON object of model settings such as '{"positionMode":"grid"}', got ${flags['--model']}`);
-        }
-      }
+      const model = jsonObjectFlag('model', flags['--model'], { example: '{"positionMode":"grid"}' });
       const provider = policy === 'transformer' ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature, model }) : undefined;
       const run = await startActors(backbone, config, provider ? { provider } : {});
       const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });

@@ -3,7 +3,7 @@
 // and the learner use (so ℓ_own(z) is the reply's behaviour log-prob when the weights have not moved).
 // Forward passes only, in micro-batches of rows; long prompts lose their oldest tokens, as in training.
 import * as tf from '@tensorflow/tfjs-core';
-import { oneHotFloat } from '../model/ops.js';
+import { targetLogProbs } from '../model/ops.js';
 import type { ReplyHead, TransformerModel } from '../model/transformer.js';
 import type { CrossScores } from './metrics.js';
 import type { ScoringPairs } from './pairs.js';
@@ -57,7 +57,7 @@ export function crossScore(model: TransformerModel, head: ReplyHead, pairs: Scor
     });
     const summed = tf.tidy(() => {
       const logits = tf.div(model.logits(tf.tensor2d(ids, [chunk.length, time], 'int32'), head), options.temperature) as tf.Tensor3D;
-      const logp = tf.sum(tf.mul(tf.logSoftmax(logits), oneHotFloat(tf.tensor2d(targets, [chunk.length, time], 'int32'), head.size)), -1);
+      const logp = targetLogProbs(logits, tf.tensor2d(targets, [chunk.length, time], 'int32'), head.size);
       return tf.sum(tf.mul(logp, tf.tensor2d(mask, [chunk.length, time])), -1);
     });
     const values = summed.dataSync();

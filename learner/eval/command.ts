@@ -20,7 +20,7 @@
 //     from `samples` trials per task with evaluate().
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { numberFlag, parseFlagPairs } from '../../cli/flags.js';
+import { jsonObjectFlag, numberFlag, parseFlagPairs } from '../../cli/flags.js';
 import { progressBar } from '../../cli/progress.js';
 import type { Command } from '../../cli/main.js';
 import { loadConfig, type TrajflowConfig } from '../../core/config.js';
@@ -79,15 +79,7 @@ export function parseEvalArgs(args: readonly string[]): EvalArgs {
   if (f['--run-id'] === undefined && f['--checkpoint'] === undefined) throw new ConfigError(`--run-id (or --checkpoint DIR) is required; usage: ${EVAL_USAGE}`);
   const envName = f['--env'] ?? 'FrozenLake';
   if (!isEnvName(envName)) throw new ConfigError(`--env '${envName}' is not a built-in environment; use one of ${envNames.join(', ')}`);
-  let envOptions: Record<string, unknown> = {};
-  if (f['--env-options'] !== undefined) {
-    try {
-      envOptions = JSON.parse(f['--env-options']) as Record<string, unknown>;
-    } catch {
-      throw new ConfigError(`--env-options must be a JSON object such as '{"slippery":false}', got ${f['--env-options']}`);
-    }
-    if (typeof envOptions !== 'object' || envOptions === null || Array.isArray(envOptions)) throw new ConfigError(`--env-options must be a JSON object such as '{"slippery":false}', got ${f['--env-options']}`);
-  }
+  const envOptions = jsonObjectFlag('env-options', f['--env-options'], { example: '{"slippery":false}' });
   createEnv(envName, envOptions); // checks the options now (ConfigError naming the option)
   let version: number | 'latest' = 'latest';
   if (f['--version'] !== undefined && f['--version'] !== 'latest') version = count('version', f['--version'], 0, 0, Number.MAX_SAFE_INTEGER);

@@ -48,6 +48,11 @@ export function oneHotFloat(indices: tf.Tensor, depth: number): tf.Tensor {
   return tf.cast(tf.oneHot(indices as tf.Tensor1D, depth), 'float32');
 }
 
+/** log p(target) at every position from logits [B, T, V] and target indices [B, T] (< depth): [B, T]. */
+export function targetLogProbs(logits: tf.Tensor3D, targets: tf.Tensor2D, depth: number): tf.Tensor2D {
+  return tf.sum(tf.mul(tf.logSoftmax(logits), oneHotFloat(targets, depth)), -1) as tf.Tensor2D;
+}
+
 /** Layer norm over the last axis (ε 1e-5, as GPT-2). */
 export function layerNorm(x: tf.Tensor2D, gain: tf.Tensor1D, bias: tf.Tensor1D): tf.Tensor2D {
   const { mean, variance } = tf.moments(x, -1, true);

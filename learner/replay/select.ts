@@ -28,6 +28,7 @@
 //   - limit caps the selected trajectories, in read order (Kafka) or by event time (ClickHouse).
 //   - A trajectory stored twice (same run and episode) is selected once, the first copy.
 //   - SQL is built only from checked values through sqlInt/sqlString (ClickHouse 18.16 has no bound parameters).
+import type { StoredStepRow } from '../../analytics/sink/rows.js';
 import type { TrajectoryRow as StoredTrajectoryRow } from '../../dashboards/api/query/trajectories.js';
 import { lastValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
@@ -369,35 +370,8 @@ async function fetchAtOffsets(backbone: Backbone, rows: readonly TrajectoryRow[]
   return { found, undecodable };
 }
 
-/** One row of the steps table as queried. */
-export interface StepRow {
-  event_id: string;
-  run_id: string;
-  env_name: string;
-  env_version: string;
-  group_id: string;
-  episode_id: string;
-  step_index: number;
-  observation: string;
-  has_observation_token_ids: number;
-  observation_token_ids: number[];
-  action: string;
-  action_token_ids: number[];
-  action_log_probs: (number | null)[];
-  policy_version: number;
-  reward: number | null;
-  terminated: number;
-  truncated: number;
-  action_valid: number;
-  state_key: string | null;
-  metrics_keys: string[];
-  metrics_values: (number | null)[];
-  info_keys: string[];
-  info_values: string[];
-  event_time_ms: number;
-  kafka_partition: number;
-  kafka_offset: number;
-}
+/** One row of the steps table as queried (STEP_COLUMNS). */
+export type StepRow = Omit<StoredStepRow, 'kafka_topic'>;
 
 const STEP_COLUMNS = [
   'event_id', 'run_id', 'env_name', 'env_version', 'group_id', 'episode_id', 'step_index', 'observation', 'has_observation_token_ids',

@@ -4,7 +4,7 @@
 // here is freed (tf.memory().numTensors stays flat across updates, see the leak test).
 import * as tf from '@tensorflow/tfjs-core';
 import { entropyFromLogits, policyLoss, type PolicyLossConfig } from '../loss/index.js';
-import { oneHotFloat } from '../model/ops.js';
+import { targetLogProbs } from '../model/ops.js';
 import type { ReplyHead, TransformerModel } from '../model/transformer.js';
 import { minibatchRows, splitTurnRows, type TrainingBatch } from './batch.js';
 import { learningRateAt, type OptimizerConfig } from './config.js';
@@ -180,7 +180,7 @@ export class PolicyTrainer {
   /** log π(target) and the entropy at every position, over the reply vocabulary, at the sampling temperature. */
   private tokenLogProbs(model: TransformerModel, ids: tf.Tensor2D, targets: tf.Tensor2D): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
     const logits = tf.div(model.logits(ids, this.options.head), this.options.optimizer.temperature) as tf.Tensor3D;
-    const logp = tf.sum(tf.mul(tf.logSoftmax(logits), oneHotFloat(targets, this.options.head.size)), -1) as tf.Tensor2D;
+    const logp = targetLogProbs(logits, targets, this.options.head.size);
     return { logp, entropy: entropyFromLogits(logits) as tf.Tensor2D };
   }
 

@@ -1,5 +1,5 @@
 // `trajflow processors`: runs the processors pipeline as one member of the processors consumer group.
-// Start several (with different --instance) to split the partitions of the steps topic.
+// Start several to split the partitions of the steps topic (--instance only labels this one's log).
 import { parseArgs } from 'node:util';
 import type { Command } from '../../cli/main.js';
 import { loadConfig } from '../../core/config.js';
@@ -10,7 +10,7 @@ import { estimators, type EstimatorName } from '../advantages/registry.js';
 import { filterNames, type FilterName } from '../filters/registry.js';
 import { startProcessors } from './processor.js';
 import { superviseProcessors } from './supervise.js';
-import { positiveInt } from '../../cli/flags.js';
+import { jsonObjectFlag, positiveInt } from '../../cli/flags.js';
 
 const usage =
   'trajflow processors [--estimator grpo|dr_grpo|rloo|starpo|reinforce_plus_plus|reinforce_plus_plus_baseline|gigpo] ' +
@@ -41,27 +41,25 @@ export const processorsCommand: Command = {
     for (const name of values.filter ?? []) {
       if (!filterNames.includes(name as FilterName)) throw new ConfigError(`--filter '${name}' is unknown; use one of ${filterNames.join(', ')}`);
     }
-    let estimatorOptions: Record<string, unknown> | undefined;
-    if (values['estimator-options'] !== undefined) {
-      try {
-        estimatorOptions = JSON.parse(values['estimator-options']) as Record<string, unknown>;
-      } catch {
-        throw new ConfigError(`--estimator-options must be a JSON object such as '{"omega":3,"gamma":0.7}' (GiGPO), got ${values['estimator-options']}`);
-      }
-    }
+    const estimatorOptions = jsonObjectFlag('estimator-options', values['estimator-options'], { example: '{"omega":3,"gamma":0.7}' });
     const config = loadConfig();
     await ensureUp(config);
     const backbone = await connectBackbone(config, { clientId: 'trajflow-processors' });
     let stopping = false;
     let current: { close(): Promise<void> } | undefined;
-    shutdownOnSignals([{ close: async () => ((stopping = true), await current?.close()) }, backbone]);
+    const pipeline = {
+      close: async () => {
+        stopping = true;
+        await current?.close();
+      },
+    };
+    shutdownOnSignals([pipeline, backbone]);
     const start = () =>
       startProcessors(backbone, {
         ...(values['consumer-group'] ? { consumerGroupId: values['consumer-group'] } : {}),
-        instance: Number(values.instance),
         processing: {
           reward: { terms: [{ kind: 'env_return' }] },
-          estimator: estimatorOptions ? { name: estimator, options: estimatorOptions as never } : { name: estimator },
+          estimator: values['estimator-options'] === undefined ? { name: estimator } : { name: estimator, options: estimatorOptions as never },
           filters: (values.filter ?? []).map((name) => ({ name: name as FilterName })),
         },
         groupSize: positiveInt('group-size', values['group-size'], 8),

@@ -33,8 +33,6 @@ type Member = AssembledTrajectory<StepEnvelope>;
 export interface ProcessorsOptions {
   /** Consumer group of the processors (all instances share it); default `<topic prefix>.processors`. */
   readonly consumerGroupId?: string;
-  /** Names this instance in logs. (Transactional ids are per input partition, shared by every instance: see the emitter.) */
-  readonly instance?: number;
   readonly processing: ProcessingConfig;
   readonly groupSize?: number;
   readonly minGroupSize?: number;
@@ -63,7 +61,6 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const config: TrajflowConfig = backbone.config;
   const {
     consumerGroupId = `${backbone.config.topicPrefix}.processors`,
-    instance = 0,
     groupSize = 8,
     minGroupSize = 2,
     idleTimeoutMs = 120_000,

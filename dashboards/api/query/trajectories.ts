@@ -14,6 +14,7 @@
 // steps are not the ones the sample was built from), no spans are given and the advantage falls back to
 // the sample's stepAdvantages (GiGPO: one per kept turn, the last turns) or, when every loss token has the
 // same advantage (trajectory-level estimators), that value.
+import type { StoredStepRow } from '../../../analytics/sink/rows.js';
 import { HttpProblem, problemTypes } from '../problem.js';
 import { RUN_WINDOW, boolParam, enumParam, idParam, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
 import { sqlInt, sqlString } from './sql.js';
@@ -223,30 +224,8 @@ ORDER BY event_time_ms DESC, sample_id DESC
 LIMIT 10`;
 }
 
-export interface StepRow {
-  event_id: string;
-  env_name: string;
-  env_version: string;
-  group_id: string;
-  step_index: number;
-  observation: string;
-  has_observation_token_ids: number;
-  observation_token_ids: number[];
-  action: string;
-  action_token_ids: number[];
-  action_log_probs: Array<number | null>;
-  policy_version: number;
-  reward: number | null;
-  terminated: number;
-  truncated: number;
-  action_valid: number;
-  state_key: string | null;
-  metrics_keys: string[];
-  metrics_values: Array<number | null>;
-  info_keys: string[];
-  info_values: string[];
-  event_time_ms: number;
-}
+/** The steps columns episodeStepsSql selects. */
+export type StepRow = Omit<StoredStepRow, 'run_id' | 'episode_id' | 'kafka_topic' | 'kafka_partition' | 'kafka_offset'>;
 
 export interface SampleRow {
   sample_id: string;

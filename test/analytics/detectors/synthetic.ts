@@ -1,18 +1,7 @@
 // Synthetic metric streams for the detector tests: seeded noise, healthy drifts, and collapses at a known
 // point. Every generator is deterministic in its seed.
 import type { LearnerStepEvent, RolloutStatsEvent, TrajectoryEvent, TrajectoryStep } from '../../../schemas/index.js';
-
-/** mulberry32: a small seeded PRNG. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../../fixtures/events.js';
 
 /** Standard normal draws (Box–Muller) from a seeded uniform source. */
 export function gaussian(seed: number): () => number {

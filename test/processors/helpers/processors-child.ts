@@ -14,7 +14,7 @@ if (!prefix || !consumerGroupId || instance === undefined) {
 }
 const config = { ...loadConfig(), topicPrefix: prefix };
 const backbone = await connectBackbone(config, { clientId: `processors-child-${instance}` });
-const handle = await startProcessors(backbone, { consumerGroupId, instance: Number(instance), processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+const handle = await startProcessors(backbone, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
 let reported = 0;
 let assigned = -1;
 setInterval(() => {
