@@ -20,14 +20,15 @@ const median = (xs: number[]) => {
 
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--runs R] [--repeat K] [--keep] [--json]',
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? `trajflow bench collapse --help`), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--runs R] [--repeat K] [--keep] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
     if (what === 'learner') return (await import('./learner.js')).runLearnerBench(args);
     if (what === 'scale') return (await import('./scale.js')).runScaleBench(args);
     if (what === 'learning') return (await import('./learning.js')).runLearningBench(args);
+    if (what === 'collapse') return (await import('./collapse.js')).runCollapseBench(args);
     if (what === 'queries') return (await import('./queries.js')).runQueriesBench(args);
     if (what === 'sink') return benchSink(args);
     const json = args.includes('--json');
@@ -105,16 +106,18 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
 
 async function benchSink(args: string[]): Promise<number> {
   const events = option(args, '--events', 50_000);
+  const rounds = option(args, '--rounds', 3);
   const config = loadConfig();
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });
   try {
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
-    const result = await measureSink(backbone, events, (line) => console.error(`bench: ${line}`));
-    console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} step events`);
-    console.log(`raw JSONEachRow insert of the same rows: ${fmt(result.rawRowsPerSec)} rows/s`);
-    console.log(`sink Kafka → ClickHouse (consume, decode, rows, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s`);
-    console.log(`ratio sink/raw: ${result.ratio.toFixed(2)} (targets: ≥ 0.70 and ≥ 50,000 rows/s)`);
+    const result = await measureSink(backbone, events, rounds, (line) => console.error(`bench: ${line}`));
+    const perRound = (pick: (r: (typeof result.rounds)[number]) => number, digits = 0) => result.rounds.map((r) => (digits ? pick(r).toFixed(digits) : fmt(pick(r)))).join(' / ');
+    console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} step events, ${rounds} rounds (medians; rounds in brackets)`);
+    console.log(`raw ${result.format} insert of the same rows (${result.batchRows} per request, ${result.insertsInFlight} in flight): ${fmt(result.rawRowsPerSec)} rows/s (${perRound((r) => r.rawRowsPerSec)})`);
+    console.log(`sink Kafka → ClickHouse (consume, decode, rows, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s (${perRound((r) => r.sinkRowsPerSec)}); group join apart: ${perRound((r) => r.joinMs)} ms`);
+    console.log(`ratio sink/raw: ${result.ratio.toFixed(2)} (${perRound((r) => r.ratio, 2)}) (targets: ≥ 0.70 and ≥ 50,000 rows/s)`);
     if (args.includes('--json')) console.log(JSON.stringify({ bench: 'sink', machine, ...result }));
     return 0;
   } finally {

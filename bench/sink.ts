@@ -1,67 +1,148 @@
-// Sink throughput beside a raw HTTP insert of the same rows, in one run on one machine:
-//  - sink: N step events already on the steps topic → `startSink` (consume, decode, map to rows, batch,
-//    insert, ack) until every event is stored;
-//  - raw: the same rows, built beforehand, inserted with plain JSONEachRow requests of 5,000 rows.
-// Each side writes into a database of its own, dropped at the end.
+// Sink throughput beside a raw HTTP insert of the same rows, in one run on one machine, round by round:
+//  - raw: the rows the sink writes (built beforehand from the events decoded from their Avro bytes, so the
+//    values are the sink's), encoded and inserted exactly as the sink does (analytics/sink/inserter.ts:
+//    RowBinary, `batchRows` per request, `insertsInFlight` requests at a time); clock from the first
+//    encode to the last answer;
+//  - sink: N step events already on the steps topic → `startSink` with the same batch size and in-flight
+//    bound (consume, decode, map to rows, batch, insert, ack) under a new consumer group; clock from the
+//    group joined (joining is reported apart) to the last event stored and acked.
+// Rounds alternate which side runs first; the figures are the medians of the rounds. Each side writes into a
+// database of its own (tables emptied between rounds), dropped at the end with the run's topics.
 import { randomUUID } from 'node:crypto';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
 import { clickHouseClient } from '../infra/clickhouse/http.js';
 import { applyMigrations } from '../infra/clickhouse/migrations.js';
 import { ensureTopics } from '../infra/topics.js';
-import { eventRows, jsonEachRowBody } from '../analytics/sink/rows.js';
+import { Inserter } from '../analytics/sink/inserter.js';
+import { eventRows, type Row } from '../analytics/sink/rows.js';
 import { startSink } from '../analytics/sink/sink.js';
-import { StepPublisher, type Backbone } from '../streams/index.js';
+import { eventDecoder, StepPublisher, type Backbone } from '../streams/index.js';
 import { makeStep } from '../test/fixtures/events.js';
 
-async function scratch(base: TrajflowConfig, label: string): Promise<TrajflowConfig> {
-  const id = randomUUID().replaceAll('-', '').slice(0, 10);
-  const config: TrajflowConfig = { ...base, topicPrefix: `bench.sink.${id}`, clickhouse: { ...base.clickhouse, database: `bench_${label}_${id}` } };
-  await ensureTopics(config);
-  await applyMigrations(config);
-  return config;
+const BATCH_ROWS = 5000;
+const INSERTS_IN_FLIGHT = 2;
+
+export interface SinkBenchRound {
+  readonly rawRowsPerSec: number;
+  readonly sinkRowsPerSec: number;
+  readonly ratio: number;
+  /** startSink → consumer group joined (not in the sink's clock). */
+  readonly joinMs: number;
 }
 
 export interface SinkBenchResult {
   readonly events: number;
+  readonly format: string;
+  readonly batchRows: number;
+  readonly insertsInFlight: number;
+  /** Medians over the rounds. */
   readonly sinkRowsPerSec: number;
   readonly rawRowsPerSec: number;
   readonly ratio: number;
+  readonly rounds: readonly SinkBenchRound[];
 }
 
-export async function measureSink(backbone: Backbone, events: number, progress: (line: string) => void): Promise<SinkBenchResult> {
+const median = (xs: readonly number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+async function database(base: TrajflowConfig, prefix: string, label: string): Promise<TrajflowConfig> {
+  const config: TrajflowConfig = { ...base, topicPrefix: prefix, clickhouse: { ...base.clickhouse, database: `bench_${label}_${prefix.split('.').pop()}` } };
+  await applyMigrations(config);
+  return config;
+}
+
+/** The rows in `batchRows` requests, `insertsInFlight` at a time, as the sink sends them; rows/s. */
+async function rawRound(config: TrajflowConfig, rows: readonly Row[]): Promise<number> {
+  const inserter = new Inserter(config.clickhouse.url, config.clickhouse.database, 60_000, new AbortController().signal);
+  await inserter.encode('steps', rows.slice(0, 1)); // column types asked before the clock (the sink asks once, at its first batch)
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < rows.length) {
+      const batch = rows.slice(next, (next += BATCH_ROWS));
+      await inserter.insert('steps', await inserter.encode('steps', batch));
+    }
+  };
+  await Promise.all(Array.from({ length: INSERTS_IN_FLIGHT }, worker));
+  return rows.length / ((performance.now() - started) / 1000);
+}
+
+async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<{ rowsPerSec: number; joinMs: number }> {
+  const created = performance.now();
+  const sink = await startSink({ ...backbone, config }, {
+    groupId: `bench-sink-${randomUUID()}`,
+    events: ['step'],
+    batchRows: BATCH_ROWS,
+    insertsInFlight: INSERTS_IN_FLIGHT,
+    clickhouse: config.clickhouse,
+  });
+  try {
+    while (sink.consumer.stats.rebalances === 0) await tick();
+    const joined = performance.now();
+    while (sink.stats.stored < events) await tick();
+    return { rowsPerSec: events / ((performance.now() - joined) / 1000), joinMs: joined - created };
+  } finally {
+    await sink.close({ drain: false });
+  }
+}
+
+export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void): Promise<SinkBenchResult> {
   const base = loadConfig();
-  const sinkConfig = await scratch(base, 'sink');
-  const rawConfig = await scratch(base, 'raw');
+  const prefix = `bench.sink.${randomUUID().replaceAll('-', '').slice(0, 10)}`;
+  const sinkConfig = await database(base, prefix, 'sink');
+  const rawConfig = await database(base, prefix, 'raw');
+  await ensureTopics(sinkConfig);
   try {
     const steps = Array.from({ length: events }, (_, i) => makeStep({ eventId: `bench-${i}`, groupId: `g${i % 64}`, stepIndex: i }, i));
     progress(`publishing ${events} step events`);
     await new StepPublisher(backbone.producer, topicName(sinkConfig, 'env.steps')).publishAll(steps);
+    // The values the sink sees are the decoded ones (Avro floats are float32): the raw side uses those too.
+    const decode = eventDecoder(backbone.codec, 'step');
+    const rows: Row[] = steps.flatMap((step, i) => eventRows('step', decode(backbone.codec.encode('step', step)), { topic: 'raw', partition: 0, offset: String(i) }).map((r) => r.row));
 
-    progress('raw JSONEachRow inserts');
-    const rows = steps.flatMap((step, i) => eventRows('step', step, { topic: 'raw', partition: 0, offset: String(i) }).map((r) => r.row));
-    const client = clickHouseClient(rawConfig);
-    const rawStart = performance.now();
-    for (let at = 0; at < rows.length; at += 5000) {
-      const body = jsonEachRowBody(rows.slice(at, at + 5000));
-      await fetchInsert(rawConfig, 'steps', body);
+    const probe = await new Inserter(rawConfig.clickhouse.url, rawConfig.clickhouse.database, 60_000, new AbortController().signal).encode('steps', rows.slice(0, 1));
+    const format = /FORMAT (\w+)$/.exec(probe.query)?.[1] ?? 'unknown';
+    const results: SinkBenchRound[] = [];
+    for (let round = 0; round < rounds; round++) {
+      for (const config of [sinkConfig, rawConfig]) await clickHouseClient(config).exec('TRUNCATE TABLE steps');
+      let raw = 0;
+      let sink = { rowsPerSec: 0, joinMs: 0 };
+      for (const side of round % 2 === 0 ? ['raw', 'sink'] : ['sink', 'raw']) {
+        progress(`round ${round + 1}/${rounds}: ${side}`);
+        if (side === 'raw') raw = await rawRound(rawConfig, rows);
+        else sink = await sinkRound(backbone, sinkConfig, events);
+      }
+      for (const config of [sinkConfig, rawConfig]) {
+        const stored = Number((await clickHouseClient(config).query('SELECT count() FROM steps')).trim());
+        if (stored < rows.length) throw new Error(`${config.clickhouse.database}: ${stored} of ${rows.length} rows stored`);
+      }
+      results.push({ rawRowsPerSec: raw, sinkRowsPerSec: sink.rowsPerSec, ratio: sink.rowsPerSec / raw, joinMs: sink.joinMs });
     }
-    const rawRowsPerSec = rows.length / ((performance.now() - rawStart) / 1000);
-    if (Number((await client.query('SELECT count() FROM steps')).trim()) !== rows.length) throw new Error('raw insert lost rows');
-
-    progress('sink: Kafka → ClickHouse');
-    const sinkStart = performance.now();
-    const sink = await startSink({ ...backbone, config: sinkConfig }, { groupId: `bench-sink-${randomUUID()}`, events: ['step'], clickhouse: sinkConfig.clickhouse });
-    while (sink.stats.stored < events) await new Promise((resolve) => setTimeout(resolve, 10));
-    const sinkRowsPerSec = events / ((performance.now() - sinkStart) / 1000);
-    await sink.close({ drain: false });
-    return { events, sinkRowsPerSec, rawRowsPerSec, ratio: sinkRowsPerSec / rawRowsPerSec };
+    return {
+      events,
+      format,
+      batchRows: BATCH_ROWS,
+      insertsInFlight: INSERTS_IN_FLIGHT,
+      sinkRowsPerSec: median(results.map((r) => r.sinkRowsPerSec)),
+      rawRowsPerSec: median(results.map((r) => r.rawRowsPerSec)),
+      ratio: median(results.map((r) => r.ratio)),
+      rounds: results,
+    };
   } finally {
     for (const config of [sinkConfig, rawConfig]) await clickHouseClient(config, null).exec(`DROP DATABASE IF EXISTS ${config.clickhouse.database}`);
+    // Only the sink's consumer and this run's producer ever used these topics, and neither sends again.
+    const admin = backbone.kafka.admin();
+    await admin.connect();
+    try {
+      const topics = (await admin.listTopics()).filter((topic) => topic.startsWith(`${prefix}.`));
+      await admin.deleteTopics({ topics }).catch(() => undefined);
+    } finally {
+      await admin.disconnect();
+    }
   }
-}
-
-async function fetchInsert(config: TrajflowConfig, table: string, body: string | Buffer): Promise<void> {
-  const url = `${config.clickhouse.url}/?database=${config.clickhouse.database}&query=${encodeURIComponent(`INSERT INTO ${table} FORMAT JSONEachRow`)}`;
-  const response = await fetch(url, { method: 'POST', body: typeof body === 'string' ? body : new Uint8Array(body) });
-  if (!response.ok) throw new Error(`raw insert failed: ${response.status} ${await response.text()}`);
 }

@@ -7,8 +7,7 @@ import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { startSink } from './sink.js';
 import { positiveInt } from '../../cli/flags.js';
 
-const usage = 'trajflow sink [--batch-rows 5000] [--flush-ms 500] [--max-in-flight 20000] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
-
+const usage = 'trajflow sink [--batch-rows 5000] [--flush-ms 500] [--inserts-in-flight 2] [--max-in-flight 20000] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
 
 export const sinkCommand: Command = {
   summary: 'store every event in ClickHouse, in batches (at least once; duplicates collapse by key)',
@@ -19,6 +18,7 @@ export const sinkCommand: Command = {
       options: {
         'batch-rows': { type: 'string' },
         'flush-ms': { type: 'string' },
+        'inserts-in-flight': { type: 'string' },
         'max-in-flight': { type: 'string' },
         'include-sample-tokens': { type: 'boolean', default: false },
         'consumer-group': { type: 'string' },
@@ -26,6 +26,7 @@ export const sinkCommand: Command = {
     });
     const batchRows = positiveInt('batch-rows', values['batch-rows'], 5000);
     const flushIntervalMs = positiveInt('flush-ms', values['flush-ms'], 500);
+    const insertsInFlight = positiveInt('inserts-in-flight', values['inserts-in-flight'], 2);
     const maxInFlight = positiveInt('max-in-flight', values['max-in-flight'], 20_000);
     const config = loadConfig();
     await ensureUp(config);
@@ -35,6 +36,7 @@ export const sinkCommand: Command = {
       groupId: values['consumer-group'],
       batchRows,
       flushIntervalMs,
+      insertsInFlight,
       maxInFlight,
       includeSampleTokens: values['include-sample-tokens'],
       onInsert: () => {

@@ -157,6 +157,10 @@ export interface StoredStepRow {
 }
 
 export function stepRows(e: StepEvent, source: KafkaSource): TableRow[] {
+  // The busiest table: its row is one object literal (the same columns as numberMap/stringMap/kafka would
+  // spread in), which V8 builds and reads faster than an object assembled from spreads.
+  const metricsKeys = Object.keys(e.metrics).sort();
+  const infoKeys = Object.keys(e.info).sort();
   return [{
     table: 'steps',
     row: {
@@ -179,10 +183,14 @@ export function stepRows(e: StepEvent, source: KafkaSource): TableRow[] {
       truncated: flag(e.truncated),
       action_valid: flag(e.actionValid),
       state_key: e.stateKey,
-      ...numberMap(e.metrics, 'metrics'),
-      ...stringMap(e.info, 'info'),
+      metrics_keys: metricsKeys,
+      metrics_values: floats(metricsKeys.map((k) => e.metrics[k]!)),
+      info_keys: infoKeys,
+      info_values: infoKeys.map((k) => e.info[k]!),
       event_time_ms: e.eventTimeMs,
-      ...kafka(source),
+      kafka_topic: source.topic,
+      kafka_partition: source.partition,
+      kafka_offset: Number(source.offset),
     },
   }];
 }

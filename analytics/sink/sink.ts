@@ -1,9 +1,11 @@
-// The ClickHouse sink: every event topic → rows (rows.ts) → batched JSONEachRow inserts, one table at a time.
+// The ClickHouse sink: every event topic → rows (rows.ts) → batched inserts (inserter.ts: RowBinary, or
+// JSONEachRow for a column type it does not know), one table at a time.
 //
 // Delivery: at least once, then deduplicated by ClickHouse.
 //   * One TopicConsumer over all eight event topics, consumer group `trajflow-sink`. An envelope is acked
 //     only when every row it became has been confirmed inserted by ClickHouse (an HTTP 200 for the INSERT),
-//     so committed offsets never pass an event ClickHouse does not hold.
+//     so committed offsets never pass an event ClickHouse does not hold (the consumer commits up to the first
+//     unacked offset of a partition, so batches that finish out of order never open a gap).
 //   * A crash (or a close without drain) re-delivers what was not committed; those rows are inserted again.
 //     Every table is a ReplacingMergeTree whose sorting key is the event's identity (tableKeys in rows.ts),
 //     and a redelivered event gives byte-identical rows (same Kafka topic/partition/offset too), so the
@@ -13,16 +15,18 @@
 //     and nothing is acked; the consumer's maxInFlight bound then stops fetching, so the sink holds at most
 //     maxInFlight events and loses none; it catches up when ClickHouse answers again.
 //
-// Batching: per table, rows are buffered until `batchRows` rows or `flushIntervalMs` after the buffer was
-// started (RxJS bufferTime with a max size), and each table has one insert at a time (concatMap): batches
-// formed while an insert retries wait their turn.
-import { EMPTY, from, Subject, type Subscription } from 'rxjs';
-import { bufferTime, concatMap, filter, groupBy, ignoreElements, mergeMap } from 'rxjs/operators';
+// Batching (batcher.ts): per table, rows are buffered until `batchRows` rows or `flushIntervalMs` after the
+// first of them arrived; each table has at most `insertsInFlight` inserts at a time, and consumption goes on
+// meanwhile (bounded by maxInFlight), so the next batch is decoded while the previous one is inserted.
+import { EMPTY, from, type Subscription } from 'rxjs';
+import { ignoreElements, mergeMap } from 'rxjs/operators';
 import { topicName } from '../../core/config.js';
 import { ClickHouseError } from '../../infra/clickhouse/http.js';
 import { DecodeError, eventNames, type EventName } from '../../schemas/index.js';
 import { eventDecoder, TopicConsumer, type Backbone, type Envelope } from '../../streams/index.js';
-import { eventRows, jsonEachRowBody, sinkTopics, type Row, type TableName } from './rows.js';
+import { Batcher } from './batcher.js';
+import { Inserter, type InsertBody } from './inserter.js';
+import { eventRows, sinkTopics, type Row, type TableName } from './rows.js';
 
 export interface SinkOptions {
   /** Consumer group (default `<topic prefix>.sink`, so sinks of different prefixes never share a group). */
@@ -33,6 +37,8 @@ export interface SinkOptions {
   readonly batchRows?: number;
   /** A table's buffered rows are inserted at the latest this long after the first of them arrived (default 500). */
   readonly flushIntervalMs?: number;
+  /** Inserts into one table at a time at most (default 2: one being stored while the next is sent). */
+  readonly insertsInFlight?: number;
   /** Events held (delivered, not yet stored) at most; past that consumption pauses (default 20,000). */
   readonly maxInFlight?: number;
   /** Write the token arrays of samples to sample_tokens (default false: counts only). */
@@ -96,6 +102,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     events = eventNames,
     batchRows = 5000,
     flushIntervalMs = 500,
+    insertsInFlight = 2,
     maxInFlight = 20_000,
     includeSampleTokens = false,
     retryInitialMs = 100,
@@ -106,6 +113,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
   } = options;
   if (!(batchRows >= 1)) throw new RangeError(`batchRows must be ≥ 1, got ${batchRows}`);
   if (!(flushIntervalMs > 0)) throw new RangeError(`flushIntervalMs must be > 0, got ${flushIntervalMs}`);
+  if (!(insertsInFlight >= 1)) throw new RangeError(`insertsInFlight must be ≥ 1, got ${insertsInFlight}`);
 
   const eventByTopic = new Map<string, EventName>(events.map((event) => [topicName(backbone.config, sinkTopics[event]), event]));
   const decoders = new Map(events.map((event) => [event, eventDecoder(backbone.codec, event)]));
@@ -138,14 +146,20 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
   };
 
   const insertWithRetry = async (table: TableName, items: Item[]): Promise<void> => {
-    const body = jsonEachRowBody(items.map((item) => item.row));
+    const rows = items.map((item) => item.row);
+    let body: InsertBody | null = null;
     let delay = retryInitialMs;
     for (let attempt = 1; ; attempt++) {
       if (stopping) return; // not acked: it comes again after the restart
       const started = Date.now();
       try {
+        // Encoding asks ClickHouse for the column types (once per table): it fails like an insert when
+        // ClickHouse is down; anything else thrown there is a bug and stops the sink.
+        body ??= await inserter.encode(table, rows);
         await inserter.insert(table, body);
       } catch (error) {
+        if (!(error instanceof ClickHouseError)) throw error;
+        body = null; // encoded again (with the column types asked again) at the next attempt
         if (stopping) return;
         stats.failedInserts++;
         stats.lastError = (error as Error).message;
@@ -197,33 +211,27 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
   });
   done.catch(() => undefined); // a caller that never awaits done still sees failures via close()
 
-  const items$ = new Subject<Item>();
-  const inserts: Subscription = items$
-    .pipe(
-      groupBy((item) => item.table),
-      mergeMap((table$) =>
-        table$.pipe(
-          bufferTime(flushIntervalMs, null, batchRows),
-          filter((batch) => batch.length > 0),
-          concatMap((batch) => from(insertWithRetry(table$.key, batch))),
-        ),
-      ),
-    )
-    .subscribe({ complete: () => resolveDone(), error: (error) => rejectDone(error) });
+  const batcher = new Batcher<TableName, Item>({
+    maxRows: batchRows,
+    maxDelayMs: flushIntervalMs,
+    concurrency: insertsInFlight,
+    flush: insertWithRetry,
+    onError: (error) => rejectDone(error),
+  });
 
   const intake: Subscription = consumer.events$
     .pipe(
       mergeMap((envelope) => {
         const items = toItems(envelope);
         if (!Array.isArray(items)) return from(items).pipe(ignoreElements());
-        for (const item of items) items$.next(item);
+        for (const item of items) batcher.add(item.table, item);
         return EMPTY;
       }),
     )
     .subscribe({
-      complete: () => items$.complete(),
+      complete: () => void batcher.end().then(() => resolveDone()),
       error: (error) => {
-        items$.complete();
+        void batcher.end();
         rejectDone(error);
       },
     });
@@ -235,39 +243,16 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
       // The consumer has committed what was stored; anything still buffered or retrying comes again.
       stopping = true;
       stopController.abort();
-      items$.complete();
       intake.unsubscribe();
+      await batcher.end();
+      inserter.close();
+      resolveDone();
       await done.catch(() => undefined);
-      inserts.unsubscribe();
     })();
     return closing;
   };
 
   return { stats, consumer, done, close };
-}
-
-/** INSERT … FORMAT JSONEachRow over HTTP, with a body that may hold raw bytes. */
-class Inserter {
-  constructor(
-    private readonly url: string,
-    private readonly database: string,
-    private readonly timeoutMs: number,
-    private readonly stop: AbortSignal,
-  ) {}
-
-  async insert(table: TableName, body: string | Buffer): Promise<void> {
-    const search = new URLSearchParams({ database: this.database, query: `INSERT INTO ${table} FORMAT JSONEachRow` });
-    const target = `${this.url.replace(/\/$/, '')}/?${search}`;
-    let response: Response;
-    try {
-      const payload = typeof body === 'string' ? body : new Uint8Array(body) /* a copy: fetch types want an ArrayBuffer-backed view */;
-      response = await fetch(target, { method: 'POST', body: payload, signal: AbortSignal.any([this.stop, AbortSignal.timeout(this.timeoutMs)]) });
-    } catch (error) {
-      throw new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${(error as Error).message}) while inserting into ${table}`, null, { retriable: true, cause: error });
-    }
-    const text = await response.text();
-    if (!response.ok) throw new ClickHouseError(`ClickHouse: ${text.trim()} (while inserting into ${table})`, response.status);
-  }
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
