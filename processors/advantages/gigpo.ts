@@ -3,7 +3,10 @@
 //   1. row score = the trajectory's score R(τ), minus the invalid-action penalty if *that step's* action
 //      was invalid (verl-agent subtracts it from the row's last-token reward).
 //   2. step returns R_t = Σ_k γ^k r_{t+k} over the trajectory's step rewards (Eq. 5), then minus the
-//      penalty for an invalid step — after discounting, as verl-agent does.
+//      penalty for an invalid step — after discounting, as verl-agent does. Option (ours, not the paper's):
+//      stepReturns 'group_bellman' puts Q(s_t, a_t) from the group's own transition graph in R_t's place
+//      (group-bellman.ts), so a step is credited with the best continuation the group found, not with
+//      the random moves its own trajectory made afterwards.
 //   3. episode advantage A^E (Eq. 3): mean/std over the group's rows — all step rows by default
 //      (compute_mean_std_cross_steps=True: longer trajectories weigh more), or one row per trajectory.
 //      mean_norm: score − mean; mean_std_norm: (score − mean)/(std + ε). A group of one row: mean 0, std 1.
@@ -16,6 +19,7 @@ import { ConfigError } from '../../core/errors.js';
 import { mean, unbiasedStd } from '../stats/moments.js';
 import { discountedReturns } from '../rewards/discounted-returns.js';
 import { buildAnchorGroups, type AnchorSimilarity } from './gigpo-anchor-states.js';
+import { groupBellmanValues } from './group-bellman.js';
 
 export type GigpoMode = 'mean_norm' | 'mean_std_norm';
 
@@ -26,6 +30,8 @@ export interface GigpoStep {
   anchor: string | null;
   /** Whether the action was valid (default true); only used with `invalidActionPenalty`. */
   actionValid?: boolean;
+  /** The action text; only used with stepReturns 'group_bellman' (same anchor + same text = same action). */
+  action?: string;
 }
 
 export interface GigpoTrajectory {
@@ -56,6 +62,12 @@ export interface GigpoOptions {
   invalidActionPenalty?: number;
   /** Similarity clustering of anchor keys instead of exact matching. */
   similarity?: AnchorSimilarity;
+  /**
+   * What A^S normalises: 'discounted' (default, the paper's Eq. 5 returns of each trajectory) or
+   * 'group_bellman' (Q of the step's state and action from value iteration over the group's observed
+   * transitions, group-bellman.ts; for environments whose anchor keys are the full state).
+   */
+  stepReturns?: 'discounted' | 'group_bellman';
 }
 
 export interface GigpoResult {
@@ -73,8 +85,12 @@ export interface GigpoResult {
   anchorGroupSizes: number[];
 }
 
+const GIGPO_OPTION_KEYS = ['gamma', 'omega', 'mode', 'epsilon', 'episodeStatsOver', 'invalidActionPenalty', 'similarity', 'stepReturns'];
+
 export function checkGigpoOptions(options: GigpoOptions): void {
-  const { gamma, omega, mode, epsilon, episodeStatsOver, invalidActionPenalty } = options;
+  const unknown = Object.keys(options).filter((key) => !GIGPO_OPTION_KEYS.includes(key));
+  if (unknown.length > 0) throw new ConfigError(`gigpo: unknown option(s) ${unknown.join(', ')}; the options are ${GIGPO_OPTION_KEYS.join(', ')}.`);
+  const { gamma, omega, mode, epsilon, episodeStatsOver, invalidActionPenalty, stepReturns } = options;
   if (gamma !== undefined && !(gamma >= 0 && gamma <= 1)) throw new ConfigError(`gigpo.gamma must be in [0, 1], e.g. 0.95; got ${gamma}.`);
   if (omega !== undefined && !Number.isFinite(omega)) throw new ConfigError(`gigpo.omega must be a finite number, e.g. 1.0; got ${omega}.`);
   if (mode !== undefined && mode !== 'mean_norm' && mode !== 'mean_std_norm') {
@@ -86,6 +102,12 @@ export function checkGigpoOptions(options: GigpoOptions): void {
   }
   if (invalidActionPenalty !== undefined && !(invalidActionPenalty >= 0 && Number.isFinite(invalidActionPenalty))) {
     throw new ConfigError(`gigpo.invalidActionPenalty is a magnitude ≥ 0, e.g. 0.1; got ${invalidActionPenalty}.`);
+  }
+  if (stepReturns !== undefined && stepReturns !== 'discounted' && stepReturns !== 'group_bellman') {
+    throw new ConfigError(`gigpo.stepReturns must be 'discounted' (the paper's) or 'group_bellman'; got ${JSON.stringify(stepReturns)}.`);
+  }
+  if (options.similarity !== undefined && stepReturns === 'group_bellman') {
+    throw new ConfigError("gigpo.stepReturns 'group_bellman' needs exact anchor keys (the graph's states); leave gigpo.similarity unset with it.");
   }
 }
 
@@ -105,14 +127,20 @@ export function gigpoAdvantages(trajectories: readonly GigpoTrajectory[], option
     episodeStatsOver = 'steps',
     invalidActionPenalty = 0,
     similarity,
+    stepReturns: returnsKind = 'discounted',
   } = options;
   const penaltyOf = (step: GigpoStep): number => (step.actionValid === false ? invalidActionPenalty : 0);
 
   // Steps 1–2: row scores and penalised discounted returns.
   const rowScores = trajectories.map((traj) => traj.steps.map((step) => traj.score - penaltyOf(step)));
-  const stepReturns = trajectories.map((traj) =>
-    discountedReturns(traj.steps.map((step) => step.reward), gamma).map((ret, t) => ret - penaltyOf(traj.steps[t]!)),
-  );
+  const rawReturns =
+    returnsKind === 'group_bellman'
+      ? groupBellmanValues(
+          trajectories.map((traj) => traj.steps.map((step) => ({ anchor: step.anchor, action: step.action ?? '', reward: step.reward }))),
+          gamma,
+        )
+      : trajectories.map((traj) => discountedReturns(traj.steps.map((step) => step.reward), gamma));
+  const stepReturns = rawReturns.map((returns, i) => returns.map((ret, t) => ret - penaltyOf(trajectories[i]!.steps[t]!)));
 
   // Step 3: episode-level advantage. With 'trajectories', verl-agent counts each trajectory's *first*
   // row (the first time it sees the (uid, traj_uid) pair), so that row's penalty is part of the statistic.

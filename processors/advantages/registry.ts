@@ -137,6 +137,7 @@ export const estimators = {
               reward: group.rewards[i]!.perStep[t]!,
               anchor: step.stateKey,
               actionValid: step.actionValid,
+              action: step.action,
             })),
           })),
           options,

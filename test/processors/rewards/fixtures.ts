@@ -7,6 +7,8 @@ export interface StepSpec {
   reward?: number;
   valid?: boolean;
   stateKey?: string | null;
+  /** The action text (default `act <stepIndex>`). */
+  action?: string;
   /** Number of action tokens (default 3). */
   tokens?: number;
 }
@@ -19,7 +21,7 @@ export function makeTrajectory(
     stepIndex,
     observation: `obs ${stepIndex}`,
     observationTokenIds: null,
-    action: `act ${stepIndex}`,
+    action: spec.action ?? `act ${stepIndex}`,
     actionTokenIds: Array.from({ length: spec.tokens ?? 3 }, (_, i) => 100 + i),
     actionLogProbs: Array.from({ length: spec.tokens ?? 3 }, () => -0.5),
     policyVersion: 1,
