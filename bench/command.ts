@@ -20,7 +20,7 @@ const median = (xs: number[]) => {
 
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? `trajflow bench collapse --help`), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in README "Collapse detectors"), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
   usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--runs R] [--repeat K] [--keep] [--json]',
   async run(args) {
     const [what] = args;

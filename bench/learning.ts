@@ -16,7 +16,7 @@ import type { ProcessingConfig } from '../processors/pipeline/process-batch.js';
 import type { EnvName } from '../envs/registry.js';
 
 /** The algorithms of the comparison: estimator plus filters. */
-const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'filters'>> = {
+export const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'filters'>> = {
   grpo: { estimator: { name: 'grpo' }, filters: [] },
   'dr-grpo': { estimator: { name: 'dr_grpo' }, filters: [] },
   gigpo: { estimator: { name: 'gigpo' }, filters: [] },

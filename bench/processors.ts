@@ -27,7 +27,7 @@ export async function processorsThroughput(backbone: Backbone, groups: number): 
   const local = await isolated(backbone);
   const steps = groupSteps(`bench-${randomUUID().slice(0, 6)}`, groups, GROUP_SIZE, EPISODE_LENGTH);
   await new StepPublisher(backbone.producer, topicName(local.config, 'env.steps')).publishAll(steps);
-  const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE, batchWindowMs: 50, flushIntervalMs: 50 });
+  const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE });
   // The clock starts at the first step delivered, as the raw ceiling's starts after its consumer joined:
   // joining the group, reloading the marks and fencing the partitions' producers are start-up, not throughput.
   while (handle.consumer.stats.delivered === 0) await new Promise((resolve) => setTimeout(resolve, 1));
@@ -48,7 +48,7 @@ export interface LatencyResult {
 
 export async function processorsLatency(backbone: Backbone, stepsPerSecond: number, seconds: number): Promise<LatencyResult> {
   const local = await isolated(backbone);
-  const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE, batchWindowMs: 20, flushIntervalMs: 20 });
+  const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE });
   while (handle.consumer.stats.rebalances === 0) await new Promise((resolve) => setTimeout(resolve, 20));
   const groups = Math.max(1, Math.round((stepsPerSecond * seconds) / STEPS_PER_GROUP));
   const runId = `bench-${randomUUID().slice(0, 6)}`;

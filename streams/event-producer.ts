@@ -2,7 +2,8 @@
 // producer (acks=all). Sends are batched: events queue up while one request is in flight and go out
 // together in the next one. Exactly one request is in flight at a time, which keeps the idempotent
 // producer's per-partition sequence numbers in order across retries (kafkajs does not guard this).
-import { Partitioners, type Kafka, type Producer } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
+import { rememberingPartitioner } from './partitioner.js';
 import type { EventCodec, EventName, EventTypes } from '../schemas/index.js';
 import { TrajflowError } from '../core/errors.js';
 
@@ -69,7 +70,7 @@ export class EventProducer {
       idempotent: true,
       maxInFlightRequests: 1,
       // Murmur2 like the Java client, so a group id lands on the same partition whoever writes it.
-      createPartitioner: Partitioners.DefaultPartitioner,
+      createPartitioner: rememberingPartitioner,
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 200, maxRetryTime: 3000 },
     });
   }

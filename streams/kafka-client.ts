@@ -17,8 +17,16 @@ function kafkaLogLevel(): logLevel {
   return levels[(process.env.TRAJFLOW_KAFKA_LOG ?? 'error').toLowerCase()] ?? logLevel.ERROR;
 }
 
+/**
+ * CONCURRENT_TRANSACTIONS is the broker asking a transactional producer to retry while it finishes the
+ * previous transaction (the processors begin the next one right after a commit): expected, retried at
+ * once, not an error worth a line; it is logged at debug like kafkajs' other retries.
+ */
+const EXPECTED_RETRY = /another concurrent operation on the same transaction was ongoing/;
+
 const logCreator = () => ({ namespace, level, log }: LogEntry) => {
   const { message, error } = log as { message: string; error?: string };
+  if (level <= logLevel.WARN && EXPECTED_RETRY.test(`${message} ${error ?? ''}`) && kafkaLogLevel() < logLevel.DEBUG) return;
   const line = `[kafkajs ${levelNames.get(level) ?? level}] ${namespace}: ${message}${error ? ` (${error})` : ''}`;
   if (level <= logLevel.WARN) console.error(line);
   else console.log(line);

@@ -89,7 +89,10 @@ export const trainCommand: Command = {
     // The preset's estimator options only belong to the preset's estimator.
     const estimatorOptions = estimator === preset.estimator && preset.estimatorOptions ? ['--estimator-options', JSON.stringify(preset.estimatorOptions)] : [];
     const model = preset.model ? ['--model', JSON.stringify(preset.model)] : [];
-    launch('processors', () => ['--estimator', estimator, ...estimatorOptions, '--group-size', String(groupSize), ...filters.flatMap((name) => ['--filter', name])], quietStartup);
+    // One rollout batch per actors' iteration (its `groups` groups, as RAGEN's filters see them), closed
+    // as soon as the last group is in, or 5 s after the first if one is late.
+    const batching = ['--max-batch-groups', String(groups), '--batch-window-ms', '5000'];
+    launch('processors', () => ['--estimator', estimator, ...estimatorOptions, '--group-size', String(groupSize), ...batching, ...filters.flatMap((name) => ['--filter', name])], quietStartup);
     launch(
       'learner',
       () => [

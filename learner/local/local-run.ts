@@ -9,7 +9,7 @@ import { createRolloutEnv } from '../../envs/actors/rollout-env.js';
 import { createEnv, type EnvName } from '../../envs/registry.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 import { trajectoryFromSteps } from '../../processors/assembly/open-episode.js';
-import { batchProcessor, type ProcessingConfig } from '../../processors/pipeline/process-batch.js';
+import { batchProcessor, type BatchOutput, type ProcessingConfig, type RawGroup } from '../../processors/pipeline/process-batch.js';
 import type { StepEvent } from '../../schemas/index.js';
 import { buildPolicyLossConfig, type PolicyLossConfig } from '../loss/index.js';
 import type { PolicyModelConfig } from '../model/config.js';
@@ -40,6 +40,12 @@ export interface LocalRunConfig {
   readonly evalAtStart?: boolean;
   /** Checked before every iteration: stop early (e.g. once an env-step budget is used). */
   readonly shouldStop?: () => boolean;
+  /**
+   * Called once per iteration with the rollout batch as the processors saw it (the groups of trajectories
+   * and the processing output: samples, kept/dropped groups, batch statistics), before the policy update.
+   * For observers that need more than the curve point (e.g. rollout_stats events for the collapse detectors).
+   */
+  readonly onBatch?: (iteration: number, groups: readonly RawGroup[], output: BatchOutput) => void;
 }
 
 export interface CurvePoint {
@@ -93,7 +99,9 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
         const { trajectory } = trajectoryFromSteps(episode.steps);
         byGroup.set(trajectory.groupId, [...(byGroup.get(trajectory.groupId) ?? []), trajectory]);
       }
-      const out = process([...byGroup].map(([groupId, trajectories]) => ({ groupId, trajectories })));
+      const rawGroups = [...byGroup].map(([groupId, trajectories]) => ({ groupId, trajectories }));
+      const out = process(rawGroups);
+      config.onBatch?.(iteration, rawGroups, out);
       const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength)) : undefined;
       const point: CurvePoint = {
         iteration,

@@ -5,7 +5,7 @@
 // A rebalance starts a new generation: the operators' open episodes and groups are dropped (their steps
 // come again from the committed offsets) by restarting the operator chain per generation (switchMap),
 // after the episode marks were reloaded (onAssignment) so that nothing already emitted is emitted again.
-import { Subscription, bufferTime, exhaustMap, filter, from, groupBy, interval, map, mergeMap, switchMap, type Observable } from 'rxjs';
+import { Subscription, exhaustMap, filter, from, groupBy, interval, map, mergeMap, switchMap, type Observable } from 'rxjs';
 import { topicName, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import type { StepEvent, TrainingSampleEvent } from '../../schemas/index.js';
@@ -25,6 +25,8 @@ import type { BatchStats } from '../stats/batch-stats.js';
 import { EpisodeMarks, episodeMarkKey, type EpisodeMark } from './episode-marks.js';
 import { batchProcessor, type ProcessingConfig } from './process-batch.js';
 import { rolloutStatsEvents } from './rollout-stats-events.js';
+import { flushOnOutput } from './flush-on-output.js';
+import { rolloutBatches } from '../assembly/rollout-batches.js';
 import { TransactionalEmitter, type OutputUnit } from './transactional-emitter.js';
 
 type StepEnvelope = Envelope<StepEvent>;
@@ -38,10 +40,14 @@ export interface ProcessorsOptions {
   readonly minGroupSize?: number;
   readonly idleTimeoutMs?: number;
   readonly groupTimeoutMs?: number;
-  /** Groups finished within this window form one rollout batch (filters and batch estimators see them together). */
+  /**
+   * A rollout batch (what filters and batch estimators see together) closes batchWindowMs after its first
+   * group (default 50) or when it holds maxBatchGroups groups (default 64), whichever comes first
+   * (rollout-batches.ts). Set maxBatchGroups to the actors' groups per iteration for RAGEN's batches.
+   */
   readonly batchWindowMs?: number;
   readonly maxBatchGroups?: number;
-  /** How often outputs and offsets are committed (one transaction each time). */
+  /** Output is written as soon as it is queued; this interval (default 100) also writes mark releases. */
   readonly flushIntervalMs?: number;
   /** Topic names (defaults: the config's prefix with env.steps, samples, trajectories, processors.state). */
   readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; rolloutStats: string; state: string }>;
@@ -65,7 +71,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     minGroupSize = 2,
     idleTimeoutMs = 120_000,
     groupTimeoutMs = 300_000,
-    batchWindowMs = 200,
+    batchWindowMs = 50,
     maxBatchGroups = 64,
     flushIntervalMs = 100,
   } = options;
@@ -119,6 +125,15 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     sources: members.flatMap((m) => m.sources),
   });
 
+  // Output is written as soon as it is queued and no transaction is in flight (flush-on-output.ts); the
+  // interval below also writes the episode-mark releases that commits queue, and is a safety net.
+  let failFlush: (error: unknown) => void = () => undefined;
+  const flusher = flushOnOutput(() => out.flush(), (error) => failFlush(error));
+  const emit = (unit: OutputUnit): void => {
+    out.enqueue(unit);
+    flusher.kick();
+  };
+
   // A step that feeds no output (late, or of an episode already written): acknowledge it with the next write.
   const acknowledgeOnly = (generation: number, envelope: StepEnvelope): OutputUnit => ({ generation, samples: [], trajectories: [], marks: [], sources: [envelope] });
 
@@ -129,7 +144,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
         idleTimeoutMs,
         flushOnComplete: false,
         stats: assemblyStats,
-        onDiscard: (envelope) => out.enqueue(acknowledgeOnly(generation, envelope)),
+        onDiscard: (envelope) => emit(acknowledgeOnly(generation, envelope)),
       }),
       assembleGroups<StepEnvelope>({
         groupSize,
@@ -137,10 +152,9 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
         groupTimeoutMs,
         flushOnComplete: false,
         stats: groupStats,
-        onDrop: (drop: GroupDrop<Member>) => out.enqueue(unitOf(generation, drop.items, 'dropped')),
+        onDrop: (drop: GroupDrop<Member>) => emit(unitOf(generation, drop.items, 'dropped')),
       }),
-      bufferTime(batchWindowMs, null, maxBatchGroups),
-      filter((batch) => batch.length > 0),
+      rolloutBatches<TrajectoryGroup<Member>>({ windowMs: batchWindowMs, maxGroups: maxBatchGroups }),
       // A rollout batch per run: filters and batch estimators never mix runs.
       mergeMap((batch: TrajectoryGroup<Member>[]) => [...groupByRun(batch).values()]),
       map((batch) => {
@@ -158,7 +172,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
           const samples = samplesOf.get(group.groupId) ?? [];
           const unit = unitOf(generation, group.members, kept.has(group.groupId) ? 'emitted' : 'dropped', samples);
           // The batch's statistics travel with its first group, inside the same transaction.
-          out.enqueue(i === 0 ? { ...unit, rolloutStats } : unit);
+          emit(i === 0 ? { ...unit, rolloutStats } : unit);
         });
         return result.stats;
       }),
@@ -168,13 +182,14 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const groupStats = createGroupAssemblyStats();
   const subscription = new Subscription();
   const done = new Promise<void>((resolve, reject) => {
+    failFlush = reject;
     subscription.add(
       consumer.events$
         .pipe(
           // Steps of episodes already turned into output (before a crash or on another instance): skip, acknowledge.
           filter((envelope) => {
             if (!marks.has(envelope.value.runId, envelope.value.episodeId)) return true;
-            out.enqueue(acknowledgeOnly(envelope.generation, envelope));
+            emit(acknowledgeOnly(envelope.generation, envelope));
             return false;
           }),
           groupBy((envelope) => envelope.generation),
@@ -198,6 +213,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     // Stop the operators (open episodes are simply not acknowledged), write what is finished, then leave.
     close: async () => {
       subscription.unsubscribe();
+      flusher.stop();
       await out.flush().catch(() => undefined);
       await consumer.close({ drain: false });
       await out.close();

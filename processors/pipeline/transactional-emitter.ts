@@ -22,6 +22,7 @@ import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEven
 import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
 import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { TrajflowError } from '../../core/errors.js';
+import { rememberingPartitioner } from '../../streams/partitioner.js';
 import type { EpisodeMark, EpisodeMarks } from './episode-marks.js';
 
 export interface OutputUnit {
@@ -134,7 +135,17 @@ export class TransactionalEmitter {
       [...wanted]
         .filter((partition) => !this.producers.has(partition))
         .map(async (partition) => {
-          const producer = this.kafka.producer({ transactionalId: this.transactionalIdOf(partition), idempotent: true, maxInFlightRequests: 1, transactionTimeout: 30000 });
+          // Short first retries: a transaction begun right after the previous commit meets CONCURRENT_TRANSACTIONS
+          // until the coordinator has written the markers (a few ms); the client-wide 200 ms first backoff made that
+          // the processors' latency tail. 30 retries from 20 ms, capped at 5 s, still outlast a ~100 s broker restart.
+          const producer = this.kafka.producer({
+            transactionalId: this.transactionalIdOf(partition),
+            idempotent: true,
+            maxInFlightRequests: 1,
+            transactionTimeout: 30000,
+            createPartitioner: rememberingPartitioner,
+            retry: { initialRetryTime: 20, maxRetryTime: 5000, retries: 30 },
+          });
           try {
             await producer.connect();
             // kafkajs sends InitProducerId with the first transaction: an empty one does it now.
