@@ -11,9 +11,7 @@
 // 2. Speed (profile of the processors: ≈ 12 % of their CPU in zero-filled buffer allocations, ≈ 5 % in the
 // CRC): the protocol Encoder allocates its buffers with allocUnsafe instead of alloc — it only ever exposes
 // bytes it wrote (buf.slice(0, offset)), so the zero fill was wasted — and the record batch CRC-32C is
-// computed slicing-by-8 instead of a byte at a time (test/streams/kafkajs-patches.unit.spec.ts checks both);
-// and a record and its batch get encoders of their final size (kafkajs' default 512 bytes grew by doubling,
-// copying each step, for every ~1–3 KB event and again for every batch).
+// computed slicing-by-8 instead of a byte at a time (test/streams/kafkajs-patches.unit.spec.ts checks both).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -83,26 +81,6 @@ patch(join('src', 'protocol', 'encoder.js'), (text) => {
   let out = replaceOnce(text, 'this.buf = Buffer.alloc(Encoder.nextPowerOfTwo(initialSize))', 'this.buf = Buffer.allocUnsafe(Encoder.nextPowerOfTwo(initialSize))', file);
   out = replaceOnce(out, 'const newBuffer = Buffer.alloc(newLength)', 'const newBuffer = Buffer.allocUnsafe(newLength)', file);
   return `// ${MARK} (kafkajs ${version}): allocUnsafe, only written bytes are ever read.\n${out}`;
-});
-
-patch(join('src', 'protocol', 'recordBatch', 'record', 'v0', 'index.js'), (text) =>
-  `// ${MARK} (kafkajs ${version}): the encoder is sized for the record.\n` +
-  replaceOnce(text, `  return new Encoder()
-    .writeVarInt(sizeOfBody)`, `  return new Encoder(sizeOfBody + 5)
-    .writeVarInt(sizeOfBody)`, 'record/v0/index.js'),
-);
-
-patch(join('src', 'protocol', 'recordBatch', 'v0', 'index.js'), (text) => {
-  const file = 'recordBatch/v0/index.js';
-  // The header fields take 45 bytes before the records; a record encoder's length is its offset.
-  let out = replaceOnce(text, `  const batchBody = new Encoder()
-    .writeInt16(attributes)`, `  const batchBody = new Encoder(64 + records.reduce((size, record) => size + (record && typeof record.offset === 'number' ? record.offset : 0), 0))
-    .writeInt16(attributes)`, file);
-  out = replaceOnce(out, `  const batch = new Encoder()
-    .writeInt32(partitionLeaderEpoch)`, `  const batch = new Encoder(batchBody.offset + 16)
-    .writeInt32(partitionLeaderEpoch)`, file);
-  out = replaceOnce(out, 'return new Encoder().writeInt64(firstOffset).writeBytes(batch.buffer)', 'return new Encoder(batch.offset + 16).writeInt64(firstOffset).writeBytes(batch.buffer)', file);
-  return `// ${MARK} (kafkajs ${version}): encoders sized for the batch.\n${out}`;
 });
 
 patch(join('src', 'protocol', 'recordBatch', 'crc32C', 'crc32C.js'), () => `// ${MARK} (kafkajs ${version}): CRC-32C (Castagnoli), slicing-by-8.
