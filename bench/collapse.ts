@@ -14,7 +14,8 @@
 import { cpus } from 'node:os';
 import { ConfigError } from '../core/errors.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
-import { jsonObjectFlag, numberFlag, parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { runOverrides } from './run-overrides.js';
 import { selectBackend } from '../learner/backend.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import { learnerStepEvent } from '../learner/loop/events.js';
@@ -98,17 +99,7 @@ export async function runCollapseBench(args: string[]): Promise<number> {
   const seed = positiveInt('seed', f['--seed'], D.seed);
   const groups = positiveInt('groups', f['--groups'], D.groups);
   const groupSize = positiveInt('group-size', f['--group-size'], D.groupSize);
-  const optimizer = {
-    ...preset.optimizer,
-    learningRate: numberFlag('lr', f['--lr'], { positive: true }) ?? D.learningRate,
-    epochs: positiveInt('epochs', f['--epochs'], D.epochs),
-    minibatches: positiveInt('minibatches', f['--minibatches'], D.minibatches),
-    warmupUpdates: D.warmupUpdates,
-    ...jsonObjectFlag('optimizer', f['--optimizer'], { example: '{"epochs":8}' }),
-  };
-  const model = { ...preset.model, ...jsonObjectFlag('model', f['--model'], { example: '{"positionMode":"grid"}' }) };
-  const loss = { ...preset.loss, ...jsonObjectFlag('loss', f['--loss'], { example: '{"entropyCoeff":0.001}' }) };
-  const estimatorOptions = jsonObjectFlag('estimator-options', f['--estimator-options'], { example: '{"epsilon":1e-6}' });
+  const { optimizer, model, loss, estimatorOptions } = runOverrides(f, preset, D);
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const settings = { env, envOptions: preset.envOptions, tasks, iterations, seed, groups, groupSize, optimizer, model, loss, estimatorOptions, algorithms };

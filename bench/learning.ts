@@ -9,7 +9,8 @@ import { ConfigError } from '../core/errors.js';
 import { baselineSuccessRate } from '../envs/random-policy.js';
 import { EVAL_SEEDS } from '../envs/seeds.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
-import { jsonObjectFlag, parseFlagPairs, positiveInt, numberFlag } from '../cli/flags.js';
+import { parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { runOverrides } from './run-overrides.js';
 import { selectBackend } from '../learner/backend.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import type { ProcessingConfig } from '../processors/pipeline/process-batch.js';
@@ -43,16 +44,11 @@ export async function runLearningBench(args: string[]): Promise<number> {
   const groupSize = positiveInt('group-size', f['--group-size'], preset.groupSize);
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
   const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
-  const optimizer = {
-    ...preset.optimizer,
-    learningRate: numberFlag('lr', f['--lr'], { positive: true }) ?? preset.learningRate,
-    epochs: positiveInt('epochs', f['--epochs'], preset.optimizer?.epochs ?? 4),
-    minibatches: positiveInt('minibatches', f['--minibatches'], preset.optimizer?.minibatches ?? 4),
-    ...jsonObjectFlag('optimizer', f['--optimizer'], { example: '{"epochs":8}' }),
-  };
-  const model = { ...preset.model, ...jsonObjectFlag('model', f['--model'], { example: '{"positionMode":"grid"}' }) };
-  const loss = { ...preset.loss, ...jsonObjectFlag('loss', f['--loss'], { example: '{"entropyCoeff":0.001}' }) };
-  const estimatorOptions = jsonObjectFlag('estimator-options', f['--estimator-options'], { example: '{"omega":3,"gamma":0.7}' });
+  const { optimizer, model, loss, estimatorOptions } = runOverrides(f, preset, {
+    learningRate: preset.learningRate,
+    epochs: preset.optimizer?.epochs ?? 4,
+    minibatches: preset.optimizer?.minibatches ?? 4,
+  });
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const random = baselineSuccessRate(env, EVAL_SEEDS.take(evalTasks));
