@@ -9,7 +9,7 @@ import { ConfigError } from '../core/errors.js';
 import { baselineSuccessRate } from '../envs/random-policy.js';
 import { EVAL_SEEDS } from '../envs/seeds.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
-import { parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { jsonObjectFlag, parseFlagPairs, positiveInt } from '../cli/flags.js';
 import { runOverrides } from './run-overrides.js';
 import { selectBackend } from '../learner/backend.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
@@ -24,10 +24,10 @@ export const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'fi
   'starpo-s': { estimator: { name: 'starpo' }, filters: [{ name: 'starpo_s_variance' }] },
 };
 
-const FLAGS = ['--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--model', '--optimizer', '--loss', '--estimator-options', '--json'] as const;
+const FLAGS = ['--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--model', '--optimizer', '--loss', '--estimator-options', '--env-options', '--json'] as const;
 const USAGE =
   'trajflow bench learning [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] ' +
-  "[--model '{\"width\":64}'] [--optimizer '{\"warmupUpdates\":5}'] [--loss '{\"entropyCoeff\":0.01}'] [--estimator-options '{\"gamma\":0.9}'] [--json]";
+  "[--model '{\"width\":64}'] [--optimizer '{\"warmupUpdates\":5}'] [--loss '{\"entropyCoeff\":0.01}'] [--estimator-options '{\"gamma\":0.9}'] [--env-options '{\"distanceShaping\":1}'] [--json]";
 
 /** A flag holding a JSON object (fields override the preset's). */
 export async function runLearningBench(args: string[]): Promise<number> {
@@ -49,10 +49,11 @@ export async function runLearningBench(args: string[]): Promise<number> {
     epochs: preset.optimizer?.epochs ?? 4,
     minibatches: preset.optimizer?.minibatches ?? 4,
   });
+  const envOptions = { ...preset.envOptions, ...jsonObjectFlag('env-options', f['--env-options'], { example: '{"distanceShaping":1}' }) };
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const random = baselineSuccessRate(env, EVAL_SEEDS.take(evalTasks));
-  console.error(`bench learning: ${env} ${JSON.stringify(preset.envOptions)}, ${algorithms.join(' / ')}, seeds ${seeds.join(',')}, ${envSteps} env steps each, ${backend.description}`);
+  console.error(`bench learning: ${env} ${JSON.stringify(envOptions)}, ${algorithms.join(' / ')}, seeds ${seeds.join(',')}, ${envSteps} env steps each, ${backend.description}`);
   console.error(`  ${groups} groups × ${groupSize}, optimizer ${JSON.stringify(optimizer)}, model ${JSON.stringify(model)}, loss ${JSON.stringify(loss)}, estimator options ${JSON.stringify(estimatorOptions)}`);
   const results: { algorithm: string; seed: number; final: number; untrained: number; curve: { envSteps: number; greedy: number }[]; seconds: number }[] = [];
   for (const algorithm of algorithms) {
@@ -64,7 +65,7 @@ export async function runLearningBench(args: string[]): Promise<number> {
       await runLocal(
         {
           env,
-          envOptions: preset.envOptions,
+          envOptions,
           iterations: 100_000,
           groups,
           groupSize,
@@ -107,6 +108,6 @@ export async function runLearningBench(args: string[]): Promise<number> {
     const std = Math.sqrt(finals.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, finals.length - 1));
     console.log(`  ${algorithm.padEnd(9)} ${mean.toFixed(3)} ± ${std.toFixed(3)}   (seeds: ${finals.map((x) => x.toFixed(3)).join(', ')})`);
   }
-  if (json) console.log(JSON.stringify({ bench: 'learning', machine, env, envOptions: preset.envOptions, envSteps, groups, groupSize, optimizer, model, loss, estimatorOptions, random, results }));
+  if (json) console.log(JSON.stringify({ bench: 'learning', machine, env, envOptions, envSteps, groups, groupSize, optimizer, model, loss, estimatorOptions, random, results }));
   return 0;
 }

@@ -46,3 +46,27 @@ export function generateLakeMap(rng: Rng, size: number, frozenProbability: numbe
     if (hasPath(tiles, size)) return { size, tiles, start, goal };
   }
 }
+
+/**
+ * Steps from every tile to the goal over non-hole tiles (4-neighbour moves, as the player moves); holes and
+ * tiles with no path get Infinity. For distance-based reward shaping and for tools.
+ */
+export function goalDistances(map: LakeMap): number[] {
+  const { size, tiles, goal } = map;
+  const distance = new Array<number>(size * size).fill(Infinity);
+  distance[goal] = 0;
+  const queue = [goal];
+  for (let head = 0; head < queue.length; head++) {
+    const cell = queue[head]!;
+    const [r, c] = [Math.floor(cell / size), cell % size];
+    for (const [dr, dc] of [[1, 0], [0, 1], [-1, 0], [0, -1]] as const) {
+      const [nr, nc] = [r + dr, c + dc];
+      if (nr < 0 || nr >= size || nc < 0 || nc >= size) continue;
+      const next = nr * size + nc;
+      if (tiles[next] === 'H' || distance[next] !== Infinity) continue;
+      distance[next] = distance[cell]! + 1;
+      queue.push(next);
+    }
+  }
+  return distance;
+}

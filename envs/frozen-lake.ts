@@ -4,7 +4,8 @@
 // each perpendicular direction with (1 − successRate)/2 (1/3 each by default).
 import type { EnvId, TurnLimits } from './contract.js';
 import { DiscreteTurnEnv, type ActionOutcome } from './discrete-env.js';
-import { generateLakeMap, type LakeMap } from './frozen-lake-map.js';
+import { generateLakeMap, goalDistances, type LakeMap } from './frozen-lake-map.js';
+import { ConfigError } from '../core/errors.js';
 import { booleanOption, integerOption, probabilityOption, rejectUnknownOptions, turnLimits } from './options.js';
 import { Rng, Stream } from './random.js';
 
@@ -17,6 +18,19 @@ export interface FrozenLakeOptions extends TurnLimits {
   slippery: boolean;
   /** With slippery ice, the probability of moving the intended way (gymnasium: 1/3; RAGEN-2: 0.8). */
   successRate: number;
+  /**
+   * Ours, off (0) by default: potential-based reward shaping (Ng, Harada & Russell 1999) with weight c:
+   * every move adds c·(Φ(after) − Φ(before)), Φ(tile) = 1 − d/size² for a tile d steps from the goal and 0
+   * for holes. Over an episode it sums to c·(Φ(last tile) − Φ(start)), so among episodes of one map it ranks
+   * goal > ending near the goal > ending far > hole, and it does not change which policy is optimal. It
+   * uses what the environment knows (the map's shortest paths): a privileged signal, to be reported as such.
+   */
+  distanceShaping: number;
+  /**
+   * γ of the shaping term c·(γ·Φ(after) − Φ(before)) (default 1). Below 1 a move that leaves the player in
+   * place (a wall bump) costs c·(1 − γ)·Φ; policy-invariant for returns discounted with the same γ.
+   */
+  shapingDiscount: number;
 }
 
 /** RAGEN v1 defaults: max_turn 5, max_actions_per_turn 5, max_actions_per_traj 10 (ALGORITHMS.md §4.4). */
@@ -25,6 +39,8 @@ export const FROZEN_LAKE_DEFAULTS: Readonly<FrozenLakeOptions> = {
   frozenProbability: 0.8,
   slippery: true,
   successRate: 1 / 3,
+  distanceShaping: 0,
+  shapingDiscount: 1,
   maxTurns: 5,
   maxActionsPerTurn: 5,
   maxActionsPerEpisode: 10,
@@ -47,6 +63,8 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
   private map: LakeMap = { size: 1, tiles: ['S'], start: 0, goal: 0 };
   private player = 0;
   private slipRng = new Rng(0);
+  /** Φ of every tile for distanceShaping (empty when it is off). */
+  private potential: number[] = [];
 
   constructor(options: Partial<FrozenLakeOptions> = {}) {
     rejectUnknownOptions('FrozenLake', options, Object.keys(FROZEN_LAKE_DEFAULTS));
@@ -57,6 +75,10 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
     probabilityOption('FrozenLake', 'frozenProbability', o.frozenProbability, 0.3, 1);
     booleanOption('FrozenLake', 'slippery', o.slippery);
     probabilityOption('FrozenLake', 'successRate', o.successRate);
+    if (!(Number.isFinite(o.distanceShaping) && o.distanceShaping >= 0)) {
+      throw new ConfigError(`FrozenLake option distanceShaping must be a number ≥ 0 (0 = off, e.g. 1), got ${String(o.distanceShaping)}`);
+    }
+    probabilityOption('FrozenLake', 'shapingDiscount', o.shapingDiscount);
     this.options = Object.freeze(o);
   }
 
@@ -86,12 +108,26 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
     this.reset(seed);
     this.map = { size, tiles, start, goal };
     this.player = start;
+    this.potential = this.potentialsOf(this.map);
+  }
+
+  private potentialsOf(map: LakeMap): number[] {
+    if (this.options.distanceShaping === 0) return [];
+    const cells = map.size * map.size;
+    return goalDistances(map).map((d) => (d === Infinity ? 0 : 1 - d / cells));
+  }
+
+  /** The shaping term of a move from `before` to the current tile (0 when shaping is off). */
+  private shaping(before: number): number {
+    if (this.potential.length === 0) return 0;
+    return this.options.distanceShaping * (this.options.shapingDiscount * this.potential[this.player]! - this.potential[before]!);
   }
 
   protected startEpisode(seed: number): void {
     this.map = generateLakeMap(new Rng(seed, Stream.task), this.options.size, this.options.frozenProbability);
     this.player = this.map.start;
     this.slipRng = new Rng(seed, Stream.dynamics);
+    this.potential = this.potentialsOf(this.map);
   }
 
   /** The direction actually taken: gymnasium's categorical draw over [a−1, a, a+1] (mod 4). */
@@ -107,15 +143,17 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
 
   protected applyAction(action: FrozenLakeAction): ActionOutcome {
     const { size, tiles } = this.map;
+    const before = this.player;
     const [dr, dc] = MOVES[this.direction(action)] as readonly [number, number];
     // Moving off the map leaves the player in place (gymnasium clamps).
     const r = Math.min(Math.max(Math.floor(this.player / size) + dr, 0), size - 1);
     const c = Math.min(Math.max((this.player % size) + dc, 0), size - 1);
     this.player = r * size + c;
     const tile = tiles[this.player];
-    if (tile === 'G') return { reward: 1, terminated: true, endReason: 'goal' };
-    if (tile === 'H') return { reward: 0, terminated: true, endReason: 'hole' };
-    return { reward: 0, terminated: false };
+    const shaped = this.shaping(before);
+    if (tile === 'G') return { reward: 1 + shaped, terminated: true, endReason: 'goal' };
+    if (tile === 'H') return { reward: shaped, terminated: true, endReason: 'hole' };
+    return { reward: shaped, terminated: false };
   }
 
   protected isSuccess(): boolean {

@@ -131,3 +131,37 @@ describe('FrozenLake slippery dynamics (gymnasium)', () => {
     assert.deepEqual(count({ slippery: false }, 200), { intended: 200, left: 0, right: 0, other: 0 });
   });
 });
+
+describe('FrozenLake distanceShaping (potential-based, off by default)', () => {
+  // Φ = 1 − d/16 with d the steps to G over non-holes: start d 6 (0.625), (0,1) d 5, holes 0, G 1.
+  test('a move adds c·(Φ(after) − Φ(before)): closer +, a wall bump 0, a hole −Φ(before)', () => {
+    const env = new FrozenLakeEnv({ slippery: false, distanceShaping: 1 });
+    env.loadMap(MAP);
+    assert.equal(env.step(act('Up')).reward, 0, 'bumping the edge leaves Φ unchanged');
+    assert.equal(env.step(act('Right')).reward, 0.0625);
+    const r = env.step(act('Down'));
+    assert.deepEqual([r.reward, r.terminated, r.info.endReason], [-0.6875, true, 'hole']);
+  });
+
+  test('over an episode the shaping sums to c·(Φ(last) − Φ(start)); success is unchanged', () => {
+    const env = new FrozenLakeEnv({ slippery: false, distanceShaping: 2 });
+    env.loadMap(MAP);
+    const first = env.step(act('Down', 'Down', 'Right'));
+    const last = env.step(act('Right', 'Down', 'Right'));
+    assert.equal(first.reward, 2 * (0.8125 - 0.625));
+    assert.deepEqual([last.reward, last.metrics.success], [1 + 2 * (1 - 0.8125), 1]);
+    assert.equal(first.reward + last.reward, 1 + 2 * (1 - 0.625));
+    const plain = new FrozenLakeEnv({ slippery: false });
+    plain.loadMap(MAP);
+    assert.equal(plain.step(act('Right')).reward, 0, 'off by default');
+    assert.throws(() => new FrozenLakeEnv({ distanceShaping: -1 }), /distanceShaping must be a number ≥ 0/);
+  });
+
+  test('with shapingDiscount γ a wall bump costs c·(1 − γ)·Φ', () => {
+    const env = new FrozenLakeEnv({ slippery: false, distanceShaping: 1, shapingDiscount: 0.5 });
+    env.loadMap(MAP);
+    assert.equal(env.step(act('Up')).reward, -0.5 * 0.625);
+    assert.equal(env.step(act('Right')).reward, 0.5 * 0.6875 - 0.625);
+    assert.throws(() => new FrozenLakeEnv({ shapingDiscount: 2 }), /shapingDiscount/);
+  });
+});
