@@ -59,17 +59,21 @@ async function database(base: TrajflowConfig, prefix: string, label: string): Pr
 /** The rows in `batchRows` requests, `insertsInFlight` at a time, as the sink sends them; rows/s. */
 async function rawRound(config: TrajflowConfig, rows: readonly Row[]): Promise<number> {
   const inserter = new Inserter(config.clickhouse.url, config.clickhouse.database, 60_000, new AbortController().signal);
-  await inserter.encode('steps', rows.slice(0, 1)); // column types asked before the clock (the sink asks once, at its first batch)
-  const started = performance.now();
-  let next = 0;
-  const worker = async () => {
-    while (next < rows.length) {
-      const batch = rows.slice(next, (next += BATCH_ROWS));
-      await inserter.insert('steps', await inserter.encode('steps', batch));
-    }
-  };
-  await Promise.all(Array.from({ length: INSERTS_IN_FLIGHT }, worker));
-  return rows.length / ((performance.now() - started) / 1000);
+  try {
+    await inserter.encode('steps', rows.slice(0, 1)); // column types asked before the clock (the sink asks once, at its first batch)
+    const started = performance.now();
+    let next = 0;
+    const worker = async () => {
+      while (next < rows.length) {
+        const batch = rows.slice(next, (next += BATCH_ROWS));
+        await inserter.insert('steps', await inserter.encode('steps', batch));
+      }
+    };
+    await Promise.all(Array.from({ length: INSERTS_IN_FLIGHT }, worker));
+    return rows.length / ((performance.now() - started) / 1000);
+  } finally {
+    inserter.close();
+  }
 }
 
 async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<{ rowsPerSec: number; joinMs: number }> {
@@ -105,7 +109,8 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
     const decode = eventDecoder(backbone.codec, 'step');
     const rows: Row[] = steps.flatMap((step, i) => eventRows('step', decode(backbone.codec.encode('step', step)), { topic: 'raw', partition: 0, offset: String(i) }).map((r) => r.row));
 
-    const probe = await new Inserter(rawConfig.clickhouse.url, rawConfig.clickhouse.database, 60_000, new AbortController().signal).encode('steps', rows.slice(0, 1));
+    const prober = new Inserter(rawConfig.clickhouse.url, rawConfig.clickhouse.database, 60_000, new AbortController().signal);
+    const probe = await prober.encode('steps', rows.slice(0, 1)).finally(() => prober.close());
     const format = /FORMAT (\w+)$/.exec(probe.query)?.[1] ?? 'unknown';
     const results: SinkBenchRound[] = [];
     for (let round = 0; round < rounds; round++) {
