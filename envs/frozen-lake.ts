@@ -31,6 +31,13 @@ export interface FrozenLakeOptions extends TurnLimits {
    * place (a wall bump) costs c·(1 − γ)·Φ; policy-invariant for returns discounted with the same γ.
    */
   shapingDiscount: number;
+  /**
+   * Ours, 0 by default (gymnasium and RAGEN: a hole pays nothing): the reward for falling into a hole.
+   * Below 0 it tells "fell" from "ran out of turns", which a success-only reward cannot: most of what a
+   * policy must learn on random maps is to avoid holes, and groups where no rollout reached the goal
+   * carry that signal only with a penalty (README, Learning results).
+   */
+  holeReward: number;
 }
 
 /** RAGEN v1 defaults: max_turn 5, max_actions_per_turn 5, max_actions_per_traj 10 (ALGORITHMS.md §4.4). */
@@ -41,6 +48,7 @@ export const FROZEN_LAKE_DEFAULTS: Readonly<FrozenLakeOptions> = {
   successRate: 1 / 3,
   distanceShaping: 0,
   shapingDiscount: 1,
+  holeReward: 0,
   maxTurns: 5,
   maxActionsPerTurn: 5,
   maxActionsPerEpisode: 10,
@@ -79,6 +87,9 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
       throw new ConfigError(`FrozenLake option distanceShaping must be a number ≥ 0 (0 = off, e.g. 1), got ${String(o.distanceShaping)}`);
     }
     probabilityOption('FrozenLake', 'shapingDiscount', o.shapingDiscount);
+    if (!(Number.isFinite(o.holeReward) && o.holeReward <= 0)) {
+      throw new ConfigError(`FrozenLake option holeReward must be a number ≤ 0 (0 = gymnasium's, e.g. -1), got ${String(o.holeReward)}`);
+    }
     this.options = Object.freeze(o);
   }
 
@@ -152,7 +163,7 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
     const tile = tiles[this.player];
     const shaped = this.shaping(before);
     if (tile === 'G') return { reward: 1 + shaped, terminated: true, endReason: 'goal' };
-    if (tile === 'H') return { reward: shaped, terminated: true, endReason: 'hole' };
+    if (tile === 'H') return { reward: this.options.holeReward + shaped, terminated: true, endReason: 'hole' };
     return { reward: shaped, terminated: false };
   }
 

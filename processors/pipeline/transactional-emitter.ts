@@ -200,11 +200,14 @@ export class TransactionalEmitter {
     const units = this.pending.filter((unit) => unit.generation === generation);
     this.stats.discardedUnits += this.pending.length - units.length;
     this.pending = [];
-    if (units.length === 0 && this.tombstones.size === 0) return;
 
     // Acks first, so the positions taken below cover exactly the steps whose outputs are in these transactions.
+    // Positions also move without any unit: a dead-lettered step is acknowledged by the consumer itself. They
+    // are committed too (in a transaction with offsets only); left for the next output, a restart before it
+    // would read those steps again and dead-letter them twice.
     for (const unit of units) for (const source of unit.sources) source.ack();
     const batches = this.batches(units, this.consumer.takeCommittable());
+    if (batches.length === 0) return;
     const results = await Promise.allSettled(batches.map((batch) => this.write(batch, generation)));
     const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure) throw new TransactionFailedError(failure.reason);

@@ -165,3 +165,18 @@ describe('FrozenLake distanceShaping (potential-based, off by default)', () => {
     assert.throws(() => new FrozenLakeEnv({ shapingDiscount: 2 }), /shapingDiscount/);
   });
 });
+
+describe('FrozenLake holeReward (0 by default)', () => {
+  test('falling into a hole pays holeReward and still ends the episode; the goal and other moves are unchanged', () => {
+    const env = new FrozenLakeEnv({ slippery: false, holeReward: -1 });
+    env.loadMap(MAP);
+    assert.equal(env.step(act('Right')).reward, 0);
+    const r = env.step(act('Down'));
+    assert.deepEqual([r.reward, r.terminated, r.info.endReason, r.metrics.success], [-1, true, 'hole', 0]);
+    const plain = new FrozenLakeEnv({ slippery: false });
+    plain.loadMap(MAP);
+    plain.step(act('Right'));
+    assert.equal(plain.step(act('Down')).reward, 0, 'gymnasium pays nothing for a hole');
+    assert.throws(() => new FrozenLakeEnv({ holeReward: 1 }), /holeReward must be a number ≤ 0/);
+  });
+});

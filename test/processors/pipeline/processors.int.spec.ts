@@ -77,6 +77,53 @@ test('steps in, samples out: every complete group becomes one sample per episode
   }
 });
 
+test('a dead-lettered step is committed with no output after it, so a restart does not dead-letter it again', { timeout: 120_000 }, async () => {
+  const config = await isolatedConfig();
+  const consumerGroupId = uniqueName('processors-dead');
+  const stepsTopic = topicName(config, 'env.steps');
+  await new StepPublisher(backbone.producer, stepsTopic).publishAll(groupSteps('run-d', 2, 4));
+  // A backbone of its own: its dead-letter route writes to this test's dead-letter topic.
+  const own = await connectBackbone(config, { clientId: 'test-processors-dead' });
+  const start = () => startProcessors(own, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+  const admin = backbone.kafka.admin();
+  await admin.connect();
+  let handle = await start();
+  try {
+    await waitFor(() => handle.emitter.stats.samples >= 8, '8 samples written', 60_000);
+    // Garbage last, under several keys (several partitions): nothing is written after it.
+    const garbage = ['a', 'b', 'c', 'd', 'e', 'f'];
+    for (const key of garbage) await backbone.producer.sendRaw(stepsTopic, { key, value: Buffer.from(`not avro ${key}`) });
+    const lagging = async () => {
+      const ends = await admin.fetchTopicOffsets(stepsTopic);
+      const [committed] = await admin.fetchOffsets({ groupId: consumerGroupId, topics: [stepsTopic] });
+      return ends.filter((end) => committed!.partitions.find((p) => p.partition === end.partition)?.offset !== end.high);
+    };
+    await waitFor(async () => (await lagging()).length === 0, 'the committed offsets to pass the dead-lettered steps', 30_000, 200);
+    const letters = async () => (await readTopicCount(config, 'deadletter'));
+    let seen = 0;
+    await waitFor(async () => (seen = await letters()) === garbage.length, `${garbage.length} dead letters`, 30_000, 200).catch((e: Error) => {
+      throw new Error(`${e.message} (have ${seen})`);
+    });
+
+    // A restart resumes after them: no dead letter again (a new step proves the restarted pipeline has read past them).
+    await handle.close();
+    handle = await start();
+    await new StepPublisher(backbone.producer, stepsTopic).publishAll(groupSteps('run-d', 1, 4, 3, 2));
+    await waitFor(() => handle.emitter.stats.samples >= 4, 'the new group\'s samples after the restart', 60_000);
+    assert.equal(await letters(), garbage.length, 'each garbage message dead-lettered once');
+    assert.deepEqual(await lagging(), []);
+  } finally {
+    await handle.close();
+    await admin.disconnect();
+    await own.close();
+  }
+});
+
+async function readTopicCount(config: TrajflowConfig, name: 'deadletter'): Promise<number> {
+  const replay = await createReplay(backbone.kafka, { topic: topicName(config, name), decode: (bytes) => bytes, classify: classifyDecodeError });
+  return (await lastValueFrom(replay.events$.pipe(toArray()))).length;
+}
+
 const child = fileURLToPath(new URL('../helpers/processors-child.ts', import.meta.url));
 
 function startChild(prefix: string, consumerGroupId: string, instance = 0) {
