@@ -6,6 +6,9 @@
 //  - sink: N step events already on the steps topic → `startSink` with the same batch size and in-flight
 //    bound (consume, decode, map to rows, batch, insert, ack) under a new consumer group; clock from the
 //    group joined (joining is reported apart) to the last event stored and acked.
+//  - read ceiling: the same topic read by a bare kafkajs consumer (same fetch settings as the sink's,
+//    new group, bytes counted and dropped: no decode, no rows, no insert) — what any kafkajs consumer in one
+//    process can read here, so the sink's rate is bounded by it whatever the insert path does.
 // Rounds alternate which side runs first; the figures are the medians of the rounds. Each side writes into a
 // database of its own (tables emptied between rounds), dropped at the end with the run's topics.
 import { randomUUID } from 'node:crypto';
@@ -25,6 +28,8 @@ const INSERTS_IN_FLIGHT = 2;
 export interface SinkBenchRound {
   readonly rawRowsPerSec: number;
   readonly sinkRowsPerSec: number;
+  /** A bare kafkajs consumer reading the same events (no decode, no insert). */
+  readonly readEventsPerSec: number;
   readonly ratio: number;
   /** startSink → consumer group joined (not in the sink's clock). */
   readonly joinMs: number;
@@ -38,6 +43,7 @@ export interface SinkBenchResult {
   /** Medians over the rounds. */
   readonly sinkRowsPerSec: number;
   readonly rawRowsPerSec: number;
+  readonly readEventsPerSec: number;
   readonly ratio: number;
   readonly rounds: readonly SinkBenchRound[];
 }
@@ -95,6 +101,31 @@ async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: num
   }
 }
 
+/** A bare kafkajs consumer (the sink consumer's fetch settings) reading `events` messages: events/s from the join. */
+async function readRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<number> {
+  const consumer = backbone.kafka.consumer({ groupId: `bench-read-${randomUUID()}`, maxWaitTimeInMs: 200, allowAutoTopicCreation: false });
+  let joined = 0;
+  let read = 0;
+  let bytes = 0;
+  consumer.on(consumer.events.GROUP_JOIN, () => void (joined = performance.now()));
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        for (const message of batch.messages) bytes += message.value?.length ?? 0;
+        read += batch.messages.length;
+      },
+    });
+    while (read < events) await tick();
+    if (bytes === 0) throw new Error('read no bytes');
+    return events / ((performance.now() - joined) / 1000);
+  } finally {
+    await consumer.disconnect();
+  }
+}
+
 export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void): Promise<SinkBenchResult> {
   const base = loadConfig();
   const prefix = `bench.sink.${randomUUID().replaceAll('-', '').slice(0, 10)}`;
@@ -116,17 +147,19 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
     for (let round = 0; round < rounds; round++) {
       for (const config of [sinkConfig, rawConfig]) await clickHouseClient(config).exec('TRUNCATE TABLE steps');
       let raw = 0;
+      let read = 0;
       let sink = { rowsPerSec: 0, joinMs: 0 };
-      for (const side of round % 2 === 0 ? ['raw', 'sink'] : ['sink', 'raw']) {
+      for (const side of round % 2 === 0 ? ['raw', 'read', 'sink'] : ['sink', 'read', 'raw']) {
         progress(`round ${round + 1}/${rounds}: ${side}`);
         if (side === 'raw') raw = await rawRound(rawConfig, rows);
+        else if (side === 'read') read = await readRound(backbone, sinkConfig, events);
         else sink = await sinkRound(backbone, sinkConfig, events);
       }
       for (const config of [sinkConfig, rawConfig]) {
         const stored = Number((await clickHouseClient(config).query('SELECT count() FROM steps')).trim());
         if (stored < rows.length) throw new Error(`${config.clickhouse.database}: ${stored} of ${rows.length} rows stored`);
       }
-      results.push({ rawRowsPerSec: raw, sinkRowsPerSec: sink.rowsPerSec, ratio: sink.rowsPerSec / raw, joinMs: sink.joinMs });
+      results.push({ rawRowsPerSec: raw, sinkRowsPerSec: sink.rowsPerSec, readEventsPerSec: read, ratio: sink.rowsPerSec / raw, joinMs: sink.joinMs });
     }
     return {
       events,
@@ -135,6 +168,7 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
       insertsInFlight: INSERTS_IN_FLIGHT,
       sinkRowsPerSec: median(results.map((r) => r.sinkRowsPerSec)),
       rawRowsPerSec: median(results.map((r) => r.rawRowsPerSec)),
+      readEventsPerSec: median(results.map((r) => r.readEventsPerSec)),
       ratio: median(results.map((r) => r.ratio)),
       rounds: results,
     };

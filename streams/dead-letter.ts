@@ -19,6 +19,40 @@ export interface DeadLetterSink {
   route(letter: DeadLetterInput): Promise<void>;
 }
 
+/**
+ * A sink that writes the dead letter together with its source offset, in one Kafka transaction (the
+ * exactly-once processors): `hold` queues the letter and the consumer's acknowledgement of its source
+ * message, and the owner calls `source.ack()` just before it takes the positions it commits in that same
+ * transaction. So the dead letter and the offset past it become visible together: after a crash the
+ * message is neither lost nor dead-lettered twice.
+ */
+export interface HeldDeadLetterSink {
+  hold(letter: DeadLetterInput, source: HeldSource): void;
+}
+
+/** Where the rejected message was, in the consumer generation it was read in; ack() releases its offset. */
+export interface HeldSource {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly generation: number;
+  ack(): void;
+}
+
+/** The dead_letter event of a rejected message. */
+export function deadLetterEvent(letter: DeadLetterInput, eventTimeMs = Date.now()) {
+  return {
+    reason: letter.reason,
+    detail: letter.detail,
+    sourceTopic: letter.sourceTopic,
+    sourcePartition: letter.sourcePartition,
+    sourceOffset: Number(letter.sourceOffset),
+    key: letter.key,
+    payload: letter.payload ?? Buffer.alloc(0),
+    eventTimeMs,
+  };
+}
+
 export class DeadLetterRoute implements DeadLetterSink {
   constructor(
     private readonly producer: EventProducer,
@@ -26,21 +60,7 @@ export class DeadLetterRoute implements DeadLetterSink {
   ) {}
 
   route(letter: DeadLetterInput): Promise<void> {
-    return this.producer.send(
-      this.topic,
-      'dead_letter',
-      {
-        reason: letter.reason,
-        detail: letter.detail,
-        sourceTopic: letter.sourceTopic,
-        sourcePartition: letter.sourcePartition,
-        sourceOffset: Number(letter.sourceOffset),
-        key: letter.key,
-        payload: letter.payload ?? Buffer.alloc(0),
-        eventTimeMs: Date.now(),
-      },
-      // Keyed like the source message, so dead letters of one group stay in order.
-      letter.key,
-    );
+    // Keyed like the source message, so dead letters of one group stay in order.
+    return this.producer.send(this.topic, 'dead_letter', deadLetterEvent(letter), letter.key);
   }
 }

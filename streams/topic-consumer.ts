@@ -12,7 +12,7 @@ import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import { OffsetTracker, type CommitPosition, type PartitionKey } from './offset-tracker.js';
 import { InFlightGate } from './in-flight-gate.js';
-import type { DeadLetterSink } from './dead-letter.js';
+import type { DeadLetterInput, DeadLetterSink, HeldDeadLetterSink } from './dead-letter.js';
 
 export interface Envelope<T> {
   readonly topic: string;
@@ -43,8 +43,12 @@ export interface TopicConsumerOptions<T> {
   readonly decode: (payload: Buffer | null) => T;
   /** Maps a decode error to a rejection; errors it returns undefined for are bugs and stop the stream. */
   readonly classify: (error: unknown) => Rejection | undefined;
-  /** Where rejected payloads go. 'skip' only counts them (used by replay: they were routed when first consumed). */
-  readonly deadLetters: DeadLetterSink | 'skip';
+  /**
+   * Where rejected payloads go. A DeadLetterSink is awaited, then the message counts as processed; a
+   * HeldDeadLetterSink gets the message's acknowledgement to call when it writes the letter (in a transaction
+   * with the offsets, commits: 'external'). 'skip' only counts them (replay: they were routed when first consumed).
+   */
+  readonly deadLetters: DeadLetterSink | HeldDeadLetterSink | 'skip';
   readonly maxInFlight?: number;
   /** Acknowledge each message as soon as it is emitted (no backpressure past RxJS; replay's default). */
   readonly autoAck?: boolean;
@@ -207,9 +211,20 @@ export class TopicConsumer<T> {
       try {
         value = this.options.decode(message.value);
       } catch (error) {
-        await this.reject(error, message, source);
+        const letter = this.rejection(error, message, source);
+        const sink = this.options.deadLetters;
         this.tracker.delivered(source, offset);
-        this.tracker.acked(source, offset, generation);
+        if (sink !== 'skip' && 'hold' in sink) {
+          this.stats.deadLettered++;
+          sink.hold(letter, { topic: source.topic, partition: source.partition, offset: message.offset, generation, ack: () => this.ackHeld(source, offset, generation) });
+        } else {
+          if (sink === 'skip') this.stats.skipped++;
+          else {
+            await sink.route(letter);
+            this.stats.deadLettered++;
+          }
+          this.tracker.acked(source, offset, generation);
+        }
         resolveOffset(message.offset);
         if (end !== undefined && offset + 1n >= end) this.finished.add(key);
         continue;
@@ -226,23 +241,16 @@ export class TopicConsumer<T> {
     this.completeIfFinished();
   }
 
-  /** Routes a payload that failed to decode to the dead-letter sink (awaiting its ack), or rethrows a bug. */
-  private async reject(error: unknown, message: KafkaMessage, source: PartitionKey): Promise<void> {
+  /** The dead letter of a payload that failed to decode, or rethrows a bug (an error classify does not know). */
+  private rejection(error: unknown, message: KafkaMessage, source: PartitionKey): DeadLetterInput {
     const rejection = this.options.classify(error);
     if (!rejection) throw error;
-    if (this.options.deadLetters === 'skip') {
-      this.stats.skipped++;
-      return;
-    }
-    await this.options.deadLetters.route({
-      ...rejection,
-      sourceTopic: source.topic,
-      sourcePartition: source.partition,
-      sourceOffset: message.offset,
-      key: message.key,
-      payload: message.value,
-    });
-    this.stats.deadLettered++;
+    return { ...rejection, sourceTopic: source.topic, sourcePartition: source.partition, sourceOffset: message.offset, key: message.key, payload: message.value };
+  }
+
+  /** A held dead letter was written: its message's offset may be committed (once per message and generation). */
+  private ackHeld(source: PartitionKey, offset: bigint, generation: number): void {
+    if (this.tracker.acked(source, offset, generation)) this.gate.changed();
   }
 
   private envelope(source: PartitionKey, message: KafkaMessage, value: T, generation: number): Envelope<T> {

@@ -8,6 +8,8 @@
 // marks first and skips, acknowledging, every step of a marked episode. A mark is deleted (tombstone)
 // once the committed offset of its partition has passed the episode's last step: it can no longer be
 // read again, so the topic stays small.
+// Steps that could not be decoded are marked the same way, by their position ('dead_letter'): their dead
+// letter is written in the transaction of the mark, so a message read again is not dead-lettered twice.
 import type { Kafka } from 'kafkajs';
 import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { createReplay } from '../../streams/replay.js';
@@ -18,12 +20,17 @@ export interface EpisodeMark {
   readonly partition: number;
   /** Highest offset of the episode's steps. */
   readonly maxOffset: string;
-  readonly status: 'emitted' | 'dropped';
+  readonly status: 'emitted' | 'dropped' | 'dead_letter';
 }
 
 /** A mark's key: consumer group, run and episode (episodes ids are unique within a run). */
 export function episodeMarkKey(consumerGroupId: string, runId: string, episodeId: string): string {
   return `${consumerGroupId}|${runId}|${episodeId}`;
+}
+
+/** A dead letter's mark key: consumer group and the rejected message's position (five fields, unlike an episode's three). */
+export function deadLetterMarkKey(consumerGroupId: string, topic: string, partition: number, offset: string): string {
+  return `${consumerGroupId}|#dead-letter|${topic}|${partition}|${offset}`;
 }
 
 export class EpisodeMarks {
@@ -37,6 +44,10 @@ export class EpisodeMarks {
 
   has(runId: string, episodeId: string): boolean {
     return this.marks.has(episodeMarkKey(this.consumerGroupId, runId, episodeId));
+  }
+
+  hasDeadLetter(topic: string, partition: number, offset: string): boolean {
+    return this.marks.has(deadLetterMarkKey(this.consumerGroupId, topic, partition, offset));
   }
 
   add(mark: EpisodeMark): void {

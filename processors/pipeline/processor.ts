@@ -22,7 +22,7 @@ import {
   type TrajectoryGroup,
 } from '../assembly/index.js';
 import type { BatchStats } from '../stats/batch-stats.js';
-import { EpisodeMarks, episodeMarkKey, type EpisodeMark } from './episode-marks.js';
+import { deadLetterMarkKey, EpisodeMarks, episodeMarkKey, type EpisodeMark } from './episode-marks.js';
 import { batchProcessor, type ProcessingConfig } from './process-batch.js';
 import { rolloutStatsEvents } from './rollout-stats-events.js';
 import { rolloutBatches } from '../assembly/rollout-batches.js';
@@ -49,7 +49,7 @@ export interface ProcessorsOptions {
   /** How often outputs and offsets are committed (one transaction per input partition each time). */
   readonly flushIntervalMs?: number;
   /** Topic names (defaults: the config's prefix with env.steps, samples, trajectories, processors.state). */
-  readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; rolloutStats: string; state: string }>;
+  readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; rolloutStats: string; state: string; deadLetters: string }>;
   readonly onBatch?: (stats: BatchStats) => void;
 }
 
@@ -83,6 +83,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     trajectories: options.topics?.trajectories ?? topicName(config, 'trajectories'),
     rolloutStats: options.topics?.rolloutStats ?? topicName(config, 'rollout.stats'),
     state: options.topics?.state ?? topicName(config, 'processors.state'),
+    deadLetters: options.topics?.deadLetters ?? topicName(config, 'deadletter'),
   };
   const processBatch = batchProcessor(options.processing);
   const marks = new EpisodeMarks(consumerGroupId);
@@ -91,7 +92,21 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const consumer = createEventConsumer(backbone.kafka, backbone.codec, 'step', {
     topic: topics.steps,
     groupId: consumerGroupId,
-    deadLetters: backbone.deadLetters,
+    // Dead letters are written exactly once, like the outputs: in a transaction with a mark of their position
+    // (and the offsets); a message read again after a crash finds its mark and is only acknowledged.
+    deadLetters: {
+      hold: (letter, source) => {
+        if (marks.hasDeadLetter(source.topic, source.partition, source.offset)) return source.ack();
+        const mark: EpisodeMark = {
+          key: deadLetterMarkKey(consumerGroupId, source.topic, source.partition, source.offset),
+          topic: source.topic,
+          partition: source.partition,
+          maxOffset: source.offset,
+          status: 'dead_letter',
+        };
+        out.enqueue({ generation: source.generation, samples: [], trajectories: [], marks: [mark], deadLetters: [letter], sources: [source] });
+      },
+    },
     commits: 'external',
     // Open episodes and groups hold their steps un-acknowledged until their outputs are written.
     maxInFlight: 500_000,

@@ -20,6 +20,7 @@ import type { Kafka, Producer, Transaction } from 'kafkajs';
 import { Subject } from 'rxjs';
 import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
 import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
+import { deadLetterEvent, type DeadLetterInput } from '../../streams/dead-letter.js';
 import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { TrajflowError } from '../../core/errors.js';
 import { rememberingPartitioner } from '../../streams/partitioner.js';
@@ -31,9 +32,13 @@ export interface OutputUnit {
   readonly trajectories: readonly TrajectoryEvent[];
   readonly rolloutStats?: readonly RolloutStatsEvent[];
   readonly marks: readonly EpisodeMark[];
-  /** Step envelopes to acknowledge once the unit is written. */
-  readonly sources: readonly Envelope<unknown>[];
+  /** Steps that could not be decoded, written to the dead-letter topic in the transaction of their offsets. */
+  readonly deadLetters?: readonly DeadLetterInput[];
+  /** Step messages to acknowledge once the unit is written (envelopes, or held dead letters' sources). */
+  readonly sources: readonly UnitSource[];
 }
+
+export type UnitSource = Pick<Envelope<unknown>, 'topic' | 'partition' | 'offset' | 'ack'>;
 
 export interface EmitterTopics {
   /** The input topic whose partitions the transactional producers follow. */
@@ -42,6 +47,7 @@ export interface EmitterTopics {
   readonly trajectories: string;
   readonly rolloutStats: string;
   readonly state: string;
+  readonly deadLetters: string;
 }
 
 export interface EmitterStats {
@@ -49,6 +55,7 @@ export interface EmitterStats {
   samples: number;
   trajectories: number;
   marks: number;
+  deadLetters: number;
   tombstones: number;
   discardedUnits: number;
   /** Transactions refused because another member had taken the partition (its producer fenced this one). */
@@ -83,7 +90,7 @@ interface Batch {
 export class TransactionalEmitter {
   /** The units of each committed transaction, once they are readable (for progress and latency measurements). */
   readonly committed$ = new Subject<readonly OutputUnit[]>();
-  readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, tombstones: 0, discardedUnits: 0, fenced: 0 };
+  readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, deadLetters: 0, tombstones: 0, discardedUnits: 0, fenced: 0 };
   private readonly producers = new Map<number, Producer>();
   private pending: OutputUnit[] = [];
   /** Mark keys to delete, by the input partition whose transaction deletes them. */
@@ -265,10 +272,13 @@ export class TransactionalEmitter {
       const trajectories = units.flatMap((u) => u.trajectories);
       const marks = units.flatMap((u) => u.marks);
       const rolloutStats = units.flatMap((u) => u.rolloutStats ?? []);
+      const deadLetters = units.flatMap((u) => u.deadLetters ?? []);
       const topicMessages = [
         { topic: this.topics.samples, messages: samples.map((s) => ({ key: s.groupId, value: this.codec.encode('sample', s) })) },
         { topic: this.topics.trajectories, messages: trajectories.map((t) => ({ key: t.groupId, value: this.codec.encode('trajectory', t) })) },
         { topic: this.topics.rolloutStats, messages: rolloutStats.map((r) => ({ key: r.runId, value: this.codec.encode('rollout_stats', r) })) },
+        // Keyed like the source message, as the plain dead-letter route does.
+        { topic: this.topics.deadLetters, messages: deadLetters.map((d) => ({ key: d.key, value: this.codec.encode('dead_letter', deadLetterEvent(d)) })) },
         {
           topic: this.topics.state,
           messages: [...marks.map((m) => ({ key: m.key, value: Buffer.from(JSON.stringify(m)) })), ...tombstones.map((key) => ({ key, value: null }))],
@@ -290,6 +300,7 @@ export class TransactionalEmitter {
       this.stats.samples += samples.length;
       this.stats.trajectories += trajectories.length;
       this.stats.marks += marks.length;
+      this.stats.deadLetters += deadLetters.length;
       this.stats.tombstones += tombstones.length;
       for (const mark of marks) this.marks.add(mark);
       this.committed$.next(units);

@@ -146,11 +146,18 @@ test('processors killed (SIGKILL) and restarted mid-stream write every sample ex
   // A straggler group goes first with 3 of its 4 episodes: while it is open, the committed offset of its
   // partition stays at its first step, so the groups finished after it are read again after the crash.
   const straggler = episodesOf('run-b', 'run-b-straggler', [0, 1, 2]);
-  await publisher.publishAll([...straggler, ...groupSteps('run-b', 10, 4, 3, 0)]);
+  await publisher.publishAll(straggler);
+  // Garbage in the straggler's partition, after its first step: read again after the crash, so a dead
+  // letter written outside the offsets' transaction would be written twice.
+  const stepsTopic = topicName(config, 'env.steps');
+  const garbage = (tag: string) => backbone.producer.sendRaw(stepsTopic, { key: 'run-b-straggler', value: Buffer.from(`garbage ${tag}`) });
+  for (const tag of ['a', 'b', 'c']) await garbage(tag);
+  await publisher.publishAll(groupSteps('run-b', 10, 4, 3, 0));
 
   const first = startChild(config.topicPrefix, consumerGroupId);
   await waitFor(() => first.samples() > 0, 'the first instance to write samples', 90_000);
   await publisher.publishAll(groupSteps('run-b', 10, 4, 3, 10));
+  await garbage('d');
   first.proc.kill('SIGKILL');
   await first.exited;
 
@@ -166,6 +173,8 @@ test('processors killed (SIGKILL) and restarted mid-stream write every sample ex
   const ids = samples.map((s) => s.sampleId);
   assert.equal(new Set(ids).size, 120, 'every episode has a sample');
   assert.equal(ids.length, 120, `no sample written twice (${ids.length - new Set(ids).size} duplicates)`);
+  const letters = (await readTopicCount(config, 'deadletter'));
+  assert.equal(letters, 4, 'each garbage message dead-lettered once across the crash');
 });
 
 test('two processes in one consumer group split the partitions and together write the same samples as one', { timeout: 240_000 }, async () => {
