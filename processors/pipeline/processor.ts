@@ -25,6 +25,7 @@ import type { BatchStats } from '../stats/batch-stats.js';
 import { deadLetterMarkKey, EpisodeMarks, episodeMarkKey, type EpisodeMark } from './episode-marks.js';
 import { batchProcessor, type ProcessingConfig } from './process-batch.js';
 import { rolloutStatsEvents } from './rollout-stats-events.js';
+import { flushOnOutput } from './flush-on-output.js';
 import { rolloutBatches } from '../assembly/rollout-batches.js';
 import { TransactionalEmitter, type OutputUnit } from './transactional-emitter.js';
 
@@ -46,7 +47,7 @@ export interface ProcessorsOptions {
    */
   readonly batchWindowMs?: number;
   readonly maxBatchGroups?: number;
-  /** How often outputs and offsets are committed (one transaction per input partition each time). */
+  /** Output is written as soon as it is queued; this interval (default 100) also writes mark releases. */
   readonly flushIntervalMs?: number;
   /** Topic names (defaults: the config's prefix with env.steps, samples, trajectories, processors.state). */
   readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; rolloutStats: string; state: string; deadLetters: string }>;
@@ -104,7 +105,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
           maxOffset: source.offset,
           status: 'dead_letter',
         };
-        out.enqueue({ generation: source.generation, samples: [], trajectories: [], marks: [mark], deadLetters: [letter], sources: [source] });
+        emit({ generation: source.generation, samples: [], trajectories: [], marks: [mark], deadLetters: [letter], sources: [source] });
       },
     },
     commits: 'external',
@@ -139,10 +140,14 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     sources: members.flatMap((m) => m.sources),
   });
 
-  // Output is written by the flush interval below. (Writing each unit as soon as it was queued was tried
-  // and reverted: the many small back-to-back transactions made test/faults/garbage.int.spec.ts see
-  // dead letters written again in 2 of 5 runs, against 0 of 4 with the interval.)
-  const emit = (unit: OutputUnit): void => out.enqueue(unit);
+  // Output is written as soon as it is queued and no transaction is in flight (flush-on-output.ts); the
+  // interval below also writes the episode-mark releases that commits queue, and is a safety net.
+  let failFlush: (error: unknown) => void = () => undefined;
+  const flusher = flushOnOutput(() => out.flush(), (error) => failFlush(error));
+  const emit = (unit: OutputUnit): void => {
+    out.enqueue(unit);
+    flusher.kick();
+  };
 
   // A step that feeds no output (late, or of an episode already written): acknowledge it with the next write.
   const acknowledgeOnly = (generation: number, envelope: StepEnvelope): OutputUnit => ({ generation, samples: [], trajectories: [], marks: [], sources: [envelope] });
@@ -192,6 +197,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const groupStats = createGroupAssemblyStats();
   const subscription = new Subscription();
   const done = new Promise<void>((resolve, reject) => {
+    failFlush = reject;
     subscription.add(
       consumer.events$
         .pipe(
@@ -222,6 +228,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     // Stop the operators (open episodes are simply not acknowledged), write what is finished, then leave.
     close: async () => {
       subscription.unsubscribe();
+      flusher.stop();
       await out.flush().catch(() => undefined);
       await consumer.close({ drain: false });
       await out.close();
