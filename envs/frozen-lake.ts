@@ -38,6 +38,12 @@ export interface FrozenLakeOptions extends TurnLimits {
    * carry that signal only with a penalty (README, Learning results).
    */
   holeReward: number;
+  /**
+   * Ours, 0 by default (gymnasium clamps silently): the reward for a move that leaves the player in place
+   * (walking into the edge). With a hole penalty and no cost here, "bump the edge until the turns run out"
+   * is the safest policy and RL finds it (README, Learning results).
+   */
+  wallBumpReward: number;
 }
 
 /** RAGEN v1 defaults: max_turn 5, max_actions_per_turn 5, max_actions_per_traj 10 (ALGORITHMS.md §4.4). */
@@ -49,6 +55,7 @@ export const FROZEN_LAKE_DEFAULTS: Readonly<FrozenLakeOptions> = {
   distanceShaping: 0,
   shapingDiscount: 1,
   holeReward: 0,
+  wallBumpReward: 0,
   maxTurns: 5,
   maxActionsPerTurn: 5,
   maxActionsPerEpisode: 10,
@@ -89,6 +96,9 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
     probabilityOption('FrozenLake', 'shapingDiscount', o.shapingDiscount);
     if (!(Number.isFinite(o.holeReward) && o.holeReward <= 0)) {
       throw new ConfigError(`FrozenLake option holeReward must be a number ≤ 0 (0 = gymnasium's, e.g. -1), got ${String(o.holeReward)}`);
+    }
+    if (!(Number.isFinite(o.wallBumpReward) && o.wallBumpReward <= 0)) {
+      throw new ConfigError(`FrozenLake option wallBumpReward must be a number ≤ 0 (0 = gymnasium's, e.g. -0.1), got ${String(o.wallBumpReward)}`);
     }
     this.options = Object.freeze(o);
   }
@@ -164,7 +174,7 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
     const shaped = this.shaping(before);
     if (tile === 'G') return { reward: 1 + shaped, terminated: true, endReason: 'goal' };
     if (tile === 'H') return { reward: this.options.holeReward + shaped, terminated: true, endReason: 'hole' };
-    return { reward: shaped, terminated: false };
+    return { reward: shaped + (this.player === before ? this.options.wallBumpReward : 0), terminated: false };
   }
 
   protected isSuccess(): boolean {

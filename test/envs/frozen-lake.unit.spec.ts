@@ -179,4 +179,13 @@ describe('FrozenLake holeReward (0 by default)', () => {
     assert.equal(plain.step(act('Down')).reward, 0, 'gymnasium pays nothing for a hole');
     assert.throws(() => new FrozenLakeEnv({ holeReward: 1 }), /holeReward must be a number ≤ 0/);
   });
+
+  test('wallBumpReward is paid for a move that leaves the player in place, and only then', () => {
+    const env = new FrozenLakeEnv({ slippery: false, wallBumpReward: -0.1 });
+    env.loadMap(MAP);
+    const bump = env.step(act('Up'));
+    assert.deepEqual([bump.reward, bump.terminated], [-0.1, false]);
+    assert.equal(env.step(act('Right')).reward, 0);
+    assert.throws(() => new FrozenLakeEnv({ wallBumpReward: 0.5 }), /wallBumpReward must be a number ≤ 0/);
+  });
 });
