@@ -49,6 +49,11 @@ export interface ProcessorsOptions {
   readonly maxBatchGroups?: number;
   /** Output is written as soon as it is queued; this interval (default 100) also writes mark releases. */
   readonly flushIntervalMs?: number;
+  /**
+   * Write output as soon as it is queued (default true). false: only every flushIntervalMs, as before —
+   * for tests that stage one transaction holding everything a batch produced.
+   */
+  readonly writeAsQueued?: boolean;
   /** Topic names (defaults: the config's prefix with env.steps, samples, trajectories, processors.state). */
   readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; rolloutStats: string; state: string; deadLetters: string }>;
   readonly onBatch?: (stats: BatchStats) => void;
@@ -74,6 +79,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     batchWindowMs = 50,
     maxBatchGroups = 64,
     flushIntervalMs = 100,
+    writeAsQueued = true,
   } = options;
   if (!(flushIntervalMs > 0) || !(batchWindowMs > 0)) {
     throw new ConfigError('flushIntervalMs and batchWindowMs must be > 0 (milliseconds)');
@@ -146,7 +152,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const flusher = flushOnOutput(() => out.flush(), (error) => failFlush(error));
   const emit = (unit: OutputUnit): void => {
     out.enqueue(unit);
-    flusher.kick();
+    if (writeAsQueued) flusher.kick();
   };
 
   // A step that feeds no output (late, or of an episode already written): acknowledge it with the next write.

@@ -16,6 +16,10 @@
 // Here the rebalance is made deterministic: the transactions' commits are held until a second member
 // has joined the processors' consumer group and the processors have re-read their partitions. A broker
 // restart produces the same interleaving when a transaction waits out the outage.
+// Caution (2026-11-29, evening): with that fix removed the test now passes too (0 duplicates in 4 of 4
+// runs, interval flushing or not). Something else now orders the new generation's offset fetch after the
+// held commit, or the interleaving is no longer reached. It still checks that no episode is lost or written
+// twice across the rebalance; it no longer proves the fix. To be re-staged.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -87,11 +91,18 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
   const runId = uniqueName('run').replace(/\./g, '-');
   const steps = groupSteps(runId, 12, 4, 3);
   await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
+  const read = async <N extends 'trajectory' | 'sample'>(topic: string, event: N) => {
+    const replay = await createReplay(backbone.kafka, { topic: topicName(config, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
+    return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value.episodeId);
+  };
   const consumerGroupId = `${config.topicPrefix}.processors`;
   // Every commit waits: the first flush's transactions (one per partition) are all open during the rebalance,
   // so the partitions the processors keep are re-read from offsets older than what those transactions commit.
   const { kafka, state } = holdingFirstCommit(backbone.kafka, { every: true });
-  const handle = await startProcessors({ ...backbone, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+  // Interval flushing: the first flush then holds every group of the (already published) steps, the
+  // interleaving this test stages. (Written as soon as queued, the first transaction may hold only some,
+  // and the test stopped seeing the bug: 0 duplicates in 2 of 2 runs with the fix below removed.)
+  const handle = await startProcessors({ ...backbone, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50, writeAsQueued: false });
   let intruder: Consumer | undefined;
   try {
     await waitFor(() => state.held, 'the first transaction to reach its commit', 60_000);
@@ -110,15 +121,17 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
     const transactionsBefore = handle.emitter.stats.transactions;
     state.release();
     await waitFor(() => handle.emitter.stats.transactions >= transactionsBefore + 1 && handle.consumer.stats.delivered > deliveredBefore, 'the new generation to re-read and flush', 60_000);
+    // Output is written as soon as it is queued, so the held transactions need not have held every group,
+    // and the intruder holds some partitions. It leaves; the processors take every partition again and write
+    // the rest. Wait until the trajectories topic has every episode (or time out: lost).
+    await intruder.disconnect();
+    intruder = undefined;
+    await waitFor(async () => new Set(await read('trajectories', 'trajectory')).size >= steps.length / 3, 'a trajectory of every episode on the topic', 60_000, 500);
   } finally {
     state.release();
     await intruder?.disconnect().catch(() => undefined);
     await handle.close();
   }
-  const read = async <N extends 'trajectory' | 'sample'>(topic: string, event: N) => {
-    const replay = await createReplay(backbone.kafka, { topic: topicName(config, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
-    return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value.episodeId);
-  };
   const trajectories = await read('trajectories', 'trajectory');
   const samples = await read('samples', 'sample');
   const episodes = steps.length / 3;
