@@ -81,10 +81,18 @@ export interface ConsumerStats {
   rebalances: number;
   /** Partitions assigned to this member at the last (re)join. */
   assignedPartitions: number;
+  /** Fresh kafkajs consumers started after kafkajs gave up (see canReconnect). */
+  reconnects: number;
 }
 
+/** How long after the first of a streak of kafkajs failures a group consumer keeps reconnecting (the clients' ~100 s retry budget, and some). */
+const RECONNECT_BUDGET_MS = 120_000;
+/** kafkajs errors that mean "the broker (or the group coordinator) is away", not "this cannot work". */
+const OUTAGE_ERRORS = new Set(['KafkaJSGroupCoordinatorNotFound', 'KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError', 'KafkaJSBrokerNotFound']);
+const OUTAGE_MESSAGE = /group coordinator|connection|ECONNREFUSED|not the leader|leader not available|NOT_COORDINATOR/i;
+
 export class TopicConsumer<T> {
-  readonly stats: ConsumerStats = { delivered: 0, acked: 0, deadLettered: 0, skipped: 0, commits: 0, rebalances: 0, assignedPartitions: 0 };
+  readonly stats: ConsumerStats = { delivered: 0, acked: 0, deadLettered: 0, skipped: 0, commits: 0, rebalances: 0, assignedPartitions: 0, reconnects: 0 };
   readonly events$: Observable<Envelope<T>>;
   private readonly tracker = new OffsetTracker();
   private readonly gate: InFlightGate;
@@ -97,6 +105,8 @@ export class TopicConsumer<T> {
   private readonly finished = new Set<string>();
   private assignmentReady: Promise<void> = Promise.resolve();
   private starting: Promise<void> = Promise.resolve();
+  private reconnectStreakStart: number | null = null;
+  private lastReconnectAt = 0;
 
   constructor(
     private readonly kafka: Kafka,
@@ -161,12 +171,14 @@ export class TopicConsumer<T> {
       });
     }
     consumer.on(consumer.events.CRASH, (event) => {
-      if (!event.payload.restart && !this.closing) subscriber.error(event.payload.error);
+      if (event.payload.restart || this.closing || consumer !== this.consumer) return;
+      if (this.canReconnect(event.payload.error)) this.reconnect(subscriber, consumer);
+      else subscriber.error(event.payload.error);
     });
     await consumer.connect();
     if (this.closing) return;
     await consumer.subscribe({ topics: [...topics], fromBeginning });
-    if (groupId !== undefined && this.options.commits !== 'external') {
+    if (groupId !== undefined && this.options.commits !== 'external' && !this.commitTimer) {
       this.commitTimer = setInterval(() => void this.commit(), commitIntervalMs);
     }
     await consumer.run({
@@ -174,6 +186,8 @@ export class TopicConsumer<T> {
       eachBatchAutoResolve: false,
       eachBatch: (payload) => this.onBatch(payload, subscriber),
     });
+    // A reconnected consumer resumes from the committed offsets, not from the first start's positions.
+    if (this.stats.reconnects > 0) return;
     for (const [key, offset] of this.options.startOffsets ?? []) {
       const [topic, partition] = splitKey(key);
       consumer.seek({ topic, partition, offset: offset.toString() });
@@ -306,6 +320,43 @@ export class TopicConsumer<T> {
       }
     });
     return this.committing;
+  }
+
+  /**
+   * kafkajs gives up on some failures for good (restart: false): notably "Failed to find group coordinator"
+   * when every broker refused the connection at that moment of a broker restart, which ended the learner's
+   * stream though the broker was back seconds later. A consumer group member can start over from its
+   * committed offsets — a rejoin, like a rebalance: what was not acknowledged is delivered again — so
+   * kafkajs' own errors are met with a fresh consumer, for up to RECONNECT_BUDGET_MS after the first failure
+   * of a streak. Errors thrown by our code (a decode bug) and consumers without a group (replay) still end the stream.
+   */
+  private canReconnect(error: Error): boolean {
+    if (this.options.groupId === undefined) return false;
+    let cause: unknown = error;
+    let outage = false;
+    while (cause instanceof Error) {
+      if (!cause.name.startsWith('KafkaJS')) return false;
+      outage ||= OUTAGE_ERRORS.has(cause.name) || OUTAGE_MESSAGE.test(cause.message);
+      cause = (cause as { cause?: unknown }).cause;
+    }
+    // Anything else kafkajs gives up on (a missing topic, an authorisation failure) is reported at once.
+    if (!outage) return false;
+    const now = Date.now();
+    if (this.reconnectStreakStart === null || now - this.lastReconnectAt > RECONNECT_BUDGET_MS) this.reconnectStreakStart = now;
+    return now - this.reconnectStreakStart <= RECONNECT_BUDGET_MS;
+  }
+
+  private reconnect(subscriber: Subscriber<Envelope<T>>, crashed: Consumer): void {
+    this.stats.reconnects++;
+    this.lastReconnectAt = Date.now();
+    const delay = Math.min(5000, 500 * 2 ** Math.min(4, this.stats.reconnects - 1));
+    console.error(`trajflow consumer ${this.options.groupId}: kafkajs gave up (the broker away?); reconnecting in ${delay} ms from the committed offsets`);
+    void crashed.disconnect().catch(() => undefined);
+    setTimeout(() => {
+      if (this.closing) return;
+      this.starting = this.start(subscriber);
+      this.starting.catch((error) => subscriber.error(error));
+    }, delay);
   }
 
   private completeIfFinished(): void {
