@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { concatMap, delay, of, tap } from 'rxjs';
 import { loadConfig } from '../../core/config.js';
-import { StepPublisher, connectBackbone, createEventConsumer, type Backbone } from '../../streams/index.js';
+import { StepPublisher, TopicConsumer, classifyDecodeError, connectBackbone, createEventConsumer, eventDecoder, type Backbone } from '../../streams/index.js';
 import type { StepEvent } from '../../schemas/index.js';
 import { sampleEvents } from '../fixtures/events.js';
 import { collect, createTopic, uniqueName, waitFor } from '../helpers/kafka.js';
@@ -154,4 +154,57 @@ test('on SIGTERM the consumer commits what was processed and leaves; a restart s
   await consumer.close();
   // Only the 5 new events: the 30 processed before SIGTERM were committed on the way out.
   assert.deepEqual(next.map((e) => e.value.stepIndex), [30, 31, 32, 33, 34]);
+});
+
+test('a group consumer that kafkajs gives up on ("Failed to find group coordinator") starts over from the committed offsets', { timeout: 90_000 }, async () => {
+  // kafkajs (CommonJS) spreads its error classes into module.exports: reachable through the default export.
+  const kafkajs = (await import('kafkajs')).default as unknown as Record<string, new (e: unknown) => Error>;
+  const { KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetriableError } = kafkajs as { KafkaJSGroupCoordinatorNotFound: new (e: unknown) => Error; KafkaJSNonRetriableError: new (e: unknown) => Error };
+  const topic = await createTopic(backbone.kafka, 'reconnect', 2);
+  const sent = Array.from({ length: 40 }, (_, i) => step(i % 4, 0, i));
+  await new StepPublisher(backbone.producer, topic).publishAll(sent);
+  // The 21st message read makes kafkajs crash for good with the error a broker outage gives it (the
+  // consumer's decode is where a test can raise it; classify does not know it, so it ends the batch).
+  let read = 0;
+  const decode = eventDecoder(backbone.codec, 'step');
+  const decodeStep = (bytes: Buffer | null) => {
+    if (++read === 21) throw new KafkaJSNonRetriableError(new KafkaJSGroupCoordinatorNotFound('Failed to find group coordinator'));
+    return decode(bytes);
+  };
+  const consumer = new TopicConsumer<StepEvent>(backbone.kafka, { topics: [topic], groupId: uniqueName('reconnect'), decode: decodeStep, classify: classifyDecodeError, deadLetters: backbone.deadLetters, commitIntervalMs: 100 });
+  const seen = new Set<string>();
+  let failed: unknown;
+  const subscription = consumer.events$.subscribe({
+    next: (envelope) => {
+      seen.add(envelope.value.eventId);
+      envelope.ack();
+    },
+    error: (error) => (failed = error),
+  });
+  try {
+    await waitFor(() => seen.size === sent.length || failed !== undefined, 'every step, across the reconnect', 60_000);
+    assert.equal(failed, undefined, `the stream ended: ${String(failed)}`);
+    assert.equal(consumer.stats.reconnects, 1);
+    assert.ok(consumer.stats.rebalances >= 2, 'the fresh consumer joined the group again');
+  } finally {
+    subscription.unsubscribe();
+    await consumer.close();
+  }
+
+  // Our own errors (a bug) still end the stream at once.
+  const topic2 = await createTopic(backbone.kafka, 'reconnect-bug', 1);
+  await new StepPublisher(backbone.producer, topic2).publishAll(sent.slice(0, 3));
+  const buggy = new TopicConsumer<StepEvent>(backbone.kafka, {
+    topics: [topic2],
+    groupId: uniqueName('reconnect-bug'),
+    decode: () => {
+      throw new TypeError('a bug');
+    },
+    classify: () => undefined,
+    deadLetters: backbone.deadLetters,
+  });
+  const error = await new Promise<unknown>((resolve) => buggy.events$.subscribe({ error: resolve }));
+  assert.match(String(error), /a bug/);
+  assert.equal(buggy.stats.reconnects, 0);
+  await buggy.close();
 });
