@@ -17,9 +17,12 @@
 // has joined the processors' consumer group and the processors have re-read their partitions. A broker
 // restart produces the same interleaving when a transaction waits out the outage.
 // Caution (2026-11-29, evening): with that fix removed the test now passes too (0 duplicates in 4 of 4
-// runs, interval flushing or not). Something else now orders the new generation's offset fetch after the
-// held commit, or the interleaving is no longer reached. It still checks that no episode is lost or written
-// twice across the rebalance; it no longer proves the fix. To be re-staged.
+// runs, interval flushing or not). A likely reason, not yet verified: the new generation reloads the marks
+// from the state topic only after settled() has let the held transaction commit, and a released mark's
+// tombstone is written in the *next* transaction. So the reload still finds the marks, and the re-read
+// episodes are skipped even without the fix. Staging that would take a transaction that writes the
+// tombstones between the held commit and the reload. The test still checks that no episode is lost or
+// written twice across the rebalance; it no longer proves the fix.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
