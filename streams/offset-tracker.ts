@@ -54,6 +54,9 @@ export class OffsetTracker {
 
   delivered(key: PartitionKey, offset: bigint): void {
     const state = this.state(key);
+    // The generation's first delivery is where the consumer resumed (the committed offset, or the start):
+    // committing that position would change nothing, so it does not count as progress.
+    if (state.committed === null && state.nextAfterDelivered === null) state.committed = offset;
     const last = state.pending[state.pending.length - 1];
     if (last !== undefined && offset <= last) {
       throw new RangeError(`offset ${offset} of ${key.topic}[${key.partition}] delivered after ${last}: deliveries must ascend within a generation`);

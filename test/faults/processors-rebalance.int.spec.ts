@@ -16,13 +16,11 @@
 // Here the rebalance is made deterministic: the transactions' commits are held until a second member
 // has joined the processors' consumer group and the processors have re-read their partitions. A broker
 // restart produces the same interleaving when a transaction waits out the outage.
-// Caution (2026-11-29, evening): with that fix removed the test now passes too (0 duplicates in 4 of 4
-// runs, interval flushing or not). A likely reason, not yet verified: the new generation reloads the marks
-// from the state topic only after settled() has let the held transaction commit, and a released mark's
-// tombstone is written in the *next* transaction. So the reload still finds the marks, and the re-read
-// episodes are skipped even without the fix. Staging that would take a transaction that writes the
-// tombstones between the held commit and the reload. The test still checks that no episode is lost or
-// written twice across the rebalance; it no longer proves the fix.
+// (2026-11-29, evening) For a while this test passed with the fix removed: once flushes committed
+// offsets with no output, the first held transaction was an empty one (each partition's resume position),
+// so nothing was released. Positions that only restate where a generation resumed are no longer committed
+// (streams/offset-tracker.ts), and the new generation's marks reload waits until a later transaction had
+// the chance to write tombstones (below): with the fix removed, 20 of 48 trajectories are written twice.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
@@ -106,6 +104,18 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
   // interleaving this test stages. (Written as soon as queued, the first transaction may hold only some,
   // and the test stopped seeing the bug: 0 duplicates in 2 of 2 runs with the fix below removed.)
   const handle = await startProcessors({ ...backbone, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50, writeAsQueued: false });
+  // The worst order for the marks: the new generation reloads them only after a later transaction had the
+  // chance to write the tombstones of marks the held commit released (up to 3 s; with the fix none are written).
+  const reload = handle.marks.reload.bind(handle.marks);
+  let staged = false;
+  handle.marks.reload = async (client, topic) => {
+    if (state.held && !staged) {
+      staged = true;
+      const deadline = Date.now() + 3000;
+      while (handle.emitter.stats.tombstones === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    return reload(client, topic);
+  };
   let intruder: Consumer | undefined;
   try {
     await waitFor(() => state.held, 'the first transaction to reach its commit', 60_000);
