@@ -5,8 +5,7 @@
 import type { EnvId, TurnLimits } from './contract.js';
 import { DiscreteTurnEnv, type ActionOutcome } from './discrete-env.js';
 import { generateLakeMap, goalDistances, type LakeMap } from './frozen-lake-map.js';
-import { ConfigError } from '../core/errors.js';
-import { booleanOption, integerOption, probabilityOption, rejectUnknownOptions, turnLimits } from './options.js';
+import { booleanOption, integerOption, probabilityOption, rejectUnknownOptions, signedOption, turnLimits } from './options.js';
 import { Rng, Stream } from './random.js';
 
 export interface FrozenLakeOptions extends TurnLimits {
@@ -90,16 +89,10 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
     probabilityOption('FrozenLake', 'frozenProbability', o.frozenProbability, 0.3, 1);
     booleanOption('FrozenLake', 'slippery', o.slippery);
     probabilityOption('FrozenLake', 'successRate', o.successRate);
-    if (!(Number.isFinite(o.distanceShaping) && o.distanceShaping >= 0)) {
-      throw new ConfigError(`FrozenLake option distanceShaping must be a number ≥ 0 (0 = off, e.g. 1), got ${String(o.distanceShaping)}`);
-    }
+    signedOption('FrozenLake', 'distanceShaping', o.distanceShaping, 1, '0 = off, e.g. 1');
     probabilityOption('FrozenLake', 'shapingDiscount', o.shapingDiscount);
-    if (!(Number.isFinite(o.holeReward) && o.holeReward <= 0)) {
-      throw new ConfigError(`FrozenLake option holeReward must be a number ≤ 0 (0 = gymnasium's, e.g. -1), got ${String(o.holeReward)}`);
-    }
-    if (!(Number.isFinite(o.wallBumpReward) && o.wallBumpReward <= 0)) {
-      throw new ConfigError(`FrozenLake option wallBumpReward must be a number ≤ 0 (0 = gymnasium's, e.g. -0.1), got ${String(o.wallBumpReward)}`);
-    }
+    signedOption('FrozenLake', 'holeReward', o.holeReward, -1, "0 = gymnasium's, e.g. -1");
+    signedOption('FrozenLake', 'wallBumpReward', o.wallBumpReward, -1, "0 = gymnasium's, e.g. -0.1");
     this.options = Object.freeze(o);
   }
 

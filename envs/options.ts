@@ -29,6 +29,17 @@ export function probabilityOption(envName: string, name: string, value: number, 
   return value;
 }
 
+/**
+ * A finite number on one side of 0 (0 included): `sign` 1 for ≥ 0, −1 for ≤ 0. `hint` says what 0 means
+ * and gives an example, e.g. "0 = off, e.g. 1".
+ */
+export function signedOption(envName: string, name: string, value: number, sign: 1 | -1, hint: string): number {
+  if (!(Number.isFinite(value) && sign * value >= 0)) {
+    throw new ConfigError(`${envName} option ${name} must be a number ${sign > 0 ? '≥' : '≤'} 0 (${hint}), got ${String(value)}`);
+  }
+  return value;
+}
+
 export function booleanOption(envName: string, name: string, value: boolean): boolean {
   if (typeof value !== 'boolean') {
     throw new ConfigError(`${envName}: option ${name}=${String(value)} must be true or false.`);

@@ -228,15 +228,16 @@ export class TopicConsumer<T> {
         const letter = this.rejection(error, message, source);
         const sink = this.options.deadLetters;
         this.tracker.delivered(source, offset);
-        if (sink !== 'skip' && 'hold' in sink) {
+        if (sink === 'skip') {
+          this.stats.skipped++;
+          this.tracker.acked(source, offset, generation);
+        } else if ('hold' in sink) {
+          // Acknowledged by its owner, when the letter is written with the offsets.
           this.stats.deadLettered++;
           sink.hold(letter, { topic: source.topic, partition: source.partition, offset: message.offset, generation, ack: () => this.ackHeld(source, offset, generation) });
         } else {
-          if (sink === 'skip') this.stats.skipped++;
-          else {
-            await sink.route(letter);
-            this.stats.deadLettered++;
-          }
+          await sink.route(letter);
+          this.stats.deadLettered++;
           this.tracker.acked(source, offset, generation);
         }
         resolveOffset(message.offset);

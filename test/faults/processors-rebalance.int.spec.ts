@@ -100,9 +100,8 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
   // Every commit waits: the first flush's transactions (one per partition) are all open during the rebalance,
   // so the partitions the processors keep are re-read from offsets older than what those transactions commit.
   const { kafka, state } = holdingFirstCommit(backbone.kafka, { every: true });
-  // Interval flushing: the first flush then holds every group of the (already published) steps, the
-  // interleaving this test stages. (Written as soon as queued, the first transaction may hold only some,
-  // and the test stopped seeing the bug: 0 duplicates in 2 of 2 runs with the fix below removed.)
+  // Interval flushing: the first flush then holds the groups of the (already published) steps, the
+  // interleaving this test stages; written as soon as queued, the first transaction may hold only some.
   const handle = await startProcessors({ ...backbone, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50, writeAsQueued: false });
   // The worst order for the marks: the new generation reloads them only after a later transaction had the
   // chance to write the tombstones of marks the held commit released (up to 3 s; with the fix none are written).
@@ -134,9 +133,9 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
     const transactionsBefore = handle.emitter.stats.transactions;
     state.release();
     await waitFor(() => handle.emitter.stats.transactions >= transactionsBefore + 1 && handle.consumer.stats.delivered > deliveredBefore, 'the new generation to re-read and flush', 60_000);
-    // Output is written as soon as it is queued, so the held transactions need not have held every group,
-    // and the intruder holds some partitions. It leaves; the processors take every partition again and write
-    // the rest. Wait until the trajectories topic has every episode (or time out: lost).
+    // The held transactions need not have held every group, and the intruder holds some partitions. It
+    // leaves; the processors take every partition again and write the rest. Wait until the trajectories
+    // topic has every episode (or time out: lost).
     await intruder.disconnect();
     intruder = undefined;
     await waitFor(async () => new Set(await read('trajectories', 'trajectory')).size >= steps.length / 3, 'a trajectory of every episode on the topic', 60_000, 500);
