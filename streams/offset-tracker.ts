@@ -15,11 +15,17 @@ export interface PartitionKey {
 }
 
 interface PartitionState {
-  /** Delivered offsets in delivery order (ascending); acked entries are dropped from the front. */
-  readonly pending: bigint[];
-  /** The same offsets as `pending`, for O(1) membership. */
-  readonly pendingSet: Set<bigint>;
-  readonly acked: Set<bigint>;
+  readonly topic: string;
+  readonly partition: number;
+  /**
+   * Delivered offsets in delivery order (ascending) from index `head` on, and whether each was acked:
+   * acked entries are dropped from the front by moving `head` (Array#shift would move the whole array at
+   * every ack: the sink holds 20,000 deliveries), and the arrays are compacted once the dropped part is
+   * as large as the rest. An ack finds its offset by binary search (offsets ascend but have gaps).
+   */
+  offsets: bigint[];
+  acks: boolean[];
+  head: number;
   /** Offset of the next message after the last delivered one. */
   nextAfterDelivered: bigint | null;
   /** Last offset handed to commit(), to avoid committing the same position twice. */
@@ -32,7 +38,8 @@ export interface CommitPosition extends PartitionKey {
 }
 
 export class OffsetTracker {
-  private partitions = new Map<string, PartitionState>();
+  /** Per topic, the partitions' states by partition number. */
+  private partitions = new Map<string, PartitionState[]>();
   private currentGeneration = 0;
   private unacked = 0;
 
@@ -57,12 +64,12 @@ export class OffsetTracker {
     // The generation's first delivery is where the consumer resumed (the committed offset, or the start):
     // committing that position would change nothing, so it does not count as progress.
     if (state.committed === null && state.nextAfterDelivered === null) state.committed = offset;
-    const last = state.pending[state.pending.length - 1];
+    const last = state.offsets.length > state.head ? state.offsets[state.offsets.length - 1] : undefined;
     if (last !== undefined && offset <= last) {
       throw new RangeError(`offset ${offset} of ${key.topic}[${key.partition}] delivered after ${last}: deliveries must ascend within a generation`);
     }
-    state.pending.push(offset);
-    state.pendingSet.add(offset);
+    state.offsets.push(offset);
+    state.acks.push(false);
     state.nextAfterDelivered = offset + 1n;
     this.unacked++;
   }
@@ -70,27 +77,39 @@ export class OffsetTracker {
   /** Returns false when the ack belongs to an older generation (or repeats an earlier ack). */
   acked(key: PartitionKey, offset: bigint, generation: number): boolean {
     if (generation !== this.currentGeneration) return false;
-    const state = this.partitions.get(id(key));
-    if (!state || state.acked.has(offset) || !state.pendingSet.has(offset)) return false;
-    state.acked.add(offset);
+    const state = this.partitions.get(key.topic)?.[key.partition];
+    if (!state) return false;
+    const at = indexOf(state.offsets, state.head, offset);
+    if (at < 0 || state.acks[at]) return false;
+    state.acks[at] = true;
     this.unacked--;
-    while (state.pending.length > 0 && state.acked.has(state.pending[0]!)) {
-      const done = state.pending.shift()!;
-      state.acked.delete(done);
-      state.pendingSet.delete(done);
+    const { offsets, acks } = state;
+    let head = state.head;
+    while (head < offsets.length && acks[head]) head++;
+    if (head === offsets.length) {
+      state.offsets = [];
+      state.acks = [];
+      head = 0;
+    } else if (head > 1024 && head * 2 > offsets.length) {
+      state.offsets = offsets.slice(head);
+      state.acks = acks.slice(head);
+      head = 0;
     }
+    state.head = head;
     return true;
   }
 
   /** Positions that moved since the last call; mark them committed. */
   takeCommittable(): CommitPosition[] {
     const positions: CommitPosition[] = [];
-    for (const [key, state] of this.partitions) {
-      const position = state.pending[0] ?? state.nextAfterDelivered;
-      if (position === null || position === state.committed) continue;
-      state.committed = position;
-      const [topic, partition] = split(key);
-      positions.push({ topic, partition, offset: position });
+    for (const states of this.partitions.values()) {
+      for (const state of states) {
+        if (!state) continue; // a partition number this member never received
+        const position = state.offsets[state.head] ?? state.nextAfterDelivered;
+        if (position === null || position === state.committed) continue;
+        state.committed = position;
+        positions.push({ topic: state.topic, partition: state.partition, offset: position });
+      }
     }
     return positions;
   }
@@ -98,27 +117,33 @@ export class OffsetTracker {
   /** Put positions back after a failed commit, so the next attempt retries them. */
   commitFailed(positions: readonly CommitPosition[]): void {
     for (const position of positions) {
-      const state = this.partitions.get(id(position));
+      const state = this.partitions.get(position.topic)?.[position.partition];
       if (state && state.committed === position.offset) state.committed = null;
     }
   }
 
   private state(key: PartitionKey): PartitionState {
-    const k = id(key);
-    let state = this.partitions.get(k);
+    let states = this.partitions.get(key.topic);
+    if (!states) this.partitions.set(key.topic, (states = []));
+    let state = states[key.partition];
     if (!state) {
-      state = { pending: [], pendingSet: new Set(), acked: new Set(), nextAfterDelivered: null, committed: null };
-      this.partitions.set(k, state);
+      state = { topic: key.topic, partition: key.partition, offsets: [], acks: [], head: 0, nextAfterDelivered: null, committed: null };
+      states[key.partition] = state;
     }
     return state;
   }
 }
 
-function id(key: PartitionKey): string {
-  return `${key.partition}@${key.topic}`;
-}
-
-function split(key: string): [string, number] {
-  const at = key.indexOf('@');
-  return [key.slice(at + 1), Number(key.slice(0, at))];
+/** The index of offset in the ascending xs[from..], or -1. */
+function indexOf(xs: readonly bigint[], from: number, offset: bigint): number {
+  let lo = from;
+  let hi = xs.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const x = xs[mid]!;
+    if (x === offset) return mid;
+    if (x < offset) lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return -1;
 }

@@ -8,8 +8,13 @@
 // stream, which cost more than encoding it.
 import { Agent, request } from 'node:http';
 import { ClickHouseError } from '../../infra/clickhouse/http.js';
-import { jsonEachRowBody, type Row, type TableName } from './rows.js';
-import { rowBinaryEncoder, type RowBinaryEncoder } from './row-binary.js';
+import type { StepEvent } from '../../schemas/index.js';
+import { jsonEachRowBody, stepRows, type Row, type TableName } from './rows.js';
+import { ByteWriter, rowBinaryEncoder, type RowBinaryEncoder } from './row-binary.js';
+import { STEP_COLUMNS, stepTypesMatch, TranscodedStep } from './step-transcoder.js';
+
+/** A row to insert: its column values, or a steps row already in RowBinary (step-transcoder.ts). */
+export type SinkRow = Row | TranscodedStep;
 
 /** One encoded batch: the INSERT statement and its data. */
 export interface InsertBody {
@@ -23,6 +28,8 @@ export class Inserter {
   private readonly base: string;
   private readonly types = new Map<TableName, Promise<Map<string, string>>>();
   private readonly encoders = new Map<string, RowBinaryEncoder | null>();
+  /** Per table: whether ClickHouse's column types are the ones the step transcoder writes. */
+  private readonly transcodable = new Map<TableName, boolean>();
   private readonly agent = new Agent({ keepAlive: true });
 
   constructor(
@@ -30,21 +37,60 @@ export class Inserter {
     private readonly database: string,
     private readonly timeoutMs: number,
     private readonly stop: AbortSignal,
+    /** Decodes a step's Avro bytes, for transcoded rows the table's column types no longer fit. */
+    private readonly decodeStep: (bytes: Buffer) => StepEvent = () => {
+      throw new Error('Inserter: TranscodedStep rows need a decodeStep');
+    },
   ) {
     this.base = url.replace(/\/$/, '');
   }
 
   /** Encodes rows of one table (all with the same columns, as rows.ts makes them). */
-  async encode(table: TableName, rows: readonly Row[]): Promise<InsertBody> {
-    const columns = Object.keys(rows[0] ?? {});
+  async encode(table: TableName, rows: readonly SinkRow[]): Promise<InsertBody> {
+    const first = rows[0];
+    const columns = first instanceof TranscodedStep ? STEP_COLUMNS : Object.keys(first ?? {});
     const key = `${table}(${columns.join(',')})`;
     let encoder = this.encoders.get(key);
     if (encoder === undefined) {
       encoder = rowBinaryEncoder(columns, await this.columnTypes(table));
       this.encoders.set(key, encoder);
     }
-    if (encoder === null) return { query: `INSERT INTO ${table} FORMAT JSONEachRow`, data: jsonEachRowBody(rows) };
-    return { query: `INSERT INTO ${table} (${columns.map((c) => `\`${c}\``).join(', ')}) FORMAT RowBinary`, data: encoder.encode(rows) };
+    const plain = (row: SinkRow): Row => (row instanceof TranscodedStep ? stepRows(this.decodeStep(row.avro), row.source)[0]!.row : row);
+    if (encoder === null) return { query: `INSERT INTO ${table} FORMAT JSONEachRow`, data: jsonEachRowBody(rows.map(plain)) };
+    // Transcoded rows were written for the steps types; if the table's types changed since, decoded again.
+    const transcoded = this.transcodable.get(table) === true;
+    // Sized so that it does not grow (growing copies): the transcoded rows' bytes, ≈ 1 kB for each other row.
+    let bytes = 1;
+    for (const row of rows) bytes += transcoded && row instanceof TranscodedStep ? row.end - row.start : 1024;
+    const w = new ByteWriter(bytes);
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!;
+      if (!(row instanceof TranscodedStep)) encoder.encodeRow(w, row);
+      else if (!transcoded) encoder.encodeRow(w, plain(row));
+      else {
+        // Rows that follow each other in one chunk are copied as one range.
+        let end = row.end;
+        for (let next = rows[i + 1]; next instanceof TranscodedStep && next.chunk === row.chunk && next.start === end; next = rows[i + 1]) {
+          end = next.end;
+          i++;
+        }
+        w.rangeOf(row.chunk, row.start, end);
+      }
+    }
+    return { query: `INSERT INTO ${table} (${columns.map((c) => `\`${c}\``).join(', ')}) FORMAT RowBinary`, data: w.result() };
+  }
+
+  /** Whether steps may be transcoded (step-transcoder.ts): the steps types are known and the transcoder's. */
+  get transcodesSteps(): boolean {
+    return this.transcodable.get('steps') === true;
+  }
+
+  /** Asks ClickHouse for a table's column types now (not at its first insert); a failure is left to that insert. */
+  prepare(table: TableName): Promise<void> {
+    return this.columnTypes(table).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   async insert(table: TableName, body: InsertBody): Promise<void> {
@@ -59,6 +105,7 @@ export class Inserter {
   /** Drops what is cached about a table's columns (they are asked again at the next encode). */
   forget(table: TableName): void {
     this.types.delete(table);
+    this.transcodable.delete(table);
     for (const key of this.encoders.keys()) if (key.startsWith(`${table}(`)) this.encoders.delete(key);
   }
 
@@ -68,7 +115,9 @@ export class Inserter {
       const sql = `SELECT name, type FROM system.columns WHERE database = ${quoteString(this.database)} AND table = ${quoteString(table)} FORMAT JSONEachRow`;
       types = this.post(sql, '', `reading the columns of ${table}`).then((text) => {
         const lines = text.split('\n').filter((line) => line !== '');
-        return new Map(lines.map((line) => JSON.parse(line) as { name: string; type: string }).map(({ name, type }) => [name, type]));
+        const known = new Map(lines.map((line) => JSON.parse(line) as { name: string; type: string }).map(({ name, type }) => [name, type]));
+        if (table === 'steps') this.transcodable.set(table, stepTypesMatch(known));
+        return known;
       });
       types.catch(() => this.types.delete(table));
       this.types.set(table, types);

@@ -119,6 +119,40 @@ export class ByteWriter {
     this.pos = at + n * bytes;
   }
 
+  /** A String value from src[start, end): its bytes as they are (the transcoder copies Avro strings so). */
+  stringBytes(src: Uint8Array, start: number, end: number): void {
+    this.varUInt(end - start);
+    this.raw(src, start, end);
+  }
+
+  /** The bytes src[start, end) as they are, with no length. */
+  raw(src: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    this.reserve(n);
+    const buf = this.buf;
+    const at = this.pos;
+    // Short ranges (ids, keys) byte by byte: a call into native copy costs more than that.
+    if (n <= 64) for (let i = 0; i < n; i++) buf[at + i] = src[start + i]!;
+    else buf.set(src.subarray(start, end), at);
+    this.pos = at + n;
+  }
+
+  /** Bytes [start, end) written into another writer (a transcoded row), appended as they are. */
+  rangeOf(other: ByteWriter, start: number, end: number): void {
+    this.raw(other.buf, start, end);
+  }
+
+  /** The first n values of a typed array as Array(Int32) or Array(Float32). */
+  typedNumbers(xs: Int32Array | Float32Array, n: number): void {
+    this.varUInt(n);
+    this.reserve(4 * n);
+    const view = this.view;
+    const at = this.pos;
+    if (xs instanceof Int32Array) for (let i = 0; i < n; i++) view.setInt32(at + 4 * i, xs[i]!, true);
+    else for (let i = 0; i < n; i++) view.setFloat32(at + 4 * i, xs[i]!, true);
+    this.pos = at + 4 * n;
+  }
+
   bytes(b: Uint8Array): void {
     this.varUInt(b.length);
     this.reserve(b.length);
@@ -283,7 +317,12 @@ export interface RowBinaryEncoder {
   /** The columns of the INSERT, in body order. */
   readonly columns: readonly string[];
   encode(rows: readonly Row[]): Buffer;
+  /** Appends one row (encode is this for every row into a new writer). */
+  encodeRow(w: ByteWriter, row: Row): void;
 }
+
+/** A writer sized for a batch of rows (a step row is ≈ 1 kB). */
+export const batchWriter = (rows: number): ByteWriter => new ByteWriter(Math.max(1 << 16, rows * 1024));
 
 /**
  * An encoder for rows with exactly these columns (in this order), given each column's ClickHouse type;
@@ -297,18 +336,20 @@ export function rowBinaryEncoder(columns: readonly string[], types: ReadonlyMap<
     if (!writer) return null;
     writers.push(writer);
   }
+  const encodeRow = (w: ByteWriter, row: Row): void => {
+    for (let i = 0; i < columns.length; i++) {
+      const column = columns[i]!;
+      const value = row[column];
+      if (value === undefined) throw new TypeError(`sink row: no value for column ${column}`);
+      writers[i]!(w, value, column);
+    }
+  };
   return {
     columns,
+    encodeRow,
     encode(rows) {
-      const w = new ByteWriter(Math.max(1 << 16, rows.length * 1024));
-      for (const row of rows) {
-        for (let i = 0; i < columns.length; i++) {
-          const column = columns[i]!;
-          const value = row[column];
-          if (value === undefined) throw new TypeError(`sink row: no value for column ${column}`);
-          writers[i]!(w, value, column);
-        }
-      }
+      const w = batchWriter(rows.length);
+      for (const row of rows) encodeRow(w, row);
       return w.result();
     },
   };

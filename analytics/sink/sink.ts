@@ -1,5 +1,7 @@
 // The ClickHouse sink: every event topic → rows (rows.ts) → batched inserts (inserter.ts: RowBinary, or
-// JSONEachRow for a column type it does not know), one table at a time.
+// JSONEachRow for a column type it does not know), one table at a time. Steps, nearly all the rows, skip the
+// row objects: their Avro bytes are checked on arrival and transcoded into RowBinary at insert time
+// (step-transcoder.ts), with the same bytes as the decoded path.
 //
 // Delivery: at least once, then deduplicated by ClickHouse.
 //   * One TopicConsumer over all eight event topics, consumer group `trajflow-sink`. An envelope is acked
@@ -25,8 +27,9 @@ import { ClickHouseError } from '../../infra/clickhouse/http.js';
 import { DecodeError, eventNames, type EventName } from '../../schemas/index.js';
 import { eventDecoder, TopicConsumer, type Backbone, type Envelope } from '../../streams/index.js';
 import { Batcher } from './batcher.js';
-import { Inserter, type InsertBody } from './inserter.js';
-import { eventRows, sinkTopics, type Row, type TableName } from './rows.js';
+import { Inserter, type InsertBody, type SinkRow } from './inserter.js';
+import { eventRows, sinkTopics, type TableName } from './rows.js';
+import { StepChunks } from './step-transcoder.js';
 
 export interface SinkOptions {
   /** Consumer group (default `<topic prefix>.sink`, so sinks of different prefixes never share a group). */
@@ -92,7 +95,7 @@ interface Pending {
 
 interface Item {
   readonly table: TableName;
-  readonly row: Row;
+  readonly row: SinkRow;
   readonly pending: Pending;
 }
 
@@ -134,7 +137,13 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
 
   let stopping = false;
   const stopController = new AbortController();
-  const inserter = new Inserter(clickhouse.url, clickhouse.database, insertTimeoutMs, stopController.signal);
+  const decodeStep = eventDecoder(backbone.codec, 'step');
+  const inserter = new Inserter(clickhouse.url, clickhouse.database, insertTimeoutMs, stopController.signal, decodeStep);
+  // Steps of the current schema that pass every check are written into RowBinary from their Avro bytes
+  // as they arrive, once the steps table's column types are known (step-transcoder.ts); anything else is
+  // decoded here, and an undecodable step dead-lettered.
+  const stepChunks = new StepChunks(backbone.codec.registry.current('step').header, backbone.codec.maxEventBytes);
+  if (events.includes('step')) void inserter.prepare('steps');
 
   const ackRows = (items: readonly Item[]) => {
     for (const item of items) {
@@ -180,6 +189,10 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     stats.events++;
     const event = eventByTopic.get(envelope.topic);
     if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
+    if (event === 'step' && envelope.value !== null && inserter.transcodesSteps) {
+      const row = stepChunks.transcode(envelope.value, envelope);
+      if (row) return [{ table: 'steps', row, pending: { remaining: 1, envelope } }];
+    }
     let rows;
     try {
       const value = decoders.get(event)!(envelope.value);

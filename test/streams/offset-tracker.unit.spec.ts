@@ -60,3 +60,34 @@ test('rejects deliveries that go backwards within a generation', () => {
   tracker.delivered(p0, 4n);
   assert.throws(() => tracker.delivered(p0, 4n), /must ascend/);
 });
+
+test('many deliveries acked in random order, with gaps in the offsets: the position is always the first unacked one', () => {
+  let seed = 12345;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const tracker = new OffsetTracker();
+  const generation = tracker.newGeneration();
+  const key = { topic: 't', partition: 7 };
+  // 5,000 offsets with gaps (transaction markers, compaction), acked in a shuffled order (long stretches of
+  // acks behind an unacked head, which is what the tracker's compaction is for).
+  const offsets: bigint[] = [];
+  for (let o = 100n; offsets.length < 5000; o += 1n + BigInt(Math.floor(random() * 3))) offsets.push(o);
+  for (const o of offsets) tracker.delivered(key, o);
+  const order = offsets.map((o, i) => ({ o, k: i + random() * 3000 })).sort((a, b) => a.k - b.k).map((x) => x.o);
+  const acked = new Set<bigint>();
+  let reported = offsets[0]!; // the resume position counts as committed
+  for (const [i, o] of order.entries()) {
+    assert.equal(tracker.acked(key, o, generation), true);
+    assert.equal(tracker.acked(key, o, generation), false, 'a second ack of the same offset');
+    acked.add(o);
+    if (i % 97 === 0 || i === order.length - 1) {
+      const expected = offsets.find((x) => !acked.has(x)) ?? offsets.at(-1)! + 1n;
+      const [position] = tracker.takeCommittable();
+      reported = position?.offset ?? reported; // nothing taken: the position has not moved
+      assert.equal(reported, expected);
+      assert.equal(tracker.inFlight, offsets.length - acked.size);
+    }
+  }
+  assert.equal(tracker.acked(key, 99n, generation), false, 'an offset never delivered');
+  tracker.delivered(key, offsets.at(-1)! + 5n);
+  assert.deepEqual(tracker.takeCommittable(), [{ topic: 't', partition: 7, offset: offsets.at(-1)! + 5n }]);
+});

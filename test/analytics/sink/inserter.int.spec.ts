@@ -1,15 +1,19 @@
 // The sink's inserts on the real ClickHouse: every table is written as RowBinary (no column type falls back
 // to JSONEachRow), and what ClickHouse stores from it is exactly what it stores from JSONEachRow of the same
 // rows, also for the awkward values: tabs, newlines, backslashes, quotes, NUL, unicode, NaN and infinities,
-// nulls, empty maps and arrays, negative numbers, raw bytes ≥ 0x80.
+// nulls, empty maps and arrays, negative numbers, raw bytes ≥ 0x80. Steps transcoded from their Avro bytes
+// (step-transcoder.ts) are stored exactly as their decoded rows.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type TrajflowConfig } from '../../../core/config.js';
 import { applyMigrations } from '../../../infra/clickhouse/migrations.js';
 import { clickHouseClient } from '../../../infra/clickhouse/http.js';
-import { Inserter } from '../../../analytics/sink/inserter.js';
-import { eventRows, jsonEachRowBody, tableKeys, type Row, type TableName } from '../../../analytics/sink/rows.js';
+import { Inserter, type SinkRow } from '../../../analytics/sink/inserter.js';
+import { eventRows, jsonEachRowBody, stepRows, tableKeys, type Row, type TableName } from '../../../analytics/sink/rows.js';
+import { StepChunks } from '../../../analytics/sink/step-transcoder.js';
+import { eventDecoder } from '../../../streams/event-consumer.js';
+import { codec } from '../../schemas/helpers.js';
 import type { EventName, EventTypes } from '../../../schemas/index.js';
 import { makeStep, sampleEvents } from '../../fixtures/events.js';
 
@@ -112,4 +116,52 @@ test('a failed insert makes the inserter ask for the columns again; ClickHouse d
   const down = new Inserter('http://127.0.0.1:9', config.clickhouse.database, 2_000, new AbortController().signal);
   await assert.rejects(down.encode('steps', rowsByTable().get('steps')!), (error: Error & { retriable?: boolean }) => error.name === 'ClickHouseError' && /not reachable/.test(error.message));
   down.close();
+});
+
+test('steps transcoded from their Avro bytes: on the real table, stored exactly as their decoded rows; decoded when the types differ', { timeout: 60_000 }, async () => {
+  const transcodedDb = await scratch('avro');
+  const decodedDb = await scratch('decoded');
+  const decodeStep = eventDecoder(codec, 'step');
+  const chunks = new StepChunks(codec.registry.current('step').header, codec.maxEventBytes);
+  const steps = [
+    makeStep({}, 11),
+    { ...makeStep({}, 12), observation: awkward, action: awkward, stateKey: awkward, info: { note: awkward, '': '' }, metrics: { a: NaN, b: Infinity, c: -Infinity, d: -0.5 } },
+    { ...makeStep({}, 13), observationTokenIds: null, stateKey: null, metrics: {}, info: {}, actionTokenIds: [], actionLogProbs: [], reward: -0 },
+    { ...makeStep({}, 14), actionTokenIds: [0, 2_147_483_647], actionLogProbs: [Math.fround(-1e-30), 0], policyVersion: 2 ** 40 },
+  ];
+  const sources = steps.map((_, i) => ({ topic: 'trajflow.env.steps', partition: i, offset: String(2 ** 40 + i) }));
+  const avro = steps.map((step, i) => {
+    const row = chunks.transcode(codec.encode('step', step), sources[i]!);
+    assert.ok(row, `step ${i} is transcoded`);
+    return row;
+  });
+  const select = `SELECT * FROM steps ORDER BY ${tableKeys.steps.join(', ')}, kafka_offset FORMAT TabSeparated`;
+  const store = async (config: TrajflowConfig, rows: SinkRow[], transcodes = true) => {
+    const inserter = new Inserter(config.clickhouse.url, config.clickhouse.database, 30_000, new AbortController().signal, decodeStep);
+    try {
+      assert.equal(inserter.transcodesSteps, false, 'not before the types are known');
+      await inserter.prepare('steps');
+      assert.equal(inserter.transcodesSteps, transcodes);
+      const body = await inserter.encode('steps', rows);
+      assert.match(body.query, /FORMAT RowBinary$/);
+      await inserter.insert('steps', body);
+    } finally {
+      inserter.close();
+    }
+    return clickHouseClient(config).query(select);
+  };
+  const fromAvro = await store(transcodedDb, avro);
+  const fromRows = await store(decodedDb, steps.map((step, i) => stepRows(decodeStep(codec.encode('step', step)), sources[i]!)[0]!.row));
+  assert.equal(fromAvro.split('\n').filter((l) => l !== '').length, steps.length);
+  assert.equal(fromAvro, fromRows);
+  // Rows of both kinds in one batch (a step of an older schema is decoded), and a table whose reward column
+  // is another type: the inserter decodes the Avro steps instead of transcoding them.
+  await clickHouseClient(transcodedDb).exec('TRUNCATE TABLE steps');
+  await clickHouseClient(decodedDb).exec('TRUNCATE TABLE steps');
+  const mixed: SinkRow[] = [avro[0]!, stepRows(decodeStep(avro[1]!.avro), sources[1]!)[0]!.row, avro[2]!, avro[3]!];
+  assert.equal(await store(transcodedDb, mixed), fromRows);
+  await clickHouseClient(decodedDb).exec('ALTER TABLE steps MODIFY COLUMN reward Float32');
+  const stored = await store(decodedDb, avro, false);
+  assert.equal(stored.split('\n').filter((l) => l !== '').length, steps.length);
+  assert.equal(stored, fromRows, 'rewards here are exact in Float32 too');
 });
