@@ -204,53 +204,61 @@ export class TopicConsumer<T> {
     const stopped = () => this.closing || !isRunning() || isStale();
     await this.assignmentReady;
 
-    for (const message of batch.messages) {
-      if (stopped()) break;
-      const offset = BigInt(message.offset);
-      if (end !== undefined && offset >= end) {
-        this.finished.add(key);
-        break;
-      }
-      if (start !== undefined && offset < start) {
-        resolveOffset(message.offset);
-        continue;
-      }
-      // Fast path without awaits: most messages find the gate open and decode cleanly.
-      if (!this.gate.open) {
-        await this.gate.whenOpen({ tick: heartbeat, cancelled: stopped });
+    // kafkajs resumes fetching after the last resolved offset; resolving once, after the loop, for the last
+    // message handled, is the same (and parses one offset instead of one per message).
+    let resolved: string | null = null;
+    try {
+      for (const message of batch.messages) {
         if (stopped()) break;
-      }
-      const generation = this.tracker.generation;
-      let value: T;
-      try {
-        value = this.options.decode(message.value);
-      } catch (error) {
-        const letter = this.rejection(error, message, source);
-        const sink = this.options.deadLetters;
-        this.tracker.delivered(source, offset);
-        if (sink === 'skip') {
-          this.stats.skipped++;
-          this.tracker.acked(source, offset, generation);
-        } else if ('hold' in sink) {
-          // Acknowledged by its owner, when the letter is written with the offsets.
-          this.stats.deadLettered++;
-          sink.hold(letter, { topic: source.topic, partition: source.partition, offset: message.offset, generation, ack: () => this.ackHeld(source, offset, generation) });
-        } else {
-          await sink.route(letter);
-          this.stats.deadLettered++;
-          this.tracker.acked(source, offset, generation);
+        const offset = BigInt(message.offset);
+        if (end !== undefined && offset >= end) {
+          this.finished.add(key);
+          break;
         }
-        resolveOffset(message.offset);
+        if (start !== undefined && offset < start) {
+          resolved = message.offset;
+          continue;
+        }
+        // Fast path without awaits: most messages find the gate open and decode cleanly.
+        if (!this.gate.open) {
+          await this.gate.whenOpen({ tick: heartbeat, cancelled: stopped });
+          if (stopped()) break;
+        }
+        const generation = this.tracker.generation;
+        let value: T;
+        try {
+          value = this.options.decode(message.value);
+        } catch (error) {
+          const letter = this.rejection(error, message, source);
+          const sink = this.options.deadLetters;
+          this.tracker.delivered(source, offset);
+          if (sink === 'skip') {
+            this.stats.skipped++;
+            this.tracker.acked(source, offset, generation);
+          } else if ('hold' in sink) {
+            // Acknowledged by its owner, when the letter is written with the offsets.
+            this.stats.deadLettered++;
+            sink.hold(letter, { topic: source.topic, partition: source.partition, offset: message.offset, generation, ack: () => this.ackHeld(source, offset, generation) });
+          } else {
+            await sink.route(letter);
+            this.stats.deadLettered++;
+            this.tracker.acked(source, offset, generation);
+          }
+          resolved = message.offset;
+          if (end !== undefined && offset + 1n >= end) this.finished.add(key);
+          continue;
+        }
+        this.tracker.delivered(source, offset);
+        this.stats.delivered++;
+        const envelope = this.envelope(source, message, offset, value, generation);
+        subscriber.next(envelope);
+        if (this.options.autoAck) envelope.ack();
+        resolved = message.offset;
         if (end !== undefined && offset + 1n >= end) this.finished.add(key);
-        continue;
       }
-      this.tracker.delivered(source, offset);
-      this.stats.delivered++;
-      const envelope = this.envelope(source, message, value, generation);
-      subscriber.next(envelope);
-      if (this.options.autoAck) envelope.ack();
-      resolveOffset(message.offset);
-      if (end !== undefined && offset + 1n >= end) this.finished.add(key);
+    } finally {
+      // Also when the loop throws: kafkajs retries a failed batch from after the last resolved offset.
+      if (resolved !== null) resolveOffset(resolved);
     }
     await heartbeat();
     this.completeIfFinished();
@@ -268,8 +276,7 @@ export class TopicConsumer<T> {
     if (this.tracker.acked(source, offset, generation)) this.gate.changed();
   }
 
-  private envelope(source: PartitionKey, message: KafkaMessage, value: T, generation: number): Envelope<T> {
-    const offset = BigInt(message.offset);
+  private envelope(source: PartitionKey, message: KafkaMessage, offset: bigint, value: T, generation: number): Envelope<T> {
     let done = false;
     return {
       topic: source.topic,
