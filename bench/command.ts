@@ -116,7 +116,7 @@ async function benchSink(args: string[]): Promise<number> {
     const perRound = (pick: (r: (typeof result.rounds)[number]) => number, digits = 0) => result.rounds.map((r) => (digits ? pick(r).toFixed(digits) : fmt(pick(r)))).join(' / ');
     console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} step events, ${rounds} rounds (medians; rounds in brackets)`);
     console.log(`raw ${result.format} insert of the same rows (${result.batchRows} per request, ${result.insertsInFlight} in flight): ${fmt(result.rawRowsPerSec)} rows/s (${perRound((r) => r.rawRowsPerSec)})`);
-    console.log(`sink Kafka → ClickHouse (consume, decode, rows, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s (${perRound((r) => r.sinkRowsPerSec)}); group join apart: ${perRound((r) => r.joinMs)} ms`);
+    console.log(`sink Kafka → ClickHouse (consume, check and transcode, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s (${perRound((r) => r.sinkRowsPerSec)}); group join apart: ${perRound((r) => r.joinMs)} ms`);
     console.log(`read ceiling: a bare kafkajs consumer reading the same events (no decode, no insert): ${fmt(result.readEventsPerSec)} events/s (${perRound((r) => r.readEventsPerSec)}); sink/read ${(result.sinkRowsPerSec / result.readEventsPerSec).toFixed(2)}`);
     console.log(`ratio sink/raw: ${result.ratio.toFixed(2)} (${perRound((r) => r.ratio, 2)}) (targets: ≥ 0.70 and ≥ 50,000 rows/s)`);
     if (args.includes('--json')) console.log(JSON.stringify({ bench: 'sink', machine, ...result }));

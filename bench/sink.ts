@@ -4,7 +4,7 @@
 //    RowBinary, `batchRows` per request, `insertsInFlight` requests at a time); clock from the first
 //    encode to the last answer;
 //  - sink: N step events already on the steps topic → `startSink` with the same batch size and in-flight
-//    bound (consume, decode, map to rows, batch, insert, ack) under a new consumer group; clock from the
+//    bound (consume, check and transcode each step into its row, batch, insert, ack) under a new consumer group; clock from the
 //    group joined (joining is reported apart) to the last event stored and acked.
 //  - read ceiling: the same topic read by a bare kafkajs consumer (same fetch settings as the sink's,
 //    new group, bytes counted and dropped: no decode, no rows, no insert) — what any kafkajs consumer in one
