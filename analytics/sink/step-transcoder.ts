@@ -29,7 +29,7 @@ export class TranscodedStep {
   ) {}
 }
 
-/** The steps row's columns in stepRows' order (which is the Avro field order) and the types writeStep writes. */
+/** The steps row's columns in stepRows' order (which is the Avro field order) and the types the transcoder writes. */
 export const STEP_COLUMN_TYPES: ReadonlyMap<string, string> = new Map([
   ['event_id', 'String'],
   ['run_id', 'String'],
@@ -62,7 +62,7 @@ export const STEP_COLUMN_TYPES: ReadonlyMap<string, string> = new Map([
 
 export const STEP_COLUMNS: readonly string[] = [...STEP_COLUMN_TYPES.keys()];
 
-/** True when ClickHouse's types of the steps columns are the ones writeStep writes (LowCardinality(T) writes as T). */
+/** True when ClickHouse's types of the steps columns are the ones the transcoder writes (LowCardinality(T) writes as T). */
 export function stepTypesMatch(types: ReadonlyMap<string, string>): boolean {
   for (const [column, type] of STEP_COLUMN_TYPES) {
     const actual = types.get(column)?.replace(/^LowCardinality\((.*)\)$/, '$1');
@@ -78,11 +78,7 @@ function grown(old: Int32Array, next: Int32Array): Int32Array {
   return next;
 }
 
-/**
- * The walk over one datum. Its state lives in the fields of one instance (not in module-level variables:
- * V8 checks a module's `let` bindings for their temporal dead zone at every read, which made the byte
- * loops several times slower).
- */
+/** The walk over one datum; one instance, reused (its scratch arrays keep their size from step to step). */
 class StepWalker {
   buf: Buffer = Buffer.alloc(0);
   pos = 0;
@@ -252,7 +248,7 @@ class StepWalker {
         if (!this.ok) return 0;
         const start = this.strStart;
         for (let j = start; j < end; j++) if (this.buf[j]! >= 0x80) this.ok = false; // non-ASCII keys: decoding path
-      // An object key: "__proto__" would not be stored as one (avsc builds a plain object).
+        // An object key: "__proto__" would not be stored as one (avsc builds a plain object).
         if (end - start === 9 && this.buf.toString('latin1', start, end) === '__proto__') this.ok = false;
         this.keyStart[n] = start;
         this.keyEnd[n] = end;
@@ -268,7 +264,7 @@ class StepWalker {
     }
     if (!this.ok) return 0;
     for (let i = 0; i < n; i++) {
-    // Insertion sort by key bytes (maps are small); a duplicate key: decoding path (the last one wins there).
+      // Insertion sort by key bytes (maps are small); a duplicate key: decoding path (the last one wins there).
       let j = i;
       while (j > 0) {
         const c = this.compareKeys(this.order[j - 1]!, i);
