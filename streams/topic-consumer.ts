@@ -50,6 +50,11 @@ export interface TopicConsumerOptions<T> {
    */
   readonly deadLetters: DeadLetterSink | HeldDeadLetterSink | 'skip';
   readonly maxInFlight?: number;
+  /**
+   * A fetched batch is handed downstream synchronously; after this many ms of it the consumer lets the event
+   * loop run (timers, replies to requests in flight such as a transaction's) before going on (default 5).
+   */
+  readonly yieldAfterMs?: number;
   /** Acknowledge each message as soon as it is emitted (no backpressure past RxJS; replay's default). */
   readonly autoAck?: boolean;
   readonly commitIntervalMs?: number;
@@ -207,9 +212,20 @@ export class TopicConsumer<T> {
     // kafkajs resumes fetching after the last resolved offset; resolving once, after the loop, for the last
     // message handled, is the same (and parses one offset instead of one per message).
     let resolved: string | null = null;
+    const yieldAfterMs = this.options.yieldAfterMs ?? 5;
+    let sliceStart = performance.now();
+    let sinceCheck = 0;
     try {
       for (const message of batch.messages) {
         if (stopped()) break;
+        if (++sinceCheck === 32) {
+          sinceCheck = 0;
+          if (performance.now() - sliceStart > yieldAfterMs) {
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            sliceStart = performance.now();
+            if (stopped()) break;
+          }
+        }
         const offset = BigInt(message.offset);
         if (end !== undefined && offset >= end) {
           this.finished.add(key);

@@ -208,3 +208,37 @@ test('a group consumer that kafkajs gives up on ("Failed to find group coordinat
   assert.equal(buggy.stats.reconnects, 0);
   await buggy.close();
 });
+
+test('a long batch lets the event loop run: a timer set at its first message fires before its last', async () => {
+  // One partition, so kafkajs hands the messages over in few large batches; decoding spins 1 ms a message,
+  // so a batch handed down without yielding would hold the event loop for hundreds of ms.
+  const topic = await createTopic(backbone.kafka, 'yield', 1);
+  const total = 400;
+  await Promise.all(Array.from({ length: total }, (_, i) => backbone.producer.send(topic, 'step', step(0, 0, i), 'group-0')));
+  const spin = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  let decoded = 0;
+  let firedAt: number | null = null;
+  const decode = eventDecoder(backbone.codec, 'step');
+  const consumer = new TopicConsumer(backbone.kafka, {
+    topics: [topic],
+    groupId: uniqueName('yield'),
+    decode: (payload) => {
+      if (decoded++ === 0) setTimeout(() => void (firedAt = decoded), 0);
+      spin(1);
+      return decode(payload);
+    },
+    classify: classifyDecodeError,
+    deadLetters: backbone.deadLetters,
+    maxInFlight: total,
+    yieldAfterMs: 5,
+  });
+  const received = await collect(consumer.events$, total);
+  for (const envelope of received) envelope.ack();
+  await consumer.close();
+  assert.ok(firedAt !== null, 'the timer fired');
+  // It fired after about yieldAfterMs of decoding, far from the end (the whole topic may come as one batch).
+  assert.ok(firedAt < total / 2, `the timer fired after ${firedAt} of ${total} messages`);
+});
