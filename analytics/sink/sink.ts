@@ -1,7 +1,7 @@
 // The ClickHouse sink: every event topic → rows (rows.ts) → batched inserts (inserter.ts: RowBinary, or
 // JSONEachRow for a column type it does not know), one table at a time. Steps, nearly all the rows, skip the
-// row objects: their Avro bytes are checked on arrival and transcoded into RowBinary at insert time
-// (step-transcoder.ts), with the same bytes as the decoded path.
+// row objects: on arrival their Avro bytes are checked and transcoded into RowBinary rows (step-transcoder.ts),
+// the same bytes the decoding path writes; an insert copies those rows.
 //
 // Delivery: at least once, then deduplicated by ClickHouse.
 //   * One TopicConsumer over all eight event topics, consumer group `trajflow-sink`. An envelope is acked
