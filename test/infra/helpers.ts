@@ -1,7 +1,8 @@
 // Shared by the infra integration tests: private configs (own home and ports) so lifecycle tests never touch
 // the services teammates use, free ports, and the pid of a process that is certainly dead.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig, type TrajflowConfig } from '../../core/config.js';
@@ -9,11 +10,38 @@ import { isListening } from '../../infra/process.js';
 
 export const uniqueSuffix = (): string => `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
 
-/** A port nothing listens on, from a range the default config does not use. */
+/**
+ * Ports for services a test starts later, in another process: outside the kernel's ephemeral range, where any
+ * client socket (a Kafka connection of another test file, say) may take a port as its local end at any moment
+ * and make the service's bind fail (ClickHouse: "Address already in use"; seen once in CI with 42000–62000).
+ */
+function candidateRange(): [number, number] {
+  let low = 32768;
+  let high = 60999;
+  try {
+    [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number) as [number, number];
+  } catch {
+    // not Linux: the usual range
+  }
+  if (low > 21000) return [20000, low];
+  return [high + 1, 65536];
+}
+
+/** Whether a loopback listener can bind the port right now. */
+function canBind(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
+/** A port nothing listens on or holds, outside the ephemeral range (and so off the default config's ports' way). */
 export async function freePort(avoid: readonly number[] = []): Promise<number> {
+  const [from, to] = candidateRange();
   for (;;) {
-    const port = 42000 + Math.floor(Math.random() * 20000);
-    if (!avoid.includes(port) && !(await isListening(port))) return port;
+    const port = from + Math.floor(Math.random() * (to - from));
+    if (!avoid.includes(port) && !(await isListening(port)) && (await canBind(port))) return port;
   }
 }
 
