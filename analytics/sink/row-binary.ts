@@ -102,11 +102,10 @@ export class ByteWriter {
   }
 
   /**
-   * A whole array of numbers of one fixed-size type, reserved once. One loop per type (not a setter
-   * callback): the call in the loop would not be inlined and cost most of the time.
+   * The first n numbers of xs (default: all) as an array of one fixed-size type, reserved once. One loop per
+   * type (not a setter callback): the call in the loop would not be inlined and cost most of the time.
    */
-  numbers(xs: readonly number[], kind: NumberKind): void {
-    const n = xs.length;
+  numbers(xs: ArrayLike<number>, kind: NumberKind, n = xs.length): void {
     this.varUInt(n);
     const bytes = kind === 'Float64' ? 8 : 4;
     this.reserve(n * bytes);
@@ -142,22 +141,8 @@ export class ByteWriter {
     this.raw(other.buf, start, end);
   }
 
-  /** The first n values of a typed array as Array(Int32) or Array(Float32). */
-  typedNumbers(xs: Int32Array | Float32Array, n: number): void {
-    this.varUInt(n);
-    this.reserve(4 * n);
-    const view = this.view;
-    const at = this.pos;
-    if (xs instanceof Int32Array) for (let i = 0; i < n; i++) view.setInt32(at + 4 * i, xs[i]!, true);
-    else for (let i = 0; i < n; i++) view.setFloat32(at + 4 * i, xs[i]!, true);
-    this.pos = at + 4 * n;
-  }
-
   bytes(b: Uint8Array): void {
-    this.varUInt(b.length);
-    this.reserve(b.length);
-    this.buf.set(b, this.pos);
-    this.pos += b.length;
+    this.stringBytes(b, 0, b.length);
   }
 
   /** The bytes written so far (a view; take it once, at the end). */

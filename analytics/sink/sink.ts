@@ -137,8 +137,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
 
   let stopping = false;
   const stopController = new AbortController();
-  const decodeStep = eventDecoder(backbone.codec, 'step');
-  const inserter = new Inserter(clickhouse.url, clickhouse.database, insertTimeoutMs, stopController.signal, decodeStep);
+  const inserter = new Inserter(clickhouse.url, clickhouse.database, insertTimeoutMs, stopController.signal, eventDecoder(backbone.codec, 'step'));
   // Steps of the current schema that pass every check are written into RowBinary from their Avro bytes
   // as they arrive, once the steps table's column types are known (step-transcoder.ts); anything else is
   // decoded here, and an undecodable step dead-lettered.

@@ -325,11 +325,11 @@ class StepWalker {
     const observationTokens = hasObservationTokens ? this.tokenIds() : 0;
     if (!this.ok) return false;
     w.u8(hasObservationTokens);
-    w.typedNumbers(this.ints, observationTokens);
+    w.numbers(this.ints, 'Int32', observationTokens);
     this.string(w, false); // action
     const actionTokens = this.tokenIds();
     if (!this.ok) return false;
-    w.typedNumbers(this.ints, actionTokens);
+    w.numbers(this.ints, 'Int32', actionTokens);
     const blocks = this.logProbBlocks();
     if (!this.ok) return false;
     let logProbs = 0;

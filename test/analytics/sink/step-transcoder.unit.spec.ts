@@ -11,7 +11,7 @@ import { STEP_COLUMN_TYPES, STEP_COLUMNS, StepChunks, stepTypesMatch, transcodeS
 import { eventDecoder } from '../../../streams/event-consumer.js';
 import type { StepEvent } from '../../../schemas/index.js';
 import { codec } from '../../schemas/helpers.js';
-import { makeStep, sampleEvents } from '../../fixtures/events.js';
+import { makeStep, rng, sampleEvents } from '../../fixtures/events.js';
 
 const source: KafkaSource = { topic: 'trajflow.env.steps', partition: 3, offset: '9007199254740' };
 const header = codec.registry.current('step').header;
@@ -39,18 +39,6 @@ function transcoded(bytes: Buffer, maxEventBytes = codec.maxEventBytes): Buffer 
     return null;
   }
   return Buffer.from(w.result().subarray(before));
-}
-
-/** A deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 test('the columns are stepRows\' keys in order, and the types those of the steps migration', () => {
