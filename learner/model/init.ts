@@ -3,7 +3,7 @@
 // GPT-2's scheme: normal(0, 0.02) for matrices and embeddings, residual projections scaled by
 // 1/sqrt(2·layers), zeros for biases, ones for layer-norm gains.
 import { Rng } from '../../envs/random.js';
-import { GRID_EMBEDDINGS, type PolicyModelConfig } from './config.js';
+import { GRID_EMBEDDINGS, GRID_NEIGHBOURS, type PolicyModelConfig } from './config.js';
 
 export interface ParameterSpec {
   readonly name: string;
@@ -22,6 +22,7 @@ export function parameterSpecs(c: PolicyModelConfig): ParameterSpec[] {
   if (c.positionMode === 'grid') {
     specs.push({ name: 'embed/rows', shape: [GRID_EMBEDDINGS, d], init: 'normal' }, { name: 'embed/columns', shape: [GRID_EMBEDDINGS, d], init: 'normal' });
   }
+  if (c.gridNeighbours) for (const direction of GRID_NEIGHBOURS) specs.push({ name: `embed/neighbour/${direction}`, shape: [c.vocabSize, d], init: 'normal' });
   for (let l = 0; l < c.layers; l++) {
     const p = `block${l}`;
     specs.push(

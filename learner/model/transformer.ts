@@ -2,7 +2,7 @@
 // and a GELU MLP, learned positions, an untied output head). `logits` is differentiable with respect to
 // the parameters; the sampler and the learner both call it, so sampling and training see one model.
 import * as tf from '@tensorflow/tfjs-core';
-import { GRID_EMBEDDINGS, type PolicyModelConfig } from './config.js';
+import { GRID_EMBEDDINGS, GRID_NEIGHBOURS, type PolicyModelConfig } from './config.js';
 import { initialValues, parameterSpecs } from './init.js';
 import { BYTE_OFFSET, SpecialToken } from '../tokenizer/tokenizer.js';
 import { dense, embed, gelu, layerNorm } from './ops.js';
@@ -72,6 +72,12 @@ export class TransformerModel {
       if (c.positionMode === 'grid') {
         const { rows, columns } = gridPositions(idData!, batch, time);
         x = tf.add(x, tf.add(embed(p('embed/rows'), tf.tensor1d(rows, 'int32')), embed(p('embed/columns'), tf.tensor1d(columns, 'int32'))));
+        if (c.gridNeighbours) {
+          const neighbours = gridNeighbourIds(idData!, batch, time, rows, columns);
+          GRID_NEIGHBOURS.forEach((direction, i) => {
+            x = tf.add(x, embed(p(`embed/neighbour/${direction}`), tf.tensor1d(neighbours[i]!, 'int32')));
+          });
+        }
       }
     } else {
       const positions = tf.slice(p('embed/positions') as tf.Tensor2D, [0, 0], [time, d]);
@@ -209,6 +215,56 @@ export function gridPositions(ids: ArrayLike<number>, batch: number, time: numbe
     }
   }
   return { rows, columns };
+}
+
+/**
+ * For gridNeighbours: per direction (GRID_NEIGHBOURS order), the id of the cell above, below, left and right
+ * of every token, or PAD. Cells are the observation's non-special, non-newline tokens between a turn's
+ * BOS/OBS and its ACT, at their gridPositions (inside the embedded range); every other token, and a cell
+ * whose neighbour is not a cell of the same observation, gets PAD. A cell may see a cell that comes later
+ * (the one below it), but only observation positions do, and no reply token is predicted from those alone
+ * differently than at sampling time: the whole observation is known before the first reply token.
+ */
+export function gridNeighbourIds(ids: ArrayLike<number>, batch: number, time: number, rows: Int32Array, columns: Int32Array): Int32Array[] {
+  const out = GRID_NEIGHBOURS.map(() => new Int32Array(batch * time)); // PAD is 0
+  const cap = GRID_EMBEDDINGS - 1;
+  const cellAt = new Int32Array(GRID_EMBEDDINGS * GRID_EMBEDDINGS);
+  const isCell = (id: number) => id >= BYTE_OFFSET && id !== NEWLINE;
+  for (let r = 0; r < batch; r++) {
+    let t = 0;
+    while (t < time) {
+      const id = ids[r * time + t]!;
+      if (id !== SpecialToken.OBS && id !== SpecialToken.BOS) {
+        t++;
+        continue;
+      }
+      // One observation: [t + 1, end) up to its ACT (or the next BOS/OBS, or the row's end).
+      let end = t + 1;
+      while (end < time) {
+        const next = ids[r * time + end]!;
+        if (next === SpecialToken.ACT || next === SpecialToken.OBS || next === SpecialToken.BOS) break;
+        end++;
+      }
+      cellAt.fill(0);
+      for (let u = t + 1; u < end; u++) {
+        const row = rows[r * time + u]!;
+        const column = columns[r * time + u]!;
+        if (isCell(ids[r * time + u]!) && row < cap && column < cap) cellAt[row * GRID_EMBEDDINGS + column] = ids[r * time + u]!;
+      }
+      for (let u = t + 1; u < end; u++) {
+        const row = rows[r * time + u]!;
+        const column = columns[r * time + u]!;
+        if (!isCell(ids[r * time + u]!) || row >= cap || column >= cap) continue;
+        const at = r * time + u;
+        if (row > 0) out[0]![at] = cellAt[(row - 1) * GRID_EMBEDDINGS + column]!;
+        out[1]![at] = cellAt[(row + 1) * GRID_EMBEDDINGS + column]!;
+        if (column > 0) out[2]![at] = cellAt[row * GRID_EMBEDDINGS + column - 1]!;
+        out[3]![at] = cellAt[row * GRID_EMBEDDINGS + column + 1]!;
+      }
+      t = end;
+    }
+  }
+  return out;
 }
 
 /** The index where the last turn of `context` starts (its last BOS/OBS; 0 if none): with attentionSpan 'turn' nothing before it is seen. */

@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
-import { buildModelConfig, GRID_EMBEDDINGS, parameterCount } from '../../../learner/model/config.js';
+import { buildModelConfig, GRID_EMBEDDINGS, GRID_NEIGHBOURS, parameterCount } from '../../../learner/model/config.js';
 import { initialValues } from '../../../learner/model/init.js';
-import { currentTurnStart, gridPositions, ReplyHead, TransformerModel, turnAttentionBias } from '../../../learner/model/transformer.js';
+import { currentTurnStart, gridNeighbourIds, gridPositions, ReplyHead, TransformerModel, turnAttentionBias } from '../../../learner/model/transformer.js';
 import { SpecialToken } from '../../../learner/tokenizer/index.js';
 import { buildBatch, splitTurnRows, type TrainingBatch } from '../../../learner/train/batch.js';
 import { createPolicyBundle, disposeBundle, policyOf } from '../../../learner/policy/bundle.js';
@@ -148,6 +148,41 @@ test("positionMode 'grid' adds row and column tables; a turn's logits still do n
   m.dispose();
 });
 
+test('gridNeighbourIds: the cells above, below, left and right of each observation cell, PAD elsewhere', () => {
+  const nl = 15;
+  const P = SpecialToken.PAD;
+  // Turn 1 "ab\ncd" (a=20 b=21 c=22 d=23) then reply 9; turn 2 "e\nf" (e=24 f=25).
+  const ids = [SpecialToken.BOS, SpecialToken.OBS, 20, 21, nl, 22, 23, SpecialToken.ACT, 9, SpecialToken.OBS, 24, nl, 25, SpecialToken.ACT];
+  const { rows, columns } = gridPositions(ids, 1, ids.length);
+  const [up, down, left, right] = gridNeighbourIds(ids, 1, ids.length, rows, columns).map((a) => [...a]);
+  //           BOS OBS a   b   nl  c   d   ACT 9  OBS e   nl  f   ACT
+  assert.deepEqual(up, [P, P, P, P, P, 20, 21, P, P, P, P, P, 24, P]);
+  assert.deepEqual(down, [P, P, 22, 23, P, P, P, P, P, P, 25, P, P, P]);
+  assert.deepEqual(left, [P, P, P, 20, P, P, 22, P, P, P, P, P, P, P]);
+  assert.deepEqual(right, [P, P, 21, P, P, 23, P, P, P, P, P, P, P, P]);
+});
+
+test('gridNeighbours: four neighbour tables; the feature reaches a cell from the cell below it, never a reply token from a later one', () => {
+  assert.throws(() => buildModelConfig({ vocabSize: 40, gridNeighbours: true }), /gridNeighbours needs positionMode 'grid'/);
+  const c = buildModelConfig({ vocabSize: 40, contextLength: 64, width: 32, heads: 4, layers: 1, seed: 8, attentionSpan: 'turn', positionMode: 'grid', gridNeighbours: true });
+  assert.equal(parameterCount(c), parameterCount({ ...c, gridNeighbours: false }) + GRID_NEIGHBOURS.length * 40 * 32);
+  const values = initialValues(c);
+  for (const [name, data] of values) if (!name.includes('ln')) for (let i = 0; i < data.length; i++) data[i]! *= 20;
+  const m = new TransformerModel(c, values);
+  const run = (ids: number[]) => tf.tidy(() => m.logits(tf.tensor2d([ids], undefined, 'int32')).dataSync() as Float32Array);
+  const v = 40;
+  const base = [SpecialToken.OBS, 20, 21, 15, 22, 23, SpecialToken.ACT, 7, 8];
+  const at = (x: Float32Array, t: number) => [...x.subarray(t * v, (t + 1) * v)];
+  const same = (a: number[], b: number[]) => a.every((x, i) => Math.abs(x - b[i]!) < 1e-4);
+  // The cell below 'a' (index 4, 'c') changes what 'a' (index 1) sees: the stem looks down the grid.
+  const below = run(base.map((id, t) => (t === 4 ? 30 : id)));
+  assert.ok(!same(at(run(base), 1), at(below, 1)), "a cell's features include the cell below it");
+  // Reply tokens are not cells: changing the second reply token leaves every earlier position's logits alone.
+  const reply = run(base.map((id, t) => (t === 8 ? 9 : id)));
+  for (let t = 0; t < 8; t++) assert.ok(same(at(run(base), t), at(reply, t)), `position ${t} must not see a later reply token`);
+  m.dispose();
+});
+
 test('nonEmptyReplies: EOS gets no probability right after ACT, and only there', () => {
   const c = buildModelConfig({ vocabSize: 40, contextLength: 64, width: 32, heads: 4, layers: 1, seed: 7, nonEmptyReplies: true });
   const m = new TransformerModel(c);
@@ -161,8 +196,8 @@ test('nonEmptyReplies: EOS gets no probability right after ACT, and only there',
   m.dispose();
 });
 
-test("sampler (current turn only) and learner (one row per turn) agree on log-probs with the grid policy", () => {
-  const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width: 32, layers: 2, heads: 4, seed: 4, attentionSpan: 'turn', positionMode: 'grid', nonEmptyReplies: true });
+for (const gridNeighbours of [false, true]) test(`sampler (current turn only) and learner (one row per turn) agree on log-probs with the grid policy${gridNeighbours ? ' and its neighbour stem' : ''}`, () => {
+  const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width: 32, layers: 2, heads: 4, seed: 4, attentionSpan: 'turn', positionMode: 'grid', nonEmptyReplies: true, gridNeighbours });
   const requests: PolicyRequest[] = Array.from({ length: 6 }, (_, i) => {
     const env = createEnv('FrozenLake', { slippery: false, maxActionsPerTurn: 2, maxTurns: 10, maxActionsPerEpisode: 20 });
     let observation = env.reset(700 + i).observation;
