@@ -221,9 +221,9 @@ export function gridPositions(ids: ArrayLike<number>, batch: number, time: numbe
  * For gridNeighbours: per direction (GRID_NEIGHBOURS order), the id of the cell above, below, left and right
  * of every token, or PAD. Cells are the observation's non-special, non-newline tokens between a turn's
  * BOS/OBS and its ACT, at their gridPositions (inside the embedded range); every other token, and a cell
- * whose neighbour is not a cell of the same observation, gets PAD. A cell may see a cell that comes later
- * (the one below it), but only observation positions do, and no reply token is predicted from those alone
- * differently than at sampling time: the whole observation is known before the first reply token.
+ * whose neighbour is not a cell of the same observation, gets PAD. A cell sees cells that come after it (the
+ * one below, the one right of it), but only observation positions do, and those are never scored: the whole
+ * observation is known before the first reply token, so sampler and learner see the same features.
  */
 export function gridNeighbourIds(ids: ArrayLike<number>, batch: number, time: number, rows: Int32Array, columns: Int32Array): Int32Array[] {
   const out = GRID_NEIGHBOURS.map(() => new Int32Array(batch * time)); // PAD is 0
