@@ -1,33 +1,34 @@
-// Sink throughput beside a raw HTTP insert of the same rows, in one run on one machine, round by round:
-//  - raw: the rows the sink writes (built beforehand from the events decoded from their Avro bytes, so the
-//    values are the sink's), encoded and inserted exactly as the sink does (analytics/sink/inserter.ts:
-//    RowBinary, `batchRows` per request, `insertsInFlight` requests at a time); clock from the first
-//    encode to the last answer;
-//  - sink: N step events already on the steps topic → `startSink` with the same batch size and in-flight
-//    bound (consume, check and transcode each step into its row, batch, insert, ack) under a new consumer group; clock from the
-//    group joined (joining is reported apart) to the last event stored and acked.
-//  - read ceiling: the same topic read by a bare kafkajs consumer (same fetch settings as the sink's,
-//    new group, bytes counted and dropped: no decode, no rows, no insert) — what any kafkajs consumer in one
-//    process can read here, so the sink's rate is bounded by it whatever the insert path does.
-// Rounds alternate which side runs first; the figures are the medians of the rounds. Each side writes into a
-// database of its own (tables emptied between rounds), dropped at the end with the run's topics.
+// Sink throughput beside a raw HTTP insert of the same rows, in one run on one machine, round by round
+// (the sides are defined in bench/sink-rounds.ts):
+//  - raw: the rows the sink writes, encoded and inserted as the sink does, clock from the first encode;
+//  - sink: the step events on the steps topic → `startSink`, clock from the group join (reported apart) to
+//    the last event stored and acked;
+//  - read ceiling: a bare kafkajs consumer of the same events (no decode, no insert), so the sink's rate is
+//    bounded by it whatever the insert path does.
+// Each side of each round runs in a fresh process of its own (bench/sink-side.ts), as the sink runs in a
+// deployment: in one process the benchmark's arrays of 10⁵ events and rows (≈ 900 MB of heap) made every
+// collection of the side being measured mark them too. Rounds alternate which side runs first; the figures
+// are the medians of the rounds. Each side writes into a database of its own (tables emptied between
+// rounds), dropped at the end with the run's topics.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
 import { clickHouseClient } from '../infra/clickhouse/http.js';
 import { applyMigrations } from '../infra/clickhouse/migrations.js';
 import { ensureTopics } from '../infra/topics.js';
 import { Inserter } from '../analytics/sink/inserter.js';
-import { eventRows, type Row } from '../analytics/sink/rows.js';
-import { startSink } from '../analytics/sink/sink.js';
-import { eventDecoder, StepPublisher, type Backbone } from '../streams/index.js';
-import { makeStep } from '../test/fixtures/events.js';
-
-const BATCH_ROWS = 5000;
-const INSERTS_IN_FLIGHT = 2;
+import { StepPublisher, type Backbone } from '../streams/index.js';
+import { BATCH_ROWS, benchRows, benchSteps, INSERTS_IN_FLIGHT, WARM_UP_SHARE } from './sink-rounds.js';
+import type { SideRequest, SideResult } from './sink-side.js';
 
 export interface SinkBenchRound {
+  /** Steady rates: from the first insert confirmed past WARM_UP_SHARE of the rows to the last (sink-rounds.ts). */
   readonly rawRowsPerSec: number;
   readonly sinkRowsPerSec: number;
+  /** Over the whole side, warm-up included (the sink's clock from the group join). */
+  readonly rawWholeRowsPerSec: number;
+  readonly sinkWholeRowsPerSec: number;
   /** A bare kafkajs consumer reading the same events (no decode, no insert). */
   readonly readEventsPerSec: number;
   readonly ratio: number;
@@ -45,6 +46,11 @@ export interface SinkBenchResult {
   readonly rawRowsPerSec: number;
   readonly readEventsPerSec: number;
   readonly ratio: number;
+  /** The same over whole sides (medians). */
+  readonly sinkWholeRowsPerSec: number;
+  readonly rawWholeRowsPerSec: number;
+  readonly wholeRatio: number;
+  readonly warmUpShare: number;
   readonly rounds: readonly SinkBenchRound[];
 }
 
@@ -54,76 +60,29 @@ const median = (xs: readonly number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
-
 async function database(base: TrajflowConfig, prefix: string, label: string): Promise<TrajflowConfig> {
   const config: TrajflowConfig = { ...base, topicPrefix: prefix, clickhouse: { ...base.clickhouse, database: `bench_${label}_${prefix.split('.').pop()}` } };
   await applyMigrations(config);
   return config;
 }
 
-/** The rows in `batchRows` requests, `insertsInFlight` at a time, as the sink sends them; rows/s. */
-async function rawRound(config: TrajflowConfig, rows: readonly Row[]): Promise<number> {
-  const inserter = new Inserter(config.clickhouse.url, config.clickhouse.database, 60_000, new AbortController().signal);
-  try {
-    await inserter.encode('steps', rows.slice(0, 1)); // column types asked before the clock (the sink asks once, at its first batch)
-    const started = performance.now();
-    let next = 0;
-    const worker = async () => {
-      while (next < rows.length) {
-        const batch = rows.slice(next, (next += BATCH_ROWS));
-        await inserter.insert('steps', await inserter.encode('steps', batch));
-      }
-    };
-    await Promise.all(Array.from({ length: INSERTS_IN_FLIGHT }, worker));
-    return rows.length / ((performance.now() - started) / 1000);
-  } finally {
-    inserter.close();
-  }
-}
+const SIDE = fileURLToPath(new URL('./sink-side.ts', import.meta.url));
 
-async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<{ rowsPerSec: number; joinMs: number }> {
-  const created = performance.now();
-  const sink = await startSink({ ...backbone, config }, {
-    groupId: `bench-sink-${randomUUID()}`,
-    events: ['step'],
-    batchRows: BATCH_ROWS,
-    insertsInFlight: INSERTS_IN_FLIGHT,
-    clickhouse: config.clickhouse,
-  });
-  try {
-    while (sink.consumer.stats.rebalances === 0) await tick();
-    const joined = performance.now();
-    while (sink.stats.stored < events) await tick();
-    return { rowsPerSec: events / ((performance.now() - joined) / 1000), joinMs: joined - created };
-  } finally {
-    await sink.close({ drain: false });
-  }
-}
-
-/** A bare kafkajs consumer (the sink consumer's fetch settings) reading `events` messages: events/s from the join. */
-async function readRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<number> {
-  const consumer = backbone.kafka.consumer({ groupId: `bench-read-${randomUUID()}`, maxWaitTimeInMs: 200, allowAutoTopicCreation: false });
-  let joined = 0;
-  let read = 0;
-  let bytes = 0;
-  consumer.on(consumer.events.GROUP_JOIN, () => void (joined = performance.now()));
-  try {
-    await consumer.connect();
-    await consumer.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        for (const message of batch.messages) bytes += message.value?.length ?? 0;
-        read += batch.messages.length;
-      },
+/** Runs one side in a fresh process; its last stdout line is the result. */
+function runSide(request: SideRequest): Promise<SideResult> {
+  // TRAJFLOW_BENCH_SIDE_NODE_ARGS: node flags for the side processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+  const nodeArgs = (process.env.TRAJFLOW_BENCH_SIDE_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', SIDE, JSON.stringify(request)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => void (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const last = out.trim().split('\n').pop() ?? '';
+      if (code === 0 && last.startsWith('{')) resolve(JSON.parse(last) as SideResult);
+      else reject(new Error(`bench sink: the ${request.side} side exited with ${code}: ${out.trim().slice(-500)}`));
     });
-    while (read < events) await tick();
-    if (bytes === 0) throw new Error('read no bytes');
-    return events / ((performance.now() - joined) / 1000);
-  } finally {
-    await consumer.disconnect();
-  }
+  });
 }
 
 export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void): Promise<SinkBenchResult> {
@@ -133,12 +92,9 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
   const rawConfig = await database(base, prefix, 'raw');
   await ensureTopics(sinkConfig);
   try {
-    const steps = Array.from({ length: events }, (_, i) => makeStep({ eventId: `bench-${i}`, groupId: `g${i % 64}`, stepIndex: i }, i));
     progress(`publishing ${events} step events`);
-    await new StepPublisher(backbone.producer, topicName(sinkConfig, 'env.steps')).publishAll(steps);
-    // The values the sink sees are the decoded ones (Avro floats are float32): the raw side uses those too.
-    const decode = eventDecoder(backbone.codec, 'step');
-    const rows: Row[] = steps.flatMap((step, i) => eventRows('step', decode(backbone.codec.encode('step', step)), { topic: 'raw', partition: 0, offset: String(i) }).map((r) => r.row));
+    await new StepPublisher(backbone.producer, topicName(sinkConfig, 'env.steps')).publishAll(benchSteps(events));
+    const rows = benchRows(1);
 
     const prober = new Inserter(rawConfig.clickhouse.url, rawConfig.clickhouse.database, 60_000, new AbortController().signal);
     const probe = await prober.encode('steps', rows.slice(0, 1)).finally(() => prober.close());
@@ -146,20 +102,25 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
     const results: SinkBenchRound[] = [];
     for (let round = 0; round < rounds; round++) {
       for (const config of [sinkConfig, rawConfig]) await clickHouseClient(config).exec('TRUNCATE TABLE steps');
-      let raw = 0;
-      let read = 0;
-      let sink = { rowsPerSec: 0, joinMs: 0 };
-      for (const side of round % 2 === 0 ? ['raw', 'read', 'sink'] : ['sink', 'read', 'raw']) {
+      const sides: Partial<Record<SideRequest['side'], SideResult>> = {};
+      for (const side of round % 2 === 0 ? (['raw', 'read', 'sink'] as const) : (['sink', 'read', 'raw'] as const)) {
         progress(`round ${round + 1}/${rounds}: ${side}`);
-        if (side === 'raw') raw = await rawRound(rawConfig, rows);
-        else if (side === 'read') read = await readRound(backbone, sinkConfig, events);
-        else sink = await sinkRound(backbone, sinkConfig, events);
+        sides[side] = await runSide({ side, config: side === 'raw' ? rawConfig : sinkConfig, events });
       }
+      const { raw, read, sink } = sides as Record<SideRequest['side'], SideResult>;
       for (const config of [sinkConfig, rawConfig]) {
         const stored = Number((await clickHouseClient(config).query('SELECT count() FROM steps')).trim());
-        if (stored < rows.length) throw new Error(`${config.clickhouse.database}: ${stored} of ${rows.length} rows stored`);
+        if (stored < events) throw new Error(`${config.clickhouse.database}: ${stored} of ${events} rows stored`);
       }
-      results.push({ rawRowsPerSec: raw, sinkRowsPerSec: sink.rowsPerSec, readEventsPerSec: read, ratio: sink.rowsPerSec / raw, joinMs: sink.joinMs });
+      results.push({
+        rawRowsPerSec: raw.steady,
+        sinkRowsPerSec: sink.steady,
+        rawWholeRowsPerSec: raw.whole,
+        sinkWholeRowsPerSec: sink.whole,
+        readEventsPerSec: read.whole,
+        ratio: sink.steady / raw.steady,
+        joinMs: sink.joinMs,
+      });
     }
     return {
       events,
@@ -170,6 +131,10 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
       rawRowsPerSec: median(results.map((r) => r.rawRowsPerSec)),
       readEventsPerSec: median(results.map((r) => r.readEventsPerSec)),
       ratio: median(results.map((r) => r.ratio)),
+      sinkWholeRowsPerSec: median(results.map((r) => r.sinkWholeRowsPerSec)),
+      rawWholeRowsPerSec: median(results.map((r) => r.rawWholeRowsPerSec)),
+      wholeRatio: median(results.map((r) => r.sinkWholeRowsPerSec / r.rawWholeRowsPerSec)),
+      warmUpShare: WARM_UP_SHARE,
       rounds: results,
     };
   } finally {

@@ -216,8 +216,11 @@ export class TopicConsumer<T> {
     let sliceStart = performance.now();
     let sinceCheck = 0;
     try {
-      for (const message of batch.messages) {
-        if (stopped()) break;
+      // kafkajs' isRunning/isStale (isStale builds a key string per call) change only while this loop awaits:
+      // stopped() is asked before the first message and after every await. Per message only `closing`, which
+      // a subscriber may set synchronously (an unsubscribe from inside next()).
+      for (const message of stopped() ? [] : batch.messages) {
+        if (this.closing) break;
         if (++sinceCheck === 32) {
           sinceCheck = 0;
           if (performance.now() - sliceStart > yieldAfterMs) {
@@ -259,6 +262,7 @@ export class TopicConsumer<T> {
             await sink.route(letter);
             this.stats.deadLettered++;
             this.tracker.acked(source, offset, generation);
+            if (stopped()) break;
           }
           resolved = message.offset;
           if (end !== undefined && offset + 1n >= end) this.finished.add(key);

@@ -20,8 +20,7 @@
 // Batching (batcher.ts): per table, rows are buffered until `batchRows` rows or `flushIntervalMs` after the
 // first of them arrived; each table has at most `insertsInFlight` inserts at a time, and consumption goes on
 // meanwhile (bounded by maxInFlight), so the next batch is decoded while the previous one is inserted.
-import { EMPTY, from, type Subscription } from 'rxjs';
-import { ignoreElements, mergeMap } from 'rxjs/operators';
+import type { Subscription } from 'rxjs';
 import { topicName } from '../../core/config.js';
 import { ClickHouseError } from '../../infra/clickhouse/http.js';
 import { DecodeError, eventNames, type EventName } from '../../schemas/index.js';
@@ -88,15 +87,18 @@ export interface SinkHandle {
   close(options?: { drain?: boolean }): Promise<void>;
 }
 
+/** An event that became several rows: acked when the last of them is stored. */
 interface Pending {
   remaining: number;
   readonly envelope: Envelope<Buffer | null>;
 }
 
+/** A row to store; `shared` when its event became several rows (a step, nearly every row, becomes one). */
 interface Item {
   readonly table: TableName;
   readonly row: SinkRow;
-  readonly pending: Pending;
+  readonly envelope: Envelope<Buffer | null>;
+  readonly shared: Pending | null;
 }
 
 export async function startSink(backbone: Backbone, options: SinkOptions = {}): Promise<SinkHandle> {
@@ -146,8 +148,8 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
 
   const ackRows = (items: readonly Item[]) => {
     for (const item of items) {
-      if (--item.pending.remaining === 0) {
-        item.pending.envelope.ack();
+      if (item.shared === null || --item.shared.remaining === 0) {
+        item.envelope.ack();
         stats.stored++;
       }
     }
@@ -184,13 +186,14 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     }
   };
 
-  const toItems = (envelope: Envelope<Buffer | null>): Item[] | Promise<void> => {
+  /** Hands the event's rows to the batcher, or returns the dead-lettering of an event that cannot be decoded. */
+  const intake = (envelope: Envelope<Buffer | null>): Promise<void> | undefined => {
     stats.events++;
     const event = eventByTopic.get(envelope.topic);
     if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
     if (event === 'step' && envelope.value !== null && inserter.transcodesSteps) {
       const row = stepChunks.transcode(envelope.value, envelope);
-      if (row) return [{ table: 'steps', row, pending: { remaining: 1, envelope } }];
+      if (row) return void batcher.add('steps', { table: 'steps', row, envelope, shared: null });
     }
     let rows;
     try {
@@ -211,8 +214,9 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
         })
         .then(() => envelope.ack());
     }
-    const pending: Pending = { remaining: rows.length, envelope };
-    return rows.map(({ table, row }) => ({ table, row, pending }));
+    const shared: Pending | null = rows.length === 1 ? null : { remaining: rows.length, envelope };
+    for (const { table, row } of rows) batcher.add(table, { table, row, envelope, shared });
+    return undefined;
   };
 
   let resolveDone!: () => void;
@@ -231,22 +235,30 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     onError: (error) => rejectDone(error),
   });
 
-  const intake: Subscription = consumer.events$
-    .pipe(
-      mergeMap((envelope) => {
-        const items = toItems(envelope);
-        if (!Array.isArray(items)) return from(items).pipe(ignoreElements());
-        for (const item of items) batcher.add(item.table, item);
-        return EMPTY;
-      }),
-    )
-    .subscribe({
-      complete: () => void batcher.end().then(() => resolveDone()),
-      error: (error) => {
-        void batcher.end();
-        rejectDone(error);
-      },
-    });
+  // A plain subscriber, not an operator chain: it runs for every event (an inner subscription per event
+  // cost ≈ 2 % of the sink). Dead-letterings in progress are awaited before the sink completes.
+  const deadLettering = new Set<Promise<void>>();
+  const fail = (error: unknown) => {
+    void batcher.end();
+    rejectDone(error);
+  };
+  const subscription: Subscription = consumer.events$.subscribe({
+    next: (envelope) => {
+      let routed: Promise<void> | undefined;
+      try {
+        routed = intake(envelope);
+      } catch (error) {
+        // A bug (not bad input): the sink stops, as an operator's error would have stopped the stream.
+        subscription.unsubscribe();
+        return fail(error);
+      }
+      if (routed === undefined) return;
+      const tracked: Promise<void> = routed.then(() => void deadLettering.delete(tracked), fail);
+      deadLettering.add(tracked);
+    },
+    complete: () => void Promise.all(deadLettering).then(() => batcher.end()).then(() => resolveDone()),
+    error: fail,
+  });
 
   let closing: Promise<void> | null = null;
   const close = (closeOptions: { drain?: boolean } = {}): Promise<void> => {
@@ -255,7 +267,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
       // The consumer has committed what was stored; anything still buffered or retrying comes again.
       stopping = true;
       stopController.abort();
-      intake.unsubscribe();
+      subscription.unsubscribe();
       await batcher.end();
       inserter.close();
       resolveDone();

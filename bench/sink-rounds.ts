@@ -1,0 +1,134 @@
+// The three sides `bench sink` compares, each timed on its own (bench/sink-side.ts runs one per process):
+//  - raw: the rows the sink writes, encoded and inserted exactly as the sink does (inserter.ts: RowBinary,
+//    BATCH_ROWS per request, INSERTS_IN_FLIGHT requests at a time); clock from the first encode to the last answer;
+//  - sink: the step events already on the steps topic → `startSink` with the same batch size and in-flight bound
+//    under a new consumer group; clock from the group joined to the last event stored and acked;
+//  - read: the same topic read by a bare kafkajs consumer (the sink consumer's fetch settings, bytes counted and
+//    dropped) — what any kafkajs consumer in one process can read here.
+import { randomUUID } from 'node:crypto';
+import { topicName, type TrajflowConfig } from '../core/config.js';
+import { Inserter } from '../analytics/sink/inserter.js';
+import { eventRows, type Row } from '../analytics/sink/rows.js';
+import { startSink } from '../analytics/sink/sink.js';
+import { eventDecoder, type Backbone } from '../streams/index.js';
+import { EventCodec, SchemaRegistry } from '../schemas/index.js';
+import { makeStep } from '../test/fixtures/events.js';
+
+export const BATCH_ROWS = 5000;
+export const INSERTS_IN_FLIGHT = 2;
+
+/** The bench's step events (the parent publishes the same ones). */
+export function benchSteps(events: number) {
+  return Array.from({ length: events }, (_, i) => makeStep({ eventId: `bench-${i}`, groupId: `g${i % 64}`, stepIndex: i }, i));
+}
+
+/** The rows the sink writes for the bench's steps: decoded from their Avro bytes (Avro floats are float32), as the sink sees them. */
+export function benchRows(events: number): Row[] {
+  const codec = new EventCodec(SchemaRegistry.fromSchemasDir());
+  const decode = eventDecoder(codec, 'step');
+  return benchSteps(events).flatMap((step, i) => eventRows('step', decode(codec.encode('step', step)), { topic: 'raw', partition: 0, offset: String(i) }).map((r) => r.row));
+}
+
+const tick = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+/** The share of the rows whose time counts as warm-up (JIT, the first fetch and insert) in `steady`. */
+export const WARM_UP_SHARE = 0.2;
+
+/** A side's rates: over the whole run, and `steady` from the first confirmed insert past WARM_UP_SHARE of the rows. */
+export interface SideRates {
+  readonly whole: number;
+  readonly steady: number;
+}
+
+/** Times rows confirmed stored: call `stored(n)` with the running count, then `rates()` once all are. */
+class StoreClock {
+  private readonly started = performance.now();
+  private warmAt = 0;
+  private warmRows = -1;
+
+  constructor(private readonly total: number) {}
+
+  stored(rows: number): void {
+    if (this.warmRows < 0 && rows >= WARM_UP_SHARE * this.total && rows < this.total) {
+      this.warmAt = performance.now();
+      this.warmRows = rows;
+    }
+  }
+
+  rates(): SideRates {
+    const now = performance.now();
+    const whole = this.total / ((now - this.started) / 1000);
+    return { whole, steady: this.warmRows < 0 ? whole : (this.total - this.warmRows) / ((now - this.warmAt) / 1000) };
+  }
+}
+
+/** The rows in `batchRows` requests, `insertsInFlight` at a time, as the sink sends them; rows/s. */
+export async function rawRound(config: TrajflowConfig, rows: readonly Row[]): Promise<SideRates> {
+  const inserter = new Inserter(config.clickhouse.url, config.clickhouse.database, 60_000, new AbortController().signal);
+  try {
+    await inserter.encode('steps', rows.slice(0, 1)); // column types asked before the clock (the sink asks once, at its first batch)
+    const clock = new StoreClock(rows.length);
+    let next = 0;
+    let inserted = 0;
+    const worker = async () => {
+      while (next < rows.length) {
+        const batch = rows.slice(next, (next += BATCH_ROWS));
+        await inserter.insert('steps', await inserter.encode('steps', batch));
+        clock.stored((inserted += batch.length));
+      }
+    };
+    await Promise.all(Array.from({ length: INSERTS_IN_FLIGHT }, worker));
+    return clock.rates();
+  } finally {
+    inserter.close();
+  }
+}
+
+export async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<SideRates & { joinMs: number }> {
+  const created = performance.now();
+  const sink = await startSink({ ...backbone, config }, {
+    groupId: `bench-sink-${randomUUID()}`,
+    events: ['step'],
+    batchRows: BATCH_ROWS,
+    insertsInFlight: INSERTS_IN_FLIGHT,
+    clickhouse: config.clickhouse,
+  });
+  try {
+    while (sink.consumer.stats.rebalances === 0) await tick();
+    const joined = performance.now();
+    const clock = new StoreClock(events);
+    while (sink.stats.stored < events) {
+      await tick();
+      clock.stored(sink.stats.stored);
+    }
+    return { ...clock.rates(), joinMs: joined - created };
+  } finally {
+    await sink.close({ drain: false });
+  }
+}
+
+/** A bare kafkajs consumer (the sink consumer's fetch settings) reading `events` messages: events/s from the join. */
+export async function readRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<number> {
+  const consumer = backbone.kafka.consumer({ groupId: `bench-read-${randomUUID()}`, maxWaitTimeInMs: 200, allowAutoTopicCreation: false });
+  let joined = 0;
+  let read = 0;
+  let bytes = 0;
+  consumer.on(consumer.events.GROUP_JOIN, () => void (joined = performance.now()));
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch }) => {
+        for (const message of batch.messages) bytes += message.value?.length ?? 0;
+        read += batch.messages.length;
+      },
+    });
+    while (read < events) await tick();
+    if (bytes === 0) throw new Error('read no bytes');
+    return events / ((performance.now() - joined) / 1000);
+  } finally {
+    await consumer.disconnect();
+  }
+}
+

@@ -1,0 +1,36 @@
+// One side of `bench sink` in a process of its own (bench/sink.ts spawns it per side and round): the sink
+// runs as its own process in a deployment, so its garbage collector must not trace the benchmark's
+// 10⁵-row arrays. With the rows in the sink's heap, every mark-compact marked ≈ 900 MB and the collector
+// took a quarter of the sink's time. Argument: one JSON object (SideRequest). Last stdout line: a SideResult.
+import { connectBackbone } from '../streams/index.js';
+import type { TrajflowConfig } from '../core/config.js';
+import { benchRows, rawRound, readRound, sinkRound, type SideRates } from './sink-rounds.js';
+
+export interface SideRequest {
+  readonly side: 'raw' | 'sink' | 'read';
+  readonly config: TrajflowConfig;
+  readonly events: number;
+}
+
+export interface SideResult extends SideRates {
+  /** startSink → group joined (the sink side; 0 for the others). */
+  readonly joinMs: number;
+}
+
+async function run(request: SideRequest): Promise<SideResult> {
+  if (request.side === 'raw') return { ...(await rawRound(request.config, benchRows(request.events))), joinMs: 0 };
+  const backbone = await connectBackbone(request.config, { clientId: `bench-sink-${request.side}` });
+  try {
+    if (request.side === 'read') {
+      const perSecond = await readRound(backbone, request.config, request.events);
+      return { whole: perSecond, steady: perSecond, joinMs: 0 };
+    }
+    return await sinkRound(backbone, request.config, request.events);
+  } finally {
+    await backbone.close();
+  }
+}
+
+const result = await run(JSON.parse(process.argv[2]!) as SideRequest);
+console.log(JSON.stringify(result));
+process.exit(0);
