@@ -24,9 +24,9 @@ export const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'fi
   'starpo-s': { estimator: { name: 'starpo' }, filters: [{ name: 'starpo_s_variance' }] },
 };
 
-const FLAGS = ['--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--model', '--optimizer', '--loss', '--estimator-options', '--env-options', '--json'] as const;
+const FLAGS = ['--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--eval-samples', '--model', '--optimizer', '--loss', '--estimator-options', '--env-options', '--json'] as const;
 const USAGE =
-  'trajflow bench learning [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] ' +
+  'trajflow bench learning [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] [--eval-samples 0] ' +
   "[--model '{\"width\":64}'] [--optimizer '{\"warmupUpdates\":5}'] [--loss '{\"entropyCoeff\":0.01}'] [--estimator-options '{\"gamma\":0.9}'] [--env-options '{\"distanceShaping\":1}'] [--json]";
 
 /** A flag holding a JSON object (fields override the preset's). */
@@ -44,6 +44,8 @@ export async function runLearningBench(args: string[]): Promise<number> {
   const groupSize = positiveInt('group-size', f['--group-size'], preset.groupSize);
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
   const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
+  // Sampled trials per held-out task for pass@1 beside greedy success (0: greedy only).
+  const evalSamples = f['--eval-samples'] === undefined ? 0 : positiveInt('eval-samples', f['--eval-samples'], 1);
   const { optimizer, model, loss, estimatorOptions } = runOverrides(f, preset, {
     learningRate: preset.learningRate,
     epochs: preset.optimizer?.epochs ?? 4,
@@ -55,7 +57,7 @@ export async function runLearningBench(args: string[]): Promise<number> {
   const random = baselineSuccessRate(env, EVAL_SEEDS.take(evalTasks));
   console.error(`bench learning: ${env} ${JSON.stringify(envOptions)}, ${algorithms.join(' / ')}, seeds ${seeds.join(',')}, ${envSteps} env steps each, ${backend.description}`);
   console.error(`  ${groups} groups × ${groupSize}, optimizer ${JSON.stringify(optimizer)}, model ${JSON.stringify(model)}, loss ${JSON.stringify(loss)}, estimator options ${JSON.stringify(estimatorOptions)}`);
-  const results: { algorithm: string; seed: number; final: number; untrained: number; curve: { envSteps: number; greedy: number }[]; seconds: number }[] = [];
+  const results: { algorithm: string; seed: number; final: number; untrained: number; curve: { envSteps: number; greedy: number; sampled?: number }[]; seconds: number }[] = [];
   for (const algorithm of algorithms) {
     for (const seed of seeds) {
       const started = Date.now();
@@ -72,6 +74,7 @@ export async function runLearningBench(args: string[]): Promise<number> {
           seed,
           evalEvery,
           evalTasks,
+          evalSamples,
           processing: {
             reward: { terms: [{ kind: 'env_return' }] },
             ...ALGORITHMS[algorithm]!,
@@ -85,7 +88,7 @@ export async function runLearningBench(args: string[]): Promise<number> {
         },
         (point) => {
           curve.push(point);
-          if (point.eval) console.error(`  ${algorithm} seed ${seed}: ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, train success ${point.trainSuccess.toFixed(3)}, entropy ${point.update?.entropy.toFixed(3) ?? '-'}, greedy held-out ${point.eval.greedySuccess.toFixed(3)}`);
+          if (point.eval) console.error(`  ${algorithm} seed ${seed}: ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, train success ${point.trainSuccess.toFixed(3)}, entropy ${point.update?.entropy.toFixed(3) ?? '-'}, greedy held-out ${point.eval.greedySuccess.toFixed(3)}${evalSamples > 0 ? `, sampled pass@1 ${point.eval.passAtK['pass@1']!.toFixed(3)}` : ''}`);
           if (point.envSteps >= envSteps) stop.abort();
         },
       );
@@ -95,7 +98,7 @@ export async function runLearningBench(args: string[]): Promise<number> {
         seed,
         untrained: curve.find((p) => p.iteration === -1)?.eval?.greedySuccess ?? Number.NaN,
         final: evals.at(-1)?.eval?.greedySuccess ?? Number.NaN,
-        curve: evals.map((p) => ({ envSteps: p.envSteps, greedy: p.eval!.greedySuccess })),
+        curve: evals.map((p) => ({ envSteps: p.envSteps, greedy: p.eval!.greedySuccess, ...(evalSamples > 0 ? { sampled: p.eval!.passAtK['pass@1']! } : {}) })),
         seconds: (Date.now() - started) / 1000,
       });
     }

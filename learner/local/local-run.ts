@@ -34,6 +34,11 @@ export interface LocalRunConfig {
   readonly seed: number;
   readonly evalEvery: number;
   readonly evalTasks: number;
+  /**
+   * Also play each held-out task this many times by sampling (at the training temperature) for pass@1 — the
+   * policy's own success rate, comparable with the random policy's. Default 0 (greedy only).
+   */
+  readonly evalSamples?: number;
   /** Train on this many distinct tasks, cycling (a diagnostic: can the policy learn a fixed set?); default: a fresh task per group. */
   readonly tasks?: number;
   /** Also evaluate the untrained policy (reported as iteration −1). Default false. */
@@ -68,8 +73,14 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
   const runId = `local-${config.env}-${config.seed}`;
   const curve: CurvePoint[] = [];
   let envSteps = 0;
+  const evalSamples = config.evalSamples ?? 0;
   const evalNow = () =>
-    evaluate({ createEnv: () => createEnv(config.env, config.envOptions ?? {}), seeds: evalSeeds, greedy: policyOf(bundle, trainer.updates, { greedy: true }) });
+    evaluate({
+      createEnv: () => createEnv(config.env, config.envOptions ?? {}),
+      seeds: evalSeeds,
+      greedy: policyOf(bundle, trainer.updates, { greedy: true }),
+      ...(evalSamples > 0 ? { sampling: policyOf(bundle, trainer.updates, { temperature: optimizer.temperature }), samples: evalSamples, ks: [1] } : {}),
+    });
   try {
     if (config.evalAtStart) {
       const point: CurvePoint = { iteration: -1, envSteps: 0, trainSuccess: 0, trainReward: 0, samples: 0, eval: await evalNow() };
