@@ -113,7 +113,7 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
       const rawGroups = [...byGroup].map(([groupId, trajectories]) => ({ groupId, trajectories }));
       const out = process(rawGroups);
       config.onBatch?.(iteration, rawGroups, out);
-      const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength)) : undefined;
+      const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows })) : undefined;
       const point: CurvePoint = {
         iteration,
         envSteps,

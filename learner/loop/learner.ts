@@ -191,7 +191,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     stats.droppedStale += accounting.droppedStale;
     stats.duplicates += accounting.duplicates;
     stats.otherRuns += accounting.otherRuns;
-    const batch = buildBatch(kept, bundle.head, bundle.model.config.contextLength);
+    const batch = buildBatch(kept, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows });
     stats.skippedSamples += batch.skipped.length;
     for (const skip of batch.skipped) log(`learner: skipped sample ${skip.sampleId}: ${skip.reason}`);
     if (batch.rows === 0) {

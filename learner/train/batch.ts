@@ -2,7 +2,11 @@
 // is scored on token t + 1 (next-token prediction), so masks, advantages and behaviour log-probs are
 // shifted by one. A sample longer than the model's context keeps its last contextLength + 1 tokens (the
 // sampler kept the last contextLength as well; the first positions of such a sample may then see a
-// shorter context than they were sampled with — the importance ratio absorbs the difference).
+// shorter context than they were sampled with — the importance ratio absorbs the difference). With
+// `turnRows` (a trainer that trains one row per turn: PolicyTrainer.turnRows) samples are kept whole and
+// each turn row is cut to the context instead, as the sampler cut the turn: cutting the sample dropped every
+// turn before the last contextLength tokens from training (Sokoban's 10 turns of ≈ 47 tokens lost their first
+// five, the ones whose anchor states the whole group shares).
 import type { TrainingSampleEvent } from '../../schemas/index.js';
 import type { ReplyHead } from '../model/transformer.js';
 import { SpecialToken } from '../tokenizer/tokenizer.js';
@@ -25,11 +29,11 @@ export interface TrainingBatch {
   readonly skipped: readonly { readonly sampleId: string; readonly reason: string }[];
 }
 
-export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyHead, contextLength: number): TrainingBatch {
+export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyHead, contextLength: number, options: { turnRows?: boolean } = {}): TrainingBatch {
   const kept: { sample: TrainingSampleEvent; from: number; length: number }[] = [];
   const skipped: { sampleId: string; reason: string }[] = [];
   for (const sample of samples) {
-    const from = Math.max(0, sample.tokenIds.length - (contextLength + 1));
+    const from = options.turnRows ? 0 : Math.max(0, sample.tokenIds.length - (contextLength + 1));
     const length = sample.tokenIds.length - from - 1;
     let reason: string | undefined;
     if (length < 1) reason = 'fewer than 2 tokens';
@@ -81,8 +85,9 @@ export function minibatchRows(rows: number, parts: number): [number, number][] {
  * with loss tokens. For a model with attentionSpan 'turn' this gives the same per-token log-probs (no token
  * attends across turns and positions restart at every turn) on rows ~maxTurns times shorter, so the
  * attention and the padding cost far less. Token-level fields keep their values; `samples` is unchanged.
+ * A turn longer than `contextLength` keeps its last contextLength positions.
  */
-export function splitTurnRows(batch: TrainingBatch): TrainingBatch {
+export function splitTurnRows(batch: TrainingBatch, contextLength = Number.POSITIVE_INFINITY): TrainingBatch {
   const segments: [number, number][] = [];
   for (let r = 0; r < batch.rows; r++) {
     const base = r * batch.time;
@@ -90,9 +95,11 @@ export function splitTurnRows(batch: TrainingBatch): TrainingBatch {
     while (length > 0 && batch.ids[base + length - 1] === SpecialToken.PAD) length--;
     let start = 0;
     const close = (end: number) => {
+      // A turn longer than the context keeps its last contextLength positions, as the sampler kept its window.
+      const from = Math.max(start, end - contextLength);
       let scored = false;
-      for (let t = start; t < end && !scored; t++) scored = batch.mask[base + t] === 1;
-      if (scored) segments.push([base + start, base + end]);
+      for (let t = from; t < end && !scored; t++) scored = batch.mask[base + t] === 1;
+      if (scored) segments.push([base + from, base + end]);
     };
     for (let t = 1; t < length; t++) {
       const id = batch.ids[base + t];

@@ -68,14 +68,24 @@ export class PolicyTrainer {
     await this.adam.setWeights(state.map((s) => ({ name: s.name, tensor: tf.tensor(s.values, [...s.shape], 'float32') })));
   }
 
+  /**
+   * Whether update() trains one row per turn. Within-turn attention gives the same token log-probs on rows
+   * ~maxTurns times shorter; only with token-mean aggregation, where rows do not weigh tokens (seq-mean-*
+   * modes average per sample). Build its batches with buildBatch(…, { turnRows }) so that no turn is cut.
+   */
+  get turnRows(): boolean {
+    const { model, loss, reference } = this.options;
+    return model.config.attentionSpan === 'turn' && loss.lossAggMode === 'token-mean' && (!reference || reference.config.attentionSpan === 'turn');
+  }
+
   /** One update on `batch`. `recompute` forces the decoupled objective (replayed samples). */
   update(input: TrainingBatch, options: { recompute?: boolean } = {}): UpdateMetrics {
     const started = performance.now();
     const { model, head, optimizer: o, loss: lossConfig, reference } = this.options;
-    // Within-turn attention: one row per turn gives the same token log-probs on much shorter rows. Only
-    // with token-mean aggregation, where rows do not weigh tokens (seq-mean-* modes average per sample).
-    const split = model.config.attentionSpan === 'turn' && lossConfig.lossAggMode === 'token-mean' && (!reference || reference.config.attentionSpan === 'turn');
-    const batch = split ? splitTurnRows(input) : input;
+    const batch = this.turnRows ? splitTurnRows(input, model.config.contextLength) : input;
+    if (batch.time > model.config.contextLength) {
+      throw new RangeError(`batch rows of ${batch.time} positions exceed the model's contextLength ${model.config.contextLength}: build the batch with buildBatch(…, { turnRows: trainer.turnRows })`);
+    }
     const learningRate = learningRateAt(o, this.updates);
     (this.adam as unknown as { learningRate: number }).learningRate = learningRate;
     const shape: [number, number] = [batch.rows, batch.time];

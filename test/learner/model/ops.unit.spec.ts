@@ -71,6 +71,13 @@ test('embed: value and table gradient equal gather differentiated by tfjs on cpu
   for (const row of [2, 4, 5, 6, 8, 9]) for (let j = 0; j < d; j++) assert.equal(custom.grad[row * d + j], 0, `row ${row}`);
 });
 
+test('embed: an id outside the table is an error, not a row of zeros', () => {
+  tf.tidy(() => {
+    const table = tf.tensor2d(randoms(3 * 2), [3, 2]);
+    for (const id of [3, -1]) assert.throws(() => embed(table, tf.tensor1d([0, id], 'int32')), /outside the table's 3 rows/);
+  });
+});
+
 test('gelu equals 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) in value and gradient', () => {
   const values = [-6, -3, -1.5, -0.5, -1e-3, 0, 1e-3, 0.3, 1, 2.5, 6, ...randoms(20).map((v) => v * 4)];
   const tanhForm = (x: tf.Tensor) => tf.mul(tf.mul(0.5, x), tf.add(1, tf.tanh(tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.pow(x, 3)))))));

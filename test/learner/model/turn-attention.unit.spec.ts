@@ -235,3 +235,33 @@ for (const gridNeighbours of [false, true]) test(`sampler (current turn only) an
   assert.equal(compared, batch.lossTokens);
   disposeBundle(bundle);
 });
+
+test('turnRows: an episode longer than the context is trained on every turn (cutting the sample dropped its first turns)', () => {
+  const head = new ReplyHead([SpecialToken.EOS, 5, 6, 7, 8], config.vocabSize);
+  try {
+    const ids = episode(12, 3); // 12 turns of 7–12 tokens: longer than contextLength 64
+    assert.ok(ids.length > config.contextLength + 1, `${ids.length} tokens`);
+    const lossMask = ids.map((_, t) => (t > 0 && ids[t - 1] === SpecialToken.ACT ? 1 : 0));
+    const sample: TrainingSampleEvent = {
+      sampleId: 's', runId: 'r', groupId: 'g', episodeId: 'e', policyVersion: 0, tokenIds: ids, lossMask,
+      advantages: lossMask.map((m, t) => m * t), behaviourLogProbs: lossMask.map((m) => -m), reward: 0, estimator: 'grpo',
+      groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0,
+    };
+    const cut = buildBatch([sample], head, config.contextLength);
+    assert.ok(cut.lossTokens < 12, `the whole-sample cut keeps ${cut.lossTokens} of 12 turns`);
+    const rows = splitTurnRows(buildBatch([sample], head, config.contextLength, { turnRows: true }), config.contextLength);
+    assert.equal(rows.lossTokens, 12);
+    assert.equal(rows.rows, 12);
+    assert.ok(rows.time <= config.contextLength);
+    // Every turn's action with its own advantage (the position of its token in the episode).
+    const trained = [...rows.mask.keys()].filter((i) => rows.mask[i] === 1).map((i) => rows.advantages[i]);
+    assert.deepEqual(trained, lossMask.flatMap((m, t) => (m ? [t] : [])));
+    // A turn longer than the context keeps its last contextLength positions, with its action.
+    const long = [SpecialToken.BOS, SpecialToken.OBS, ...new Array(80).fill(9), SpecialToken.ACT, 6];
+    const longMask = long.map((_, t) => (t === long.length - 1 ? 1 : 0));
+    const one = splitTurnRows(buildBatch([{ ...sample, tokenIds: long, lossMask: longMask, advantages: longMask, behaviourLogProbs: longMask.map((m) => -m) }], head, config.contextLength, { turnRows: true }), config.contextLength);
+    assert.deepEqual([one.rows, one.time, one.lossTokens], [1, config.contextLength, 1]);
+  } finally {
+    head.dispose();
+  }
+});

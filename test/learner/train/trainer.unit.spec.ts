@@ -4,10 +4,11 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
 import { buildPolicyLossConfig } from '../../../learner/loss/index.js';
-import { disposeBundle, type PolicyBundle } from '../../../learner/policy/bundle.js';
+import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../../../learner/policy/bundle.js';
+import { buildBatch } from '../../../learner/train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../../../learner/train/config.js';
 import { PolicyTrainer } from '../../../learner/train/trainer.js';
-import { assertSameWeights, smallBundle, syntheticBatch, weightsOf, withoutDuration } from './helpers.js';
+import { assertSameWeights, smallBundle, syntheticBatch, syntheticSamples, weightsOf, withoutDuration } from './helpers.js';
 
 await selectBackend('wasm');
 
@@ -82,3 +83,19 @@ for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINIT
     }
   });
 }
+
+test('turnRows: one row per turn for a turn-attention policy with token-mean; a batch wider than the context is refused with the fix in the message', () => {
+  const plain = smallBundle();
+  const turn = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width: 32, layers: 2, heads: 4, contextLength: 64, seed: 1, attentionSpan: 'turn' });
+  try {
+    assert.equal(trainerFor(plain).turnRows, false);
+    assert.equal(trainerFor(turn).turnRows, true);
+    assert.equal(new PolicyTrainer({ ...turn, optimizer: buildOptimizerConfig({}), loss: buildPolicyLossConfig({ lossAggMode: 'seq-mean-token-mean' }) }).turnRows, false);
+    // Samples of 90 tokens kept whole (turnRows) but trained by a trainer that does not split them.
+    const whole = buildBatch(syntheticSamples(plain, 2, 90), plain.head, 64, { turnRows: true });
+    assert.throws(() => trainerFor(plain).update(whole), /exceed the model's contextLength 64: build the batch with buildBatch\(…, \{ turnRows: trainer.turnRows \}\)/);
+  } finally {
+    disposeBundle(plain);
+    disposeBundle(turn);
+  }
+});
