@@ -262,10 +262,11 @@ export class TopicConsumer<T> {
             await sink.route(letter);
             this.stats.deadLettered++;
             this.tracker.acked(source, offset, generation);
-            if (stopped()) break;
           }
           resolved = message.offset;
           if (end !== undefined && offset + 1n >= end) this.finished.add(key);
+          // The route above awaited: the one place besides the yield and the gate where stopped() may change.
+          if (stopped()) break;
           continue;
         }
         this.tracker.delivered(source, offset);
