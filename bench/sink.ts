@@ -94,10 +94,8 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
   try {
     progress(`publishing ${events} step events`);
     await new StepPublisher(backbone.producer, topicName(sinkConfig, 'env.steps')).publishAll(benchSteps(events));
-    const rows = benchRows(1);
-
     const prober = new Inserter(rawConfig.clickhouse.url, rawConfig.clickhouse.database, 60_000, new AbortController().signal);
-    const probe = await prober.encode('steps', rows.slice(0, 1)).finally(() => prober.close());
+    const probe = await prober.encode('steps', benchRows(1)).finally(() => prober.close());
     const format = /FORMAT (\w+)$/.exec(probe.query)?.[1] ?? 'unknown';
     const results: SinkBenchRound[] = [];
     for (let round = 0; round < rounds; round++) {

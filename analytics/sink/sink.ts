@@ -93,9 +93,8 @@ interface Pending {
   readonly envelope: Envelope<Buffer | null>;
 }
 
-/** A row to store; `shared` when its event became several rows (a step, nearly every row, becomes one). */
+/** A row to store (its table is the batcher's lane); `shared` when its event became several rows (a step, nearly every row, becomes one). */
 interface Item {
-  readonly table: TableName;
   readonly row: SinkRow;
   readonly envelope: Envelope<Buffer | null>;
   readonly shared: Pending | null;
@@ -193,7 +192,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
     if (event === 'step' && envelope.value !== null && inserter.transcodesSteps) {
       const row = stepChunks.transcode(envelope.value, envelope);
-      if (row) return void batcher.add('steps', { table: 'steps', row, envelope, shared: null });
+      if (row) return void batcher.add('steps', { row, envelope, shared: null });
     }
     let rows;
     try {
@@ -215,7 +214,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
         .then(() => envelope.ack());
     }
     const shared: Pending | null = rows.length === 1 ? null : { remaining: rows.length, envelope };
-    for (const { table, row } of rows) batcher.add(table, { table, row, envelope, shared });
+    for (const { table, row } of rows) batcher.add(table, { row, envelope, shared });
     return undefined;
   };
 

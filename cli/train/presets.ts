@@ -25,40 +25,40 @@ export interface TrainPreset {
 /** The policy shape for fully observed grid puzzles. */
 const GRID_POLICY = { attentionSpan: 'turn', positionMode: 'grid', nonEmptyReplies: true } as const;
 
+/**
+ * What the grid-puzzle presets share: one action per turn over up to 10 turns, GiGPO over 8 groups × 8, lr 1e-3,
+ * and the grid policy with the neighbour stem (it makes "a hole / a box next to the player" a feature of the
+ * player's own token; README "Learning results").
+ */
+const GRID_PUZZLE = {
+  envOptions: { maxActionsPerTurn: 1, maxTurns: 10, maxActionsPerEpisode: 10 },
+  estimator: 'gigpo',
+  filters: [],
+  groups: 8,
+  groupSize: 8,
+  learningRate: 1e-3,
+  model: { ...GRID_POLICY, gridNeighbours: true },
+} satisfies TrainPreset;
+
 export const TRAIN_PRESETS: Record<string, TrainPreset> = {
   // Non-slippery 4×4, one action per turn over up to 10 turns: the policy sees the map after every move.
   // The policy sees the current map only (attentionSpan 'turn': the map is the whole state, and with turn-relative
   // positions older maps would sit at the same positions), with row/column embeddings for the grid, and
   // never writes an empty reply (README "Learning results").
   FrozenLake: {
-    envOptions: { slippery: false, maxActionsPerTurn: 1, maxTurns: 10, maxActionsPerEpisode: 10 },
-    estimator: 'gigpo',
-    filters: [],
-    groups: 8,
-    groupSize: 8,
-    learningRate: 1e-3,
-    // The neighbour stem makes "a hole next to the player" a feature of the player's own token; without it
-    // GiGPO stayed ≤ 0.22 held-out (README "Learning results").
-    model: { ...GRID_POLICY, gridNeighbours: true },
+    ...GRID_PUZZLE,
+    envOptions: { slippery: false, ...GRID_PUZZLE.envOptions },
+    // Without the neighbour stem GiGPO stayed ≤ 0.22 held-out (README "Learning results").
     // 2 epochs × 2 minibatches: 4 × 4 at lr 1e-3 overshot (PPO-KL up to 2 per update with oracle advantages), 1 × 2 learned nothing by 30k steps.
     optimizer: { epochs: 2, minibatches: 2 },
     // γ 0.7, ω 3: the advantage that correlates best with the optimal action on untrained rollouts (0.31 vs 0.24 for the defaults).
     estimatorOptions: { omega: 3, gamma: 0.7 },
   },
-  // 6×6, one box, one action per turn over up to 10 turns. The neighbour stem here too: on BFS-optimal labels
-  // the model reached 0.80 held-out with it and 0.18 without (README "Learning results"). 2 epochs × 4
-  // minibatches: with 2 × 2 GiGPO was still at its untrained level after 64k steps; with 2 × 4 it took off
-  // at ≈ 55k. GiGPO at verl-agent's Sokoban settings (mean_norm, γ 0.95, ω 1).
-  Sokoban: {
-    envOptions: { maxActionsPerTurn: 1, maxTurns: 10, maxActionsPerEpisode: 10 },
-    estimator: 'gigpo',
-    filters: [],
-    groups: 8,
-    groupSize: 8,
-    learningRate: 1e-3,
-    model: { ...GRID_POLICY, gridNeighbours: true },
-    optimizer: { epochs: 2, minibatches: 4 },
-  },
+  // 6×6, one box. On BFS-optimal labels the model reached 0.80 held-out with the neighbour stem and 0.18
+  // without (README "Learning results"). 2 epochs × 4 minibatches: with 2 × 2 GiGPO was still at its untrained
+  // level after 64k steps; with 2 × 4 it took off at ≈ 55k. GiGPO at verl-agent's Sokoban settings (mean_norm,
+  // γ 0.95, ω 1).
+  Sokoban: { ...GRID_PUZZLE, optimizer: { epochs: 2, minibatches: 4 } },
   // Group-normalised GRPO favours Bandit's low-variance arm; mean-centred Dr. GRPO prefers the higher mean.
   Bandit: { envOptions: {}, estimator: 'dr_grpo', filters: [], groups: 8, groupSize: 8, learningRate: 1e-3 },
 };
