@@ -68,3 +68,70 @@ test('a record batch encoded with the patched encoder and CRC decodes to the sam
   const crc = buffer.readUInt32BE(8 + 4 + 4 + 1);
   assert.equal(crc, crc32C(buffer.subarray(8 + 4 + 4 + 1 + 4)));
 });
+
+/** Zigzag LEB128 as the Kafka protocol defines it, in BigInt: the reference for the in-place varints. */
+function referenceVarint(value: bigint, bits: 32 | 64): Buffer {
+  let zigzag = BigInt.asUintN(bits, (value << 1n) ^ (value >> BigInt(bits - 1)));
+  const bytes: number[] = [];
+  while (zigzag >= 0x80n) {
+    bytes.push(Number(zigzag & 0x7fn) | 0x80);
+    zigzag >>= 7n;
+  }
+  bytes.push(Number(zigzag));
+  return Buffer.from(bytes);
+}
+
+test('the patched Encoder writes varints and varlongs in place, byte for byte as the protocol defines them', () => {
+  const VarEncoder = Encoder as unknown as (new () => { writeVarInt(v: number): unknown; writeVarLong(v: unknown): unknown; buffer: Buffer }) & {
+    sizeOfVarLong(v: unknown): number;
+  };
+  assert.match(readFileSync(require.resolve('kafkajs/src/protocol/encoder.js'), 'utf8'), /\[varint\]/);
+  const rng = new Rng(11);
+  const ints = [0, 1, -1, 63, -64, 64, -65, 8191, 8192, 2 ** 30 - 1, 2 ** 30, -(2 ** 30), -(2 ** 30) - 1, 2 ** 31 - 1, -(2 ** 31)];
+  for (let i = 0; i < 200; i++) ints.push(Math.floor((rng.next() - 0.5) * 2 ** 32));
+  for (const value of ints) {
+    const encoder = new VarEncoder();
+    encoder.writeVarInt(value);
+    assert.deepEqual(encoder.buffer, referenceVarint(BigInt(value), 32), `varint ${value}`);
+  }
+  // varlongs: the 32-bit fast path and the Long path beyond it (timestamps in ms, negative deltas)
+  const longs = [...ints, 2 ** 31, -(2 ** 31) - 1, 2 ** 40 + 3, -(2 ** 40) - 3, 1_764_480_000_123, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER];
+  for (const value of longs) {
+    const encoder = new VarEncoder();
+    encoder.writeVarLong(value);
+    const expected = referenceVarint(BigInt(value), 64);
+    assert.deepEqual(encoder.buffer, expected, `varlong ${value}`);
+    assert.equal(VarEncoder.sizeOfVarLong(value), expected.length, `sizeOfVarLong ${value}`);
+  }
+});
+
+test('the patched grouping by partition keeps every message once, in send order within its partition', () => {
+  const group = require('kafkajs/src/producer/groupMessagesPerPartition.js') as (args: {
+    topic: string;
+    partitionMetadata: unknown[];
+    messages: { key: string }[];
+    partitioner: (args: { message: { key: string } }) => number;
+  }) => Record<string, { key: string }[]>;
+  const messages = Array.from({ length: 1000 }, (_, i) => ({ key: `k${i}` }));
+  const grouped = group({ topic: 't', partitionMetadata: [{}, {}, {}], messages, partitioner: ({ message }) => Number(message.key.slice(1)) % 3 });
+  assert.deepEqual(Object.keys(grouped).sort(), ['0', '1', '2']);
+  for (const [partition, list] of Object.entries(grouped)) {
+    assert.deepEqual(list, messages.filter((_, i) => i % 3 === Number(partition)));
+  }
+  assert.deepEqual(group({ topic: 't', partitionMetadata: [], messages, partitioner: () => 0 }), {});
+});
+
+test('the patched request framing writes size, header and payload as the shipped two-encoder framing did', async () => {
+  const frame = require('kafkajs/src/protocol/request.js') as (args: Record<string, unknown>) => Promise<{ buffer: Buffer }>;
+  assert.match(readFileSync(require.resolve('kafkajs/src/protocol/request.js'), 'utf8'), /\[framing\]/);
+  type Enc = { writeInt16(v: number): Enc; writeInt32(v: number): Enc; writeString(v: string | null): Enc; writeEncoder(e: Enc): Enc; writeBytes(v: Buffer): Enc; size(): number; buffer: Buffer };
+  const E = Encoder as unknown as new () => Enc;
+  for (const clientId of ['trajflow', null, 'ünïcode-client']) {
+    for (const bytes of [0, 100, 9000]) {
+      const payload = new E().writeInt32(7).writeBytes(Buffer.alloc(bytes, 3));
+      const { buffer } = await frame({ correlationId: 41, clientId, request: { apiKey: 0, apiVersion: 3, encode: async () => payload } });
+      const header = new E().writeInt16(0).writeInt16(3).writeInt32(41).writeString(clientId).writeEncoder(payload);
+      assert.deepEqual(buffer, new E().writeInt32(header.size()).writeEncoder(header).buffer, `${clientId} ${bytes}`);
+    }
+  }
+});
