@@ -77,8 +77,8 @@ export function loadConfig(env: Env = process.env): TrajflowConfig {
     throw new ConfigError(`TRAJFLOW_TOPIC_PREFIX='${topicPrefix}' is not a valid topic prefix: use letters, digits, '_', '-' and '.', at most 100 characters.`);
   }
 
-  const kafkaPort = port(env, 'TRAJFLOW_KAFKA_PORT', 39092);
-  const controllerPort = port(env, 'TRAJFLOW_KAFKA_CONTROLLER_PORT', 39093);
+  const kafkaPort = port(env, 'TRAJFLOW_KAFKA_PORT', 19092);
+  const controllerPort = port(env, 'TRAJFLOW_KAFKA_CONTROLLER_PORT', 19093);
   if (kafkaPort === controllerPort) {
     throw new ConfigError(`TRAJFLOW_KAFKA_PORT and TRAJFLOW_KAFKA_CONTROLLER_PORT are both ${kafkaPort}: the broker needs two different ports.`);
   }
@@ -88,8 +88,8 @@ export function loadConfig(env: Env = process.env): TrajflowConfig {
     throw new ConfigError(`TRAJFLOW_KAFKA_VERSION='${kafkaVersion}' is not a release number like 3.9.2.`);
   }
 
-  const httpPort = port(env, 'TRAJFLOW_CLICKHOUSE_HTTP_PORT', 38123);
-  const tcpPort = port(env, 'TRAJFLOW_CLICKHOUSE_TCP_PORT', 39000);
+  const httpPort = port(env, 'TRAJFLOW_CLICKHOUSE_HTTP_PORT', 18123);
+  const tcpPort = port(env, 'TRAJFLOW_CLICKHOUSE_TCP_PORT', 19000);
   if (httpPort === tcpPort) {
     throw new ConfigError(`TRAJFLOW_CLICKHOUSE_HTTP_PORT and TRAJFLOW_CLICKHOUSE_TCP_PORT are both ${httpPort}: ClickHouse needs two different ports.`);
   }

@@ -3,7 +3,9 @@
 // partitions (≈ 4 % of the processors' CPU, where a group's samples and trajectories share one key). The
 // result is the same as the default's — key → murmur2 % partitions — for keyed messages; unkeyed ones and
 // messages with an explicit partition go to the default unchanged. The memo is keyed by topic and
-// partition count, so a topic that grows maps its keys afresh; it is cleared when it gets large.
+// partition count, so a topic that grows maps its keys afresh; it is cleared when it gets large. A keyed
+// message to a one-partition topic (the processors' episode marks, one key per episode) goes to partition
+// 0 without hashing or remembering, as murmur2 % 1 would send it.
 import { Partitioners, type ICustomPartitioner } from 'kafkajs';
 
 const MAX_REMEMBERED = 100_000;
@@ -14,6 +16,7 @@ export const rememberingPartitioner: ICustomPartitioner = () => {
   return (args) => {
     const { key, partition } = args.message;
     if (key === null || key === undefined || (partition !== null && partition !== undefined)) return murmur2(args);
+    if (args.partitionMetadata.length === 1) return 0;
     const id = `${args.topic}\u0000${args.partitionMetadata.length}\u0000${typeof key === 'string' ? key : key.toString('base64')}`;
     let chosen = remembered.get(id);
     if (chosen === undefined) {

@@ -17,7 +17,7 @@ import { TRAIN_PRESETS } from './presets.js';
 const FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed'] as const;
 const USAGE =
   'trajflow train [--env FrozenLake|Sokoban|Bandit] [--run-id R] [--estimator gigpo] [--filter F] [--updates N] [--groups 8] ' +
-  '[--group-size 8] [--lr 3e-3] [--max-staleness 2] [--port 38080] [--env-options JSON] [--seed 0] [--config trajflow.json]';
+  '[--group-size 8] [--lr 3e-3] [--max-staleness 2] [--port 18080] [--env-options JSON] [--seed 0] [--config trajflow.json]';
 
 export const trainCommand: Command = {
   summary: 'train an agent end to end: Kafka, ClickHouse, actors, processors, learner, sink and dashboard (Ctrl-C stops, rerun resumes)',
@@ -38,7 +38,7 @@ export const trainCommand: Command = {
     const lr = numberFlag('lr', f['--lr'], { positive: true }) ?? preset.learningRate;
     const maxStaleness = f['--max-staleness'] ?? '2';
     const envOptions = f['--env-options'] ?? JSON.stringify(preset.envOptions);
-    const port = f['--port'] ?? '38080';
+    const port = f['--port'] ?? '18080';
     const filters = f['--filter'] ? [f['--filter']] : preset.filters;
 
     const config = loadConfig();

@@ -13,7 +13,7 @@ export interface RateLimitConfig {
 export interface DashboardConfig {
   /** Interface to bind (default 127.0.0.1). Anything but loopback needs at least one token. */
   readonly host: string;
-  /** Port to bind (default 38080); 0 picks a free port (tests). */
+  /** Port to bind (default 18080); 0 picks a free port (tests). */
   readonly port: number;
   /** Bearer tokens accepted on writes (and on reads when not bound to loopback); empty = no auth. */
   readonly tokens: readonly string[];
@@ -27,7 +27,7 @@ export interface DashboardConfig {
   readonly publishTimeoutMs: number;
 }
 
-export const DEFAULT_DASHBOARD_PORT = 38080;
+export const DEFAULT_DASHBOARD_PORT = 18080;
 
 export const defaultDashboardConfig: DashboardConfig = Object.freeze({
   host: '127.0.0.1',

@@ -8,7 +8,7 @@ import { createApp, type ApiApp, type ApiDeps } from './app.js';
 import { checkExposure, type DashboardConfig } from './config.js';
 
 export interface HttpServerHandle {
-  /** e.g. http://127.0.0.1:38080 */
+  /** e.g. http://127.0.0.1:18080 */
   readonly url: string;
   readonly port: number;
   readonly app: ApiApp;

@@ -218,7 +218,7 @@ def play_episode(env, run_id, group_id, episode_id, seed, episode, policy_versio
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bootstrap", default=os.environ.get("TRAJFLOW_KAFKA_BROKERS", "127.0.0.1:39092"),
+    parser.add_argument("--bootstrap", default=os.environ.get("TRAJFLOW_KAFKA_BROKERS", "127.0.0.1:19092"),
                         help="Kafka brokers, host:port[,host:port] (default: $TRAJFLOW_KAFKA_BROKERS or trajflow's own broker)")
     parser.add_argument("--topic", default=os.environ.get("TRAJFLOW_TOPIC_PREFIX", "trajflow") + ".env.steps",
                         help="the step topic (default: <prefix>.env.steps)")

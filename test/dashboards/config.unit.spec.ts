@@ -6,7 +6,7 @@ import { checkExposure, defaultDashboardConfig, isLoopback, loadDashboardConfig 
 
 const TOKEN = 'a'.repeat(32);
 
-test('with nothing set, the defaults: loopback, port 38080, no tokens, 1 MiB bodies', () => {
+test('with nothing set, the defaults: loopback, port 18080, no tokens, 1 MiB bodies', () => {
   assert.deepEqual(loadDashboardConfig({}, {}), defaultDashboardConfig);
   assert.equal(defaultDashboardConfig.host, '127.0.0.1');
   assert.equal(defaultDashboardConfig.maxBodyBytes, 1024 * 1024);
