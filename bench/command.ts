@@ -20,14 +20,15 @@ const median = (xs: number[]) => {
 
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in README "Collapse detectors"), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--runs R] [--repeat K] [--keep] [--json]',
+  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in README "Collapse detectors"), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--runs R] [--repeat K] [--keep] [--json]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
     if (what === 'learner') return (await import('./learner.js')).runLearnerBench(args);
     if (what === 'scale') return (await import('./scale.js')).runScaleBench(args);
     if (what === 'learning') return (await import('./learning.js')).runLearningBench(args);
+    if (what === 'supervised') return (await import('./supervised.js')).runSupervisedBench(args);
     if (what === 'collapse') return (await import('./collapse.js')).runCollapseBench(args);
     if (what === 'queries') return (await import('./queries.js')).runQueriesBench(args);
     if (what === 'sink') return benchSink(args);

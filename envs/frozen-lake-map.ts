@@ -47,6 +47,21 @@ export function generateLakeMap(rng: Rng, size: number, frozenProbability: numbe
   }
 }
 
+/** Gymnasium's action ids as (row, column) changes: 0 Left, 1 Down, 2 Right, 3 Up. */
+const LAKE_MOVES: readonly (readonly [number, number])[] = [[0, -1], [1, 0], [0, 1], [-1, 0]];
+
+/**
+ * The tile a move in `direction` (gymnasium's action id) leads to from `cell` on a size × size map: off the
+ * map leaves the player in place (gymnasium clamps). The environment's move and the solvers' (bench
+ * supervised's BFS labels) are this one function, so a label cannot disagree with what a move does.
+ */
+export function lakeMove(size: number, cell: number, direction: number): number {
+  const [dr, dc] = LAKE_MOVES[direction] as readonly [number, number];
+  const r = Math.min(Math.max(Math.floor(cell / size) + dr, 0), size - 1);
+  const c = Math.min(Math.max((cell % size) + dc, 0), size - 1);
+  return r * size + c;
+}
+
 /**
  * Steps from every tile to the goal over non-hole tiles (4-neighbour moves, as the player moves); holes and
  * tiles with no path get Infinity. For distance-based reward shaping and for tools.

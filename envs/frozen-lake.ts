@@ -4,7 +4,7 @@
 // each perpendicular direction with (1 − successRate)/2 (1/3 each by default).
 import type { EnvId, TurnLimits } from './contract.js';
 import { DiscreteTurnEnv, type ActionOutcome } from './discrete-env.js';
-import { generateLakeMap, goalDistances, type LakeMap } from './frozen-lake-map.js';
+import { generateLakeMap, goalDistances, lakeMove, type LakeMap } from './frozen-lake-map.js';
 import { booleanOption, integerOption, probabilityOption, rejectUnknownOptions, signedOption, turnLimits } from './options.js';
 import { Rng, Stream } from './random.js';
 
@@ -65,7 +65,6 @@ export type FrozenLakeAction = (typeof FROZEN_LAKE_ACTIONS)[number];
 
 /** Gymnasium's action ids: 0 Left, 1 Down, 2 Right, 3 Up; (a ± 1) mod 4 are the perpendicular ones. */
 const GYM_ACTION: Record<FrozenLakeAction, number> = { Left: 0, Down: 1, Right: 2, Up: 3 };
-const MOVES: readonly (readonly [number, number])[] = [[0, -1], [1, 0], [0, 1], [-1, 0]];
 
 /** RAGEN's grid_lookup: P player, _ frozen (start too), O hole, G goal, X player in hole, √ player on goal. */
 export const FROZEN_LAKE_SYMBOLS = { player: 'P', frozen: '_', hole: 'O', goal: 'G', playerInHole: 'X', playerOnGoal: '√' } as const;
@@ -158,11 +157,8 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
   protected applyAction(action: FrozenLakeAction): ActionOutcome {
     const { size, tiles } = this.map;
     const before = this.player;
-    const [dr, dc] = MOVES[this.direction(action)] as readonly [number, number];
     // Moving off the map leaves the player in place (gymnasium clamps).
-    const r = Math.min(Math.max(Math.floor(this.player / size) + dr, 0), size - 1);
-    const c = Math.min(Math.max((this.player % size) + dc, 0), size - 1);
-    this.player = r * size + c;
+    this.player = lakeMove(size, this.player, this.direction(action));
     const tile = tiles[this.player];
     const shaped = this.shaping(before);
     if (tile === 'G') return { reward: 1 + shaped, terminated: true, endReason: 'goal' };

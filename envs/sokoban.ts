@@ -8,6 +8,7 @@ import { DiscreteTurnEnv, type ActionOutcome } from './discrete-env.js';
 import { integerOption, rejectUnknownOptions, turnLimits } from './options.js';
 import { Rng, Stream } from './random.js';
 import { Cell, generateRoom, type SokobanRoom } from './sokoban-room.js';
+import { pushOutcome } from './sokoban-push.js';
 
 export interface SokobanOptions extends TurnLimits {
   rows: number;
@@ -33,7 +34,8 @@ export const SOKOBAN_DEFAULTS: Readonly<SokobanOptions> = {
 
 export const SOKOBAN_ACTIONS = ['Up', 'Down', 'Left', 'Right'] as const;
 export type SokobanAction = (typeof SOKOBAN_ACTIONS)[number];
-const CHANGE: Record<SokobanAction, readonly [number, number]> = { Up: [-1, 0], Down: [1, 0], Left: [0, -1], Right: [0, 1] };
+/** An action's index in SOKOBAN_ACTIONS, the order pushOutcome takes. */
+const ACTION_INDEX: Record<SokobanAction, number> = { Up: 0, Down: 1, Left: 2, Right: 3 };
 
 /** gym-sokoban's rewards. */
 export const SOKOBAN_REWARDS = { step: -0.1, boxOnTarget: 1, boxOffTarget: -1, finished: 10 } as const;
@@ -90,33 +92,21 @@ export class SokobanEnv extends DiscreteTurnEnv<SokobanAction> {
     // gym-sokoban starts the count at 0 (reset sets boxes_on_target = 0); generated boxes are off target.
   }
 
-  private isFree(cell: number): boolean {
-    return this.fixed[cell] !== Cell.wall && !this.boxes.has(cell);
-  }
-
   private countBoxesOnTarget(): number {
     let n = 0;
     for (const b of this.boxes) if (this.fixed[b] === Cell.target) n += 1;
     return n;
   }
 
-  /** gym-sokoban's _push, falling back to _move. */
+  /** gym-sokoban's _push, falling back to _move (sokoban-push.ts). */
   private push(action: SokobanAction): void {
     const { rows, cols } = this.options;
-    const [dr, dc] = CHANGE[action];
-    const [r, c] = [Math.floor(this.player / cols), this.player % cols];
-    const [nr, nc] = [r + dr, c + dc];
-    const [br, bc] = [nr + dr, nc + dc];
-    if (nr < 0 || nr >= rows || nc < 0 || nc >= cols) return;
-    const next = nr * cols + nc;
-    const insideForBox = br >= 0 && br < rows && bc >= 0 && bc < cols;
-    if (this.boxes.has(next) && insideForBox && this.isFree(br * cols + bc)) {
-      this.boxes.delete(next);
-      this.boxes.add(br * cols + bc);
-      this.player = next;
-    } else if (this.isFree(next)) {
-      this.player = next;
+    const outcome = pushOutcome({ rows, cols, fixed: this.fixed }, this.player, (cell) => this.boxes.has(cell), ACTION_INDEX[action]);
+    if (outcome.pushed) {
+      this.boxes.delete(outcome.pushed.from);
+      this.boxes.add(outcome.pushed.to);
     }
+    this.player = outcome.player;
   }
 
   protected applyAction(action: SokobanAction): ActionOutcome {

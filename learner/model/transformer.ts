@@ -20,7 +20,11 @@ export class TransformerModel {
       const data = values.get(spec.name);
       const size = spec.shape.reduce((a, b) => a * b, 1);
       if (!data || data.length !== size) throw new RangeError(`parameter ${spec.name}: expected ${size} values, got ${data?.length ?? 'none'}`);
-      parameters.set(spec.name, tf.variable(tf.tensor(data, [...spec.shape], 'float32'), true, `${spec.name}_${nextId++}`));
+      // The variable shares the tensor's data; the tensor itself is disposed, or every disposed model would
+      // leave one tensor per parameter behind.
+      const initial = tf.tensor(data, [...spec.shape], 'float32');
+      parameters.set(spec.name, tf.variable(initial, true, `${spec.name}_${nextId++}`));
+      initial.dispose();
     }
     this.parameters = parameters;
   }

@@ -1,4 +1,4 @@
-// TransformerPolicy (the batched sampler) on WASM: the same request seed gives the same reply; recorded log-probs are ≤ 0 and equal, within 1e-4, the log-softmax the learner computes for the built sample (at the sampling temperature); replies stop at maxActionsPerTurn words (EOS otherwise); greedy takes the argmax at every token; repeated actBatch calls leak no tensors.
+// TransformerPolicy (the batched sampler) on WASM: the same request seed gives the same reply; recorded log-probs are ≤ 0 and equal, within 1e-4, the log-softmax the learner computes for the built sample (at the sampling temperature); replies stop at maxActionsPerTurn words (EOS otherwise); greedy takes the argmax at every token; repeated actBatch calls and created-then-disposed bundles leak no tensors.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
@@ -127,5 +127,11 @@ test('no tensor leak: numTensors is the same after several actBatch calls', () =
   policy.actBatch(batch); // caches the causal masks of these lengths
   const before = tf.memory().numTensors;
   for (let i = 0; i < 4; i++) policy.actBatch(batch);
+  assert.equal(tf.memory().numTensors, before);
+});
+
+test('no tensor leak: a bundle created and disposed leaves no tensor behind (its variables\' initial tensors too)', () => {
+  const before = tf.memory().numTensors;
+  for (let i = 0; i < 3; i++) disposeBundle(createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width: 16, layers: 1, heads: 2, seed: 5 + i }));
   assert.equal(tf.memory().numTensors, before);
 });
