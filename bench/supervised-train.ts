@@ -15,21 +15,25 @@ import type { LabelledState, SupervisedTask } from './supervised-states.js';
 const HELD_OUT_STATE_OFFSET = 500_000_000;
 
 /**
- * A batch as the policy sees a turn with attentionSpan 'turn': [OBS, observation…, ACT] (the sampler starts the
- * current turn at its OBS), one row per state, and the target: the optimal actions share probability 1 equally
- * over the reply head (index 0 is EOS, then the action words).
+ * The states as the policy sees a turn with attentionSpan 'turn': [OBS, observation…, ACT] (the sampler starts
+ * the current turn at its OBS), one row per state.
  */
-function encode(bundle: PolicyBundle, states: readonly LabelledState[]): { ids: tf.Tensor2D; targets: tf.Tensor2D } {
+function encodeStates(bundle: PolicyBundle, states: readonly LabelledState[]): tf.Tensor2D {
   const rows = states.map((s) => turnPromptIds(bundle.tokenizer, s.observation, false));
   const time = rows[0]!.length;
   // The grid puzzles render fixed-size grids, so every row has the same length; padding would need a mask.
   if (rows.some((r) => r.length !== time)) throw new Error('bench supervised: observations of different token lengths in one batch');
+  return tf.tensor2d(rows.flat(), [states.length, time], 'int32');
+}
+
+/** The target of each state: its optimal actions share probability 1 over the reply head (index 0 is EOS, then the action words). */
+function encodeTargets(bundle: PolicyBundle, states: readonly LabelledState[]): tf.Tensor2D {
   const size = bundle.head.size;
   const targets = new Float32Array(states.length * size);
   states.forEach((s, i) => {
     for (const a of s.optimal) targets[i * size + a + 1] = 1 / s.optimal.length;
   });
-  return { ids: tf.tensor2d(rows.flat(), [states.length, time], 'int32'), targets: tf.tensor2d(targets, [states.length, size]) };
+  return tf.tensor2d(targets, [states.length, size]);
 }
 
 /** The reply head's logits at each row's ACT (its last position), [batch, head]. */
@@ -53,7 +57,8 @@ export interface StepResult {
 
 /** One Adam step on the batch's cross-entropy against the optimal actions. */
 export function crossEntropyStep(bundle: PolicyBundle, optimizer: tf.Optimizer, states: readonly LabelledState[]): StepResult {
-  const { ids, targets } = encode(bundle, states);
+  const ids = encodeStates(bundle, states);
+  const targets = encodeTargets(bundle, states);
   let predicted: tf.Tensor | undefined;
   try {
     const cost = optimizer.minimize(() => {
@@ -73,13 +78,12 @@ export function crossEntropyStep(bundle: PolicyBundle, optimizer: tf.Optimizer, 
 
 /** Share of states whose greedy first reply token is an optimal action. */
 export function oneStepAccuracy(bundle: PolicyBundle, states: readonly LabelledState[]): number {
-  const { ids, targets } = encode(bundle, states);
+  const ids = encodeStates(bundle, states);
   try {
     const predicted = tf.tidy(() => tf.argMax(actLogits(bundle, ids), -1).dataSync());
     return shareOptimal(predicted, states);
   } finally {
     ids.dispose();
-    targets.dispose();
   }
 }
 

@@ -30,8 +30,9 @@ export function pushOutcome(layout: SokobanLayout, player: number, hasBox: (cell
   const [nr, nc] = [Math.floor(player / cols) + dr, (player % cols) + dc];
   if (nr < 0 || nr >= rows || nc < 0 || nc >= cols) return { player };
   const next = nr * cols + nc;
-  const isFree = (cell: number): boolean => fixed[cell] !== Cell.wall && !hasBox(cell);
   const [br, bc] = [nr + dr, nc + dc];
-  if (hasBox(next) && br >= 0 && br < rows && bc >= 0 && bc < cols && isFree(br * cols + bc)) return { player: next, pushed: { from: next, to: br * cols + bc } };
-  return isFree(next) ? { player: next } : { player };
+  if (hasBox(next) && br >= 0 && br < rows && bc >= 0 && bc < cols && isFree(fixed, hasBox, br * cols + bc)) return { player: next, pushed: { from: next, to: br * cols + bc } };
+  return isFree(fixed, hasBox, next) ? { player: next } : { player };
 }
+
+const isFree = (fixed: readonly number[], hasBox: (cell: number) => boolean, cell: number): boolean => fixed[cell] !== Cell.wall && !hasBox(cell);

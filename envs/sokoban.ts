@@ -92,6 +92,9 @@ export class SokobanEnv extends DiscreteTurnEnv<SokobanAction> {
     // gym-sokoban starts the count at 0 (reset sets boxes_on_target = 0); generated boxes are off target.
   }
 
+  /** Made once: pushOutcome asks it for every action. */
+  private readonly hasBox = (cell: number): boolean => this.boxes.has(cell);
+
   private countBoxesOnTarget(): number {
     let n = 0;
     for (const b of this.boxes) if (this.fixed[b] === Cell.target) n += 1;
@@ -101,7 +104,7 @@ export class SokobanEnv extends DiscreteTurnEnv<SokobanAction> {
   /** gym-sokoban's _push, falling back to _move (sokoban-push.ts). */
   private push(action: SokobanAction): void {
     const { rows, cols } = this.options;
-    const outcome = pushOutcome({ rows, cols, fixed: this.fixed }, this.player, (cell) => this.boxes.has(cell), ACTION_INDEX[action]);
+    const outcome = pushOutcome({ rows, cols, fixed: this.fixed }, this.player, this.hasBox, ACTION_INDEX[action]);
     if (outcome.pushed) {
       this.boxes.delete(outcome.pushed.from);
       this.boxes.add(outcome.pushed.to);

@@ -175,6 +175,20 @@ patch(join('src', 'protocol', 'encoder.js'), (text) => {
     let longValue`,
     file,
   );
+  // room for every part of an array at once, instead of growing (and copying) part by part
+  out = replaceOnce(
+    out,
+    `    value.forEach(v => {
+      this.writeBufferInternal(v.buffer)
+    })`,
+    `    let total = 0
+    for (const v of value) total += v.offset
+    this.ensureAvailable(total)
+    value.forEach(v => {
+      this.writeBufferInternal(v.buffer)
+    })`,
+    file,
+  );
   return out;
 }, 'varint');
 
@@ -224,25 +238,6 @@ module.exports = ({ topic, partitionMetadata, messages, partitioner }) => {
   return result
 }
 `, 'group-linear');
-
-patch(join('src', 'protocol', 'encoder.js'), (text) => {
-  const file = 'encoder.js';
-  let out = replaceOnce(
-    text,
-    `    value.forEach(v => {
-      this.writeBufferInternal(v.buffer)
-    })`,
-    `    // ${MARK} [reserve]: room for every part at once, instead of growing (and copying) part by part
-    let total = 0
-    for (const v of value) total += v.offset
-    this.ensureAvailable(total)
-    value.forEach(v => {
-      this.writeBufferInternal(v.buffer)
-    })`,
-    file,
-  );
-  return out;
-}, 'reserve');
 
 patch(join('src', 'protocol', 'request.js'), (text) =>
   replaceOnce(

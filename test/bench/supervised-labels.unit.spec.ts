@@ -88,31 +88,34 @@ function followSokobanLabels(room: Parameters<typeof solveSokoban>[0]): [number,
   }
 }
 
+/** A hand-drawn room, its start state and the BFS distances from it. */
+function atStart(layout: string) {
+  const room = sokobanRoom(layout);
+  const start: SokobanState = { player: room.player, boxes: room.boxes };
+  return { room, start, distances: sokobanDistances(room, start) };
+}
+
 test('Sokoban: one push solves the room, and the label is that push only', () => {
-  const room = sokobanRoom(`
+  const { room, start, distances } = atStart(`
     ######
     #____#
     #PXO_#
     #____#
     #____#
     ######`);
-  const start: SokobanState = { player: room.player, boxes: room.boxes };
-  const distances = sokobanDistances(room, start);
   assert.equal(distances.distance(start), 1);
   assert.deepEqual(sokobanOptimalActions(room, distances, start), [3], 'Right');
   assert.deepEqual(followSokobanLabels(room), [1, true]);
 });
 
 test('Sokoban: the player walks around the box before pushing; a box in a corner is dead', () => {
-  const room = sokobanRoom(`
+  const { room, start, distances } = atStart(`
     ######
     #_P__#
     #_XO_#
     #____#
     #____#
     ######`);
-  const start: SokobanState = { player: room.player, boxes: room.boxes };
-  const distances = sokobanDistances(room, start);
   // Left, Down, then the push Right; Down first would push the box off the target's row.
   assert.equal(distances.distance(start), 3);
   assert.deepEqual(sokobanOptimalActions(room, distances, start), [2], 'Left');
@@ -121,16 +124,15 @@ test('Sokoban: the player walks around the box before pushing; a box in a corner
   const pushedDown = sokobanStep(room, start, 1);
   assert.deepEqual(pushedDown, { player: 14, boxes: [20] });
   assert.equal(distances.distance(pushedDown), 6);
-  const corner = sokobanRoom(`
+  const corner = atStart(`
     ######
     #XP__#
     #__O_#
     #____#
     #____#
     ######`);
-  const dead = sokobanDistances(corner, { player: corner.player, boxes: corner.boxes });
-  assert.equal(dead.distance({ player: corner.player, boxes: corner.boxes }), undefined);
-  assert.deepEqual(sokobanOptimalActions(corner, dead, { player: corner.player, boxes: corner.boxes }), []);
+  assert.equal(corner.distances.distance(corner.start), undefined);
+  assert.deepEqual(sokobanOptimalActions(corner.room, corner.distances, corner.start), []);
 });
 
 test('Sokoban: on 10 generated rooms the BFS distance equals the test solver\'s, and following the labels solves each in it', () => {
