@@ -275,3 +275,99 @@ patch(join('src', 'protocol', 'requests', 'produce', 'v3', 'request.js'), (text)
     .writeInt32(recordBatch.size())`,
     'produce/v3/request.js',
   ), 'partition-size');
+
+// 4. Speed (fetch side, 2026-11-30): every fetched record's offset and timestamp were computed through Long
+// objects (parse the batch's first offset from its decimal string, add, format back), its timestamp delta read
+// as a Long byte by byte, and the consumer's batch parsed every offset into a Long again to compare it with
+// the fetched offset — ≈ 0.8 of ≈ 1.9 µs per record in kafkajs' fetch decoding. Below 2^53 those are now
+// plain numbers (the same decimal strings; anything larger takes the Long path as before).
+patch(join('src', 'protocol', 'recordBatch', 'record', 'v0', 'decoder.js'), (text) => {
+  const file = 'record/v0/decoder.js';
+  let out = replaceOnce(
+    text,
+    `  const timestampDelta = decoder.readVarLong()
+  const timestamp =
+    timestampType === TimestampTypes.LOG_APPEND_TIME && maxTimestamp
+      ? maxTimestamp
+      : Long.fromValue(firstTimestamp)
+          .add(timestampDelta)
+          .toString()
+
+  const offsetDelta = decoder.readVarInt()
+  const offset = Long.fromValue(firstOffset)
+    .add(offsetDelta)
+    .toString()`,
+    `  // ${MARK} [fetch-decode]
+  const timestampDelta = readSmallVarLong(decoder)
+  const timestamp =
+    timestampType === TimestampTypes.LOG_APPEND_TIME && maxTimestamp
+      ? maxTimestamp
+      : addToDecimal(firstTimestamp, timestampDelta)
+
+  const offsetDelta = decoder.readVarInt()
+  const offset = addToDecimal(firstOffset, offsetDelta)`,
+    file,
+  );
+  out += `
+// ${MARK} [fetch-decode]: a decimal string below 2^53 plus a number is added as numbers (every record of a
+// batch adds to the same first offset and timestamp, so the last base's parse is kept); anything else goes
+// through Long as before.
+let lastBase = null
+let lastBaseNumber = 0
+function addToDecimal(decimal, delta) {
+  if (typeof delta === 'number' && typeof decimal === 'string' && decimal.length <= 15) {
+    if (decimal !== lastBase) {
+      lastBase = decimal
+      lastBaseNumber = Number(decimal)
+    }
+    const sum = lastBaseNumber + delta
+    if (Number.isSafeInteger(sum)) return String(sum)
+  }
+  return Long.fromValue(decimal).add(delta).toString()
+}
+
+// A zigzag varlong of at most 7 bytes (49 bits, a safe number) read as a number; a longer one as a Long.
+function readSmallVarLong(decoder) {
+  const buffer = decoder.buffer
+  let offset = decoder.offset
+  let value = 0
+  let scale = 1
+  for (let i = 0; i < 7; i++) {
+    const byte = buffer[offset++]
+    value += (byte & 0x7f) * scale
+    if (byte < 0x80) {
+      decoder.offset = offset
+      return value % 2 === 0 ? value / 2 : -(value + 1) / 2
+    }
+    scale *= 128
+  }
+  return decoder.readVarLong()
+}
+`;
+  return out;
+}, 'fetch-decode');
+
+patch(join('src', 'consumer', 'batch.js'), (text) => {
+  let out = replaceOnce(
+    text,
+    `    this.messagesWithinOffset = this.rawMessages.filter(message =>
+      Long.fromValue(message.offset).gte(longFetchedOffset)
+    )`,
+    `    // ${MARK} [fetch-offsets]
+    this.messagesWithinOffset = withinOffset(this.rawMessages, this.fetchedOffset, longFetchedOffset)`,
+    'consumer/batch.js',
+  );
+  out += `
+// ${MARK} [fetch-offsets]: offsets below 2^53 (decimal strings of at most 15 digits) compare as numbers;
+// kafkajs parsed every message's offset into a Long.
+function withinOffset(messages, fetchedOffset, longFetchedOffset) {
+  const from = String(fetchedOffset)
+  if (from.length <= 15 && messages.every(message => typeof message.offset === 'string' && message.offset.length <= 15)) {
+    const first = Number(from)
+    return messages.filter(message => Number(message.offset) >= first)
+  }
+  return messages.filter(message => Long.fromValue(message.offset).gte(longFetchedOffset))
+}
+`;
+  return out;
+}, 'fetch-offsets');

@@ -135,3 +135,36 @@ test('the patched request framing writes size, header and payload as the shipped
     }
   }
 });
+
+test('the patched fetch decoding gives every record the offset and timestamp Long arithmetic gives', async () => {
+  assert.match(readFileSync(require.resolve('kafkajs/src/protocol/recordBatch/record/v0/decoder.js'), 'utf8'), /\[fetch-decode\]/);
+  const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (args: Record<string, unknown>) => Promise<{ buffer: Buffer }> };
+  const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (args: Record<string, unknown>) => unknown;
+  const decodeBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder.js') as (decoder: unknown) => Promise<{ records: { offset: string; timestamp: string }[] }>;
+  const Decoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => unknown;
+  // first offsets below and above 2^53 (the Long path), timestamp deltas of every varlong length and sign
+  const firstOffsets = [0n, 123_456_789n, 2n ** 53n - 3n, 2n ** 53n + 11n, 2n ** 62n];
+  const deltas = [0n, 1n, -1n, 63n, -64n, 8191n, 2n ** 31n, -(2n ** 31n), 2n ** 48n - 1n, 2n ** 48n, -(2n ** 48n) - 1n, 2n ** 52n, -(2n ** 55n)];
+  const firstTimestamp = 1_764_480_000_123n;
+  for (const firstOffset of firstOffsets) {
+    const records = deltas.map((timestampDelta, offsetDelta) => Record({ offsetDelta, timestampDelta: timestampDelta.toString(), key: null, value: Buffer.from([offsetDelta]) }));
+    const { buffer } = await RecordBatch({ records, firstOffset: firstOffset.toString(), firstTimestamp: firstTimestamp.toString(), maxTimestamp: firstTimestamp.toString(), lastOffsetDelta: deltas.length - 1 });
+    const decoded = await decodeBatch(new Decoder(buffer));
+    assert.deepEqual(
+      decoded.records.map((r) => [r.offset, r.timestamp]),
+      deltas.map((delta, i) => [(firstOffset + BigInt(i)).toString(), (firstTimestamp + delta).toString()]),
+      `first offset ${firstOffset}`,
+    );
+  }
+});
+
+test('the patched batch keeps exactly the messages at or after the fetched offset, below and above 2^53', () => {
+  assert.match(readFileSync(require.resolve('kafkajs/src/consumer/batch.js'), 'utf8'), /\[fetch-offsets\]/);
+  const Batch = require('kafkajs/src/consumer/batch.js') as new (topic: string, fetchedOffset: string, data: Record<string, unknown>) => { messages: { offset: string }[] };
+  for (const base of [0n, 999_999_999_999_990n, 2n ** 53n - 5n]) {
+    const messages = Array.from({ length: 12 }, (_, i) => ({ offset: (base + BigInt(i)).toString(), isControlRecord: i === 9 }));
+    const fetched = (base + 4n).toString();
+    const batch = new Batch('t', fetched, { partition: 0, highWatermark: '0', messages, abortedTransactions: [] });
+    assert.deepEqual(batch.messages.map((m) => m.offset), messages.filter((m, i) => i >= 4 && !m.isControlRecord).map((m) => m.offset), `base ${base}`);
+  }
+});
