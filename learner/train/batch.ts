@@ -8,6 +8,7 @@
 // turn before the last contextLength tokens from training (Sokoban's 10 turns of ≈ 47 tokens lost their first
 // five, the ones whose anchor states the whole group shares).
 import type { TrainingSampleEvent } from '../../schemas/index.js';
+import { Rng } from '../../envs/random.js';
 import type { ReplyHead } from '../model/transformer.js';
 import { SpecialToken } from '../tokenizer/tokenizer.js';
 
@@ -70,6 +71,20 @@ export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyH
     }
   });
   return { samples: kept.map((k) => k.sample), rows, time, ids, targets, mask, advantages, behaviourLogProbs, lossTokens, tokens, skipped };
+}
+
+/**
+ * The order rows are dealt into minibatches in epoch `epoch` of update `update`: a seeded permutation
+ * (Fisher–Yates over Rng(update, epoch)), so the same update and epoch always give the same order.
+ */
+export function shuffledRows(rows: number, update: number, epoch: number): Int32Array {
+  const rng = new Rng(update, epoch + 1);
+  const order = Int32Array.from({ length: rows }, (_, i) => i);
+  for (let i = rows - 1; i > 0; i--) {
+    const j = rng.int(i + 1);
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
 }
 
 /** Rows of `batch` split into `parts` consecutive minibatches (sizes differ by at most one). */

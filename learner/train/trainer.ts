@@ -6,7 +6,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { entropyFromLogits, policyLoss, type PolicyLossConfig } from '../loss/index.js';
 import { targetLogProbs } from '../model/ops.js';
 import type { ReplyHead, TransformerModel } from '../model/transformer.js';
-import { minibatchRows, splitTurnRows, type TrainingBatch } from './batch.js';
+import { minibatchRows, shuffledRows, splitTurnRows, type TrainingBatch } from './batch.js';
 import { learningRateAt, type OptimizerConfig } from './config.js';
 
 export interface UpdateMetrics {
@@ -116,16 +116,20 @@ export class PolicyTrainer {
       return { ids, targets, mask, advantages: tf.tensor2d(batch.advantages, shape), oldLogp, isWeights, refLogp };
     });
 
+    let epochTensors: tf.Tensor[] = [];
     try {
       for (let epoch = 0; epoch < o.epochs; epoch++) {
+        // Shuffled: this epoch's tensors with their rows in a seeded order, cut into consecutive minibatches.
+        const dealt = o.shuffleMinibatches && o.minibatches > 1 ? shuffled(full, shuffledRows(batch.rows, this.updates, epoch)) : full;
+        epochTensors = dealt === full ? [] : Object.values(dealt).filter((t): t is tf.Tensor2D => t !== undefined);
         for (const [from, to] of minibatchRows(batch.rows, o.minibatches)) {
           const rows = (t: tf.Tensor2D | undefined) => (t ? tf.slice(t, [from, 0], [to - from, batch.time]) : undefined);
           const kept: tf.Scalar[] = [];
           const { value, grads } = tf.variableGrads(() => {
-            const ids = rows(full.ids)!;
-            const { logp, entropy } = this.tokenLogProbs(model, ids, rows(full.targets)!);
+            const ids = rows(dealt.ids)!;
+            const { logp, entropy } = this.tokenLogProbs(model, ids, rows(dealt.targets)!);
             const out = policyLoss(
-              { logp, oldLogp: rows(full.oldLogp)!, advantages: rows(full.advantages)!, mask: rows(full.mask)!, isWeights: rows(full.isWeights), entropy, refLogp: rows(full.refLogp) },
+              { logp, oldLogp: rows(dealt.oldLogp)!, advantages: rows(dealt.advantages)!, mask: rows(dealt.mask)!, isWeights: rows(dealt.isWeights), entropy, refLogp: rows(dealt.refLogp) },
               lossConfig,
             );
             kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
@@ -156,8 +160,11 @@ export class PolicyTrainer {
           sums.clipFracLow += low;
           sums.clipFracDual += dual;
         }
+        tf.dispose(epochTensors);
+        epochTensors = [];
       }
     } finally {
+      tf.dispose(epochTensors);
       tf.dispose(Object.values(full).filter((t): t is tf.Tensor2D => t !== undefined));
     }
     this.updates++;
@@ -197,4 +204,12 @@ export class PolicyTrainer {
   dispose(): void {
     this.adam.dispose();
   }
+}
+
+/** Every tensor of `full` with its rows (axis 0) in `order`. */
+function shuffled<T extends Record<string, tf.Tensor2D | undefined>>(full: T, order: Int32Array): T {
+  return tf.tidy(() => {
+    const indices = tf.tensor1d(order, 'int32');
+    return Object.fromEntries(Object.entries(full).map(([name, t]) => [name, t === undefined ? undefined : tf.gather(t, indices)])) as T;
+  });
 }

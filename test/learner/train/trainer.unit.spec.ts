@@ -1,11 +1,11 @@
-// PolicyTrainer.update on WASM: no tensor leak across updates, bit-for-bit determinism for the same seed (and different weights for another model seed), and a non-finite gradient (NaN or ±Infinity advantage on a trained token) skips the optimizer step leaving the weights untouched.
+// PolicyTrainer.update on WASM: no tensor leak across updates, bit-for-bit determinism for the same seed (and different weights for another model seed), shuffled minibatches as a seeded row order, and a non-finite gradient (NaN or ±Infinity advantage on a trained token) skips the optimizer step leaving the weights untouched.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
 import { buildPolicyLossConfig } from '../../../learner/loss/index.js';
 import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../../../learner/policy/bundle.js';
-import { buildBatch } from '../../../learner/train/batch.js';
+import { buildBatch, shuffledRows, type TrainingBatch } from '../../../learner/train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../../../learner/train/config.js';
 import { PolicyTrainer } from '../../../learner/train/trainer.js';
 import { assertSameWeights, smallBundle, syntheticBatch, syntheticSamples, weightsOf, withoutDuration } from './helpers.js';
@@ -17,7 +17,7 @@ function trainerFor(bundle: PolicyBundle, optimizer: Partial<OptimizerConfig> = 
 }
 
 test('no tensor leak: tf.memory().numTensors is the same after update 2 and after update 5 (with minibatches and recompute)', () => {
-  for (const optimizer of [{}, { minibatches: 2, epochs: 2, proximal: 'recompute' as const }]) {
+  for (const optimizer of [{}, { minibatches: 2, epochs: 2, proximal: 'recompute' as const }, { minibatches: 3, epochs: 2, shuffleMinibatches: true }]) {
     const bundle = smallBundle();
     const trainer = trainerFor(bundle, optimizer);
     try {
@@ -98,4 +98,48 @@ test('turnRows: one row per turn for a turn-attention policy with token-mean; a 
     disposeBundle(plain);
     disposeBundle(turn);
   }
+});
+
+test('shuffled minibatches: an epoch deals the rows in shuffledRows order — the same update as the rows permuted by hand, unshuffled', async () => {
+  const permuted = (batch: TrainingBatch, order: Int32Array): TrainingBatch => {
+    const take = <A extends Int32Array | Float32Array>(values: A): A => {
+      const out = values.slice() as A;
+      order.forEach((from, to) => out.set(values.subarray(from * batch.time, (from + 1) * batch.time), to * batch.time));
+      return out;
+    };
+    return { ...batch, ids: take(batch.ids), targets: take(batch.targets), mask: take(batch.mask), advantages: take(batch.advantages), behaviourLogProbs: take(batch.behaviourLogProbs) };
+  };
+  const run = async (optimizer: Partial<OptimizerConfig>, order?: Int32Array) => {
+    const bundle = smallBundle();
+    const trainer = trainerFor(bundle, { minibatches: 3, ...optimizer });
+    try {
+      const batch = syntheticBatch(bundle, 6);
+      const metrics = withoutDuration(trainer.update(order ? permuted(batch, order) : batch));
+      return { metrics, weights: await weightsOf(bundle) };
+    } finally {
+      trainer.dispose();
+      disposeBundle(bundle);
+    }
+  };
+  const order = shuffledRows(6, 0, 0);
+  assert.notDeepEqual([...order], [0, 1, 2, 3, 4, 5], 'the seeded order moves rows');
+  const shuffled = await run({ shuffleMinibatches: true });
+  const byHand = await run({}, order);
+  const consecutive = await run({});
+  assert.deepEqual(shuffled.metrics, byHand.metrics);
+  assertSameWeights(shuffled.weights, byHand.weights, 'shuffled vs permuted by hand');
+  assert.ok([...consecutive.weights].some(([name, w]) => w.some((x, i) => x !== shuffled.weights.get(name)![i])), 'consecutive minibatches give another update');
+  // Two epochs: a second order, still the same run to run.
+  const twice = [await run({ shuffleMinibatches: true, epochs: 2 }), await run({ shuffleMinibatches: true, epochs: 2 })];
+  assert.deepEqual(twice[0]!.metrics, twice[1]!.metrics);
+  assertSameWeights(twice[0]!.weights, twice[1]!.weights, 'two shuffled epochs, run twice');
+});
+
+test('shuffledRows: a permutation of the rows, fixed by (update, epoch), different across them', () => {
+  const orders = [[0, 0], [0, 1], [1, 0], [7, 3]].map(([update, epoch]) => [...shuffledRows(64, update!, epoch!)]);
+  for (const order of orders) assert.deepEqual([...order].sort((a, b) => a - b), Array.from({ length: 64 }, (_, i) => i));
+  assert.deepEqual([...shuffledRows(64, 7, 3)], orders[3]);
+  assert.equal(new Set(orders.map((o) => o.join())).size, orders.length);
+  assert.deepEqual([...shuffledRows(1, 0, 0)], [0]);
+  assert.deepEqual([...shuffledRows(0, 0, 0)], []);
 });
