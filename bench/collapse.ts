@@ -19,6 +19,7 @@ import { runOverrides } from './run-overrides.js';
 import { selectBackend } from '../learner/backend.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import { learnerStepEvent } from '../learner/loop/events.js';
+import { templateMetricsEntries } from '../learner/collapse/index.js';
 import { rolloutStatsEvents } from '../processors/pipeline/rollout-stats-events.js';
 import { buildDetectorsConfig } from '../analytics/detectors/config.js';
 import { CollapseEngine, type DetectorInput, type RaisedAlert } from '../analytics/detectors/engine.js';
@@ -44,13 +45,20 @@ export const COLLAPSE_DEFAULTS = Object.freeze({
   minibatches: 4,
   collapse: 'grpo',
   stable: 'starpo-s',
+  /**
+   * RAGEN-2 cross-scoring before every 2nd update (the learner's default is every 10th): the
+   * template_collapse_mi detector compares its 2 newest measurements with its first 3, so at every 10th it
+   * would not be armed before update 50 of a 40-iteration run.
+   */
+  templateEvery: 2,
+  templatePairs: 16,
 });
 
-const FLAGS = ['--env', '--tasks', '--iterations', '--seed', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--collapse', '--stable', '--runs', '--model', '--optimizer', '--loss', '--estimator-options', '--json'] as const;
+const FLAGS = ['--env', '--tasks', '--iterations', '--seed', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--collapse', '--stable', '--runs', '--template-every', '--model', '--optimizer', '--loss', '--estimator-options', '--json'] as const;
 const D = COLLAPSE_DEFAULTS;
 export const COLLAPSE_USAGE =
   `trajflow bench collapse [--env ${D.env}] [--tasks ${D.tasks}] [--iterations ${D.iterations}] [--seed ${D.seed}] [--groups ${D.groups}] [--group-size ${D.groupSize}] [--lr ${D.learningRate}] ` +
-  `[--epochs ${D.epochs}] [--minibatches ${D.minibatches}] [--collapse ${D.collapse}] [--stable ${D.stable}] [--runs collapse,stable] ` +
+  `[--epochs ${D.epochs}] [--minibatches ${D.minibatches}] [--collapse ${D.collapse}] [--stable ${D.stable}] [--runs collapse,stable] [--template-every ${D.templateEvery} (0: off)] ` +
   `[--model '{"width":64}'] [--optimizer '{"warmupUpdates":${D.warmupUpdates}}'] [--loss '{"entropyCoeff":0}'] [--estimator-options '{}'] [--json]`;
 
 export interface IterationRecord {
@@ -65,6 +73,8 @@ export interface IterationRecord {
   readonly entropy: number | null;
   readonly gradNorm: number | null;
   readonly ppoKl: number | null;
+  /** RAGEN-2's Î(X;Z) / log N measured before this iteration's update (null when not measured). */
+  readonly templateMi: number | null;
   /** Kinds of the alerts raised while this iteration's events were fed. */
   readonly alerts: string[];
 }
@@ -97,6 +107,7 @@ export async function runCollapseBench(args: string[]): Promise<number> {
   const tasks = positiveInt('tasks', f['--tasks'], D.tasks);
   const iterations = positiveInt('iterations', f['--iterations'], D.iterations);
   const seed = positiveInt('seed', f['--seed'], D.seed);
+  const templateEvery = f['--template-every'] === '0' ? 0 : positiveInt('template-every', f['--template-every'], D.templateEvery);
   const groups = positiveInt('groups', f['--groups'], D.groups);
   const groupSize = positiveInt('group-size', f['--group-size'], D.groupSize);
   const { optimizer, model, loss, estimatorOptions } = runOverrides(f, preset, D);
@@ -142,6 +153,7 @@ export async function runCollapseBench(args: string[]): Promise<number> {
         optimizer,
         model,
         loss,
+        ...(templateEvery > 0 ? { templateCollapse: { every: templateEvery, pairs: D.templatePairs, turns: 'uniform' as const } } : {}),
         onBatch: (iteration, rawGroups, output) => {
           const raised: RaisedAlert[] = [];
           for (const group of rawGroups) {
@@ -166,6 +178,7 @@ export async function runCollapseBench(args: string[]): Promise<number> {
             { stalenessMean: 0, stalenessMax: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0, replaySamples: 0 },
             backend.name,
             point.iteration * 1000 + 500,
+            point.template ? templateMetricsEntries(point.template) : {},
           );
           raised.push(...feed(point.iteration, { type: 'learner_step', event: step }));
         }
@@ -180,12 +193,14 @@ export async function runCollapseBench(args: string[]): Promise<number> {
           entropy: update?.entropy ?? null,
           gradNorm: update?.gradNorm ?? null,
           ppoKl: update?.ppoKl ?? null,
+          templateMi: point.template ? point.template.mutualInformation / point.template.miUpperBound : null,
           alerts: raised.map((r) => r.alert.kind),
         };
         records.push(record);
         console.error(
           `  ${label} (${algorithm}) it ${String(point.iteration).padStart(3)}: ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, success ${point.trainSuccess.toFixed(3)}, ` +
             `in-group std ${batchInfo.inGroupStd.toFixed(3)}, kept ${batchInfo.kept}/${batchInfo.groups}, entropy ${update?.entropy.toFixed(3) ?? '-'}, grad ${update?.gradNorm.toFixed(2) ?? '-'}, ppo-kl ${update?.ppoKl.toFixed(3) ?? '-'}` +
+            (record.templateMi !== null ? `, MI/logN ${record.templateMi.toFixed(3)}` : '') +
             (record.alerts.length ? `  ALERT ${record.alerts.join(', ')}` : ''),
         );
       },
@@ -229,6 +244,8 @@ function printReport(report: RunReport): void {
   console.log(`  alerts (!) fall (^) ${markerRow(records.length, alertIterations, fall?.fallIndex ?? null)}`);
   console.log(`  success by iteration: ${success.map((s) => s.toFixed(2)).join(' ')}`);
   console.log(`  entropy by iteration: ${entropy.map((e) => (Number.isFinite(e) ? e.toFixed(2) : '-')).join(' ')}`);
+  const mi = records.filter((r) => r.templateMi !== null).map((r) => `${r.iteration}:${r.templateMi!.toFixed(3)}`);
+  if (mi.length > 0) console.log(`  cross-scoring Î/log N (iteration:value): ${mi.join(' ')}`);
   if (report.alerts.length === 0) console.log('  alerts: none');
   for (const a of report.alerts) console.log(`  alert at iteration ${a.iteration}: ${a.kind} (${a.severity}; detector point ${a.at}) — ${a.message}`);
   if (fall) console.log(`  success peaked at iteration ${fall.peakIndex} (rolling ${fall.peak.toFixed(3)}) and fell at iteration ${fall.fallIndex} (rolling ${fall.value.toFixed(3)})`);

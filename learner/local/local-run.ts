@@ -18,6 +18,7 @@ import { buildBatch } from '../train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../train/config.js';
 import { PolicyTrainer, type UpdateMetrics } from '../train/trainer.js';
 import { evaluate, type EvalResult } from '../eval/evaluate.js';
+import { measureTemplateCollapse, type TemplateCollapseMetrics, type TemplateCollapseSettings } from '../collapse/index.js';
 
 export interface LocalRunConfig {
   readonly env: EnvName;
@@ -51,6 +52,12 @@ export interface LocalRunConfig {
    * For observers that need more than the curve point (e.g. rollout_stats events for the collapse detectors).
    */
   readonly onBatch?: (iteration: number, groups: readonly RawGroup[], output: BatchOutput) => void;
+  /**
+   * RAGEN-2's cross-scoring on the iteration's samples before every `every`-th update, as the learner does
+   * (learner/loop/learner.ts: same seed rule, the weights that sampled the batch). Forward passes only: the
+   * run's rollouts and updates are the same with or without it. Default: off.
+   */
+  readonly templateCollapse?: Omit<TemplateCollapseSettings, 'temperature'> & { readonly every: number };
 }
 
 export interface CurvePoint {
@@ -60,6 +67,8 @@ export interface CurvePoint {
   readonly trainReward: number;
   readonly samples: number;
   readonly update?: UpdateMetrics;
+  /** Template-collapse metrics measured before this iteration's update (see LocalRunConfig.templateCollapse). */
+  readonly template?: TemplateCollapseMetrics;
   readonly eval?: EvalResult;
 }
 
@@ -113,6 +122,11 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
       const rawGroups = [...byGroup].map(([groupId, trajectories]) => ({ groupId, trajectories }));
       const out = process(rawGroups);
       config.onBatch?.(iteration, rawGroups, out);
+      const measure = config.templateCollapse;
+      const template =
+        measure && measure.every > 0 && out.samples.length > 0 && trainer.updates % measure.every === 0
+          ? (measureTemplateCollapse(bundle.model, bundle.head, out.samples, bundle.model.config.seed * 1_000_003 + trainer.updates, { ...measure, temperature: optimizer.temperature }) ?? undefined)
+          : undefined;
       const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows })) : undefined;
       const point: CurvePoint = {
         iteration,
@@ -121,6 +135,7 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
         trainReward: done.reduce((s, e) => s + e.reward, 0) / done.length,
         samples: out.samples.length,
         update,
+        ...(template ? { template } : {}),
         eval: (iteration + 1) % config.evalEvery === 0 || iteration === config.iterations - 1 ? await evalNow() : undefined,
       };
       curve.push(point);
