@@ -46,6 +46,12 @@ export const COLLAPSE_DEFAULTS = Object.freeze({
   collapse: 'grpo',
   stable: 'starpo-s',
   /**
+   * The preset's grid policy without the neighbour stem, as measured on 2026-11-29 (the stem joined the
+   * FrozenLake preset later). With the stem, seed 1's GRPO run does not collapse within 40 iterations
+   * (README "A real collapse"), so the default keeps the configuration the README's curves come from.
+   */
+  model: Object.freeze({ gridNeighbours: false }),
+  /**
    * RAGEN-2 cross-scoring before every 2nd update (the learner's default is every 10th): the
    * template_collapse_mi detector compares its 2 newest measurements with its first 3, so at every 10th it
    * would not be armed before update 50 of a 40-iteration run.

@@ -9,6 +9,8 @@ export interface RunDefaults {
   readonly epochs: number;
   readonly minibatches: number;
   readonly warmupUpdates?: number;
+  /** Model fields the bench sets over the preset's (the --model flag still overrides them). */
+  readonly model?: Readonly<Record<string, unknown>>;
 }
 
 export function runOverrides(f: Partial<Record<string, string>>, preset: TrainPreset, defaults: RunDefaults) {
@@ -20,7 +22,7 @@ export function runOverrides(f: Partial<Record<string, string>>, preset: TrainPr
     ...(defaults.warmupUpdates === undefined ? {} : { warmupUpdates: defaults.warmupUpdates }),
     ...jsonObjectFlag('optimizer', f['--optimizer'], { example: '{"epochs":8}' }),
   };
-  const model = { ...preset.model, ...jsonObjectFlag('model', f['--model'], { example: '{"positionMode":"grid"}' }) };
+  const model = { ...preset.model, ...defaults.model, ...jsonObjectFlag('model', f['--model'], { example: '{"positionMode":"grid"}' }) };
   const loss = { ...preset.loss, ...jsonObjectFlag('loss', f['--loss'], { example: '{"entropyCoeff":0.001}' }) };
   const estimatorOptions = jsonObjectFlag('estimator-options', f['--estimator-options'], { example: '{"omega":3,"gamma":0.7}' });
   return { optimizer, model, loss, estimatorOptions };

@@ -7,9 +7,13 @@
 // Signal: u = Î / log N ∈ [0, 1] — the share of the prompt's information the replies keep, comparable
 //   across batches with different numbers of distinct prompts N.
 // Rule (our design; RAGEN-2 recommends watching MI but gives no threshold): early = mean u of the run's
-//   first `earlyPoints` measurements; recent = mean of the last `recent`;
-//   breach when recent < dropFraction · early, clear when recent ≥ clearFraction · early;
-//   no alerts while early < minEarly (the replies never depended on the input: nothing to lose).
+//   first `earlyPoints` measurements; recent = mean of the last `recent`; peak = the highest earlier
+//   recent-level; reference = the larger of early (when ≥ minEarly) and peak (when ≥ minPeak);
+//   breach when recent < dropFraction · reference, clear when recent ≥ clearFraction · reference;
+//   no alerts while neither level counts (the replies never depended on the input: nothing to lose).
+//   The peak is there for policies trained from scratch: their replies ignore the prompt at first (early
+//   ≈ 0, measured in `bench collapse`), come to depend on it as they learn, and lose that in a collapse;
+//   a pretrained policy (RAGEN-2's setting) starts high, and then early and peak agree.
 // The evidence carries the retrieval accuracy next to its chance level 1/N, which the paper reads with MI.
 import { Checks, withDefaults } from './config-checks.js';
 import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
@@ -36,6 +40,7 @@ export interface MutualInformationConfig extends EpisodeConfig {
   readonly dropFraction: number;
   readonly clearFraction: number;
   readonly minEarly: number;
+  readonly minPeak: number;
 }
 
 export const mutualInformationDefaults: MutualInformationConfig = Object.freeze({
@@ -45,6 +50,7 @@ export const mutualInformationDefaults: MutualInformationConfig = Object.freeze(
   dropFraction: 0.5,
   clearFraction: 0.7,
   minEarly: 0.05,
+  minPeak: 0.1,
   confirm: 1,
   rearmAfter: 2,
   cooldown: 20,
@@ -60,6 +66,7 @@ export function mutualInformationConfig(overrides?: Partial<MutualInformationCon
   checks.fraction('clearFraction', c.clearFraction, 'share of the early Î/log N at which the episode clears');
   checks.ordered('dropFraction', c.dropFraction, 'clearFraction', c.clearFraction, 'the episode must clear above the level that fires it (hysteresis)');
   checks.number('minEarly', c.minEarly, 0, 'least early Î/log N the rule compares against');
+  checks.number('minPeak', c.minPeak, 0, 'least peak recent Î/log N the rule compares against');
   checkEpisode(checks, c);
   return Object.freeze(c);
 }
@@ -75,6 +82,8 @@ export function mutualInformationPoint(at: number, metrics: Readonly<Record<stri
 export class MutualInformationDetector implements Detector<MutualInformationPoint> {
   private readonly early: number[] = [];
   private readonly values: Window;
+  /** The highest recent level before the current measurement (0 until the window is full). */
+  private peak = 0;
   private readonly latch: EpisodeLatch;
 
   constructor(readonly config: MutualInformationConfig = mutualInformationDefaults) {
@@ -90,10 +99,13 @@ export class MutualInformationDetector implements Detector<MutualInformationPoin
     this.values.push(u);
     if (this.early.length < c.earlyPoints || !this.values.full) return [];
     const early = mean(this.early);
-    if (early < c.minEarly) return [];
     const recent = mean(this.values.values());
-    const threshold = c.dropFraction * early;
-    const state = recent < threshold ? 'breach' : recent >= c.clearFraction * early ? 'clear' : 'neutral';
+    const peak = this.peak;
+    this.peak = Math.max(this.peak, recent);
+    const reference = Math.max(early >= c.minEarly ? early : 0, peak >= c.minPeak ? peak : 0);
+    if (reference === 0) return [];
+    const threshold = c.dropFraction * reference;
+    const state = recent < threshold ? 'breach' : recent >= c.clearFraction * reference ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
     return [
       {
@@ -104,8 +116,8 @@ export class MutualInformationDetector implements Detector<MutualInformationPoin
         threshold,
         message:
           `template collapse: the replies keep ${fmt(recent)} of the prompt's information (Î/log N, last ${c.recent} cross-scorings), below ${c.dropFraction} × ` +
-          `its early level ${fmt(early)}; retrieval accuracy ${fmt(point.retrievalAccuracy)} against chance ${fmt(point.chance)}: outputs stop depending on the input`,
-        evidence: Object.fromEntries(Object.entries({ recent, early, mi: point.mi, upperBound: point.upperBound, retrievalAccuracy: point.retrievalAccuracy, chance: point.chance }).filter(([, v]) => Number.isFinite(v))),
+          `${reference === early ? `its early level ${fmt(early)}` : `its peak ${fmt(peak)} (early ${fmt(early)})`}; retrieval accuracy ${fmt(point.retrievalAccuracy)} against chance ${fmt(point.chance)}: outputs stop depending on the input`,
+        evidence: Object.fromEntries(Object.entries({ recent, early, peak, reference, mi: point.mi, upperBound: point.upperBound, retrievalAccuracy: point.retrievalAccuracy, chance: point.chance }).filter(([, v]) => Number.isFinite(v))),
       },
     ];
   }
