@@ -22,3 +22,20 @@ export function measureTemplateCollapse(model: TransformerModel, head: ReplyHead
   if (pairs.prompts.length < 2) return null;
   return templateCollapseMetrics(crossScore(model, head, pairs, { temperature: settings.temperature, ...(settings.microBatch ? { microBatch: settings.microBatch } : {}) }));
 }
+
+/**
+ * The learner's schedule for the metrics above: measured before update `update` when it is a multiple of
+ * `every` (0: never), seeded by the run's model seed and the update, on the batch about to be trained —
+ * shared by the Kafka learner and the in-process loop so that both measure the same thing.
+ */
+export function templateCollapseBeforeUpdate(
+  model: TransformerModel,
+  head: ReplyHead,
+  samples: readonly PairSource[],
+  at: { readonly modelSeed: number; readonly update: number },
+  settings: TemplateCollapseSettings & { readonly every: number },
+): TemplateCollapseMetrics | null {
+  if (settings.every <= 0 || samples.length === 0 || at.update % settings.every !== 0) return null;
+  return measureTemplateCollapse(model, head, samples, at.modelSeed * 1_000_003 + at.update, settings);
+}
+

@@ -18,7 +18,7 @@ import { buildBatch } from '../train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../train/config.js';
 import { PolicyTrainer, type UpdateMetrics } from '../train/trainer.js';
 import { evaluate, type EvalResult } from '../eval/evaluate.js';
-import { measureTemplateCollapse, type TemplateCollapseMetrics, type TemplateCollapseSettings } from '../collapse/index.js';
+import { templateCollapseBeforeUpdate, type TemplateCollapseMetrics, type TemplateCollapseSettings } from '../collapse/index.js';
 
 export interface LocalRunConfig {
   readonly env: EnvName;
@@ -54,7 +54,7 @@ export interface LocalRunConfig {
   readonly onBatch?: (iteration: number, groups: readonly RawGroup[], output: BatchOutput) => void;
   /**
    * RAGEN-2's cross-scoring on the iteration's samples before every `every`-th update, as the learner does
-   * (learner/loop/learner.ts: same seed rule, the weights that sampled the batch). Forward passes only: the
+   * (templateCollapseBeforeUpdate, the learner's schedule and seed rule, on the weights that sampled the batch). Forward passes only: the
    * run's rollouts and updates are the same with or without it. Default: off.
    */
   readonly templateCollapse?: Omit<TemplateCollapseSettings, 'temperature'> & { readonly every: number };
@@ -122,11 +122,9 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
       const rawGroups = [...byGroup].map(([groupId, trajectories]) => ({ groupId, trajectories }));
       const out = process(rawGroups);
       config.onBatch?.(iteration, rawGroups, out);
-      const measure = config.templateCollapse;
-      const template =
-        measure && measure.every > 0 && out.samples.length > 0 && trainer.updates % measure.every === 0
-          ? (measureTemplateCollapse(bundle.model, bundle.head, out.samples, bundle.model.config.seed * 1_000_003 + trainer.updates, { ...measure, temperature: optimizer.temperature }) ?? undefined)
-          : undefined;
+      const template = config.templateCollapse
+        ? templateCollapseBeforeUpdate(bundle.model, bundle.head, out.samples, { modelSeed: bundle.model.config.seed, update: trainer.updates }, { ...config.templateCollapse, temperature: optimizer.temperature })
+        : null;
       const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows })) : undefined;
       const point: CurvePoint = {
         iteration,

@@ -20,7 +20,7 @@ import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
 import { TOKENIZER_NAME } from '../tokenizer/index.js';
 import { REPLAY_ESTIMATOR_PREFIX } from '../replay/marker.js';
 import { buildBatch } from '../train/batch.js';
-import { measureTemplateCollapse, templateMetricsEntries } from '../collapse/index.js';
+import { templateCollapseBeforeUpdate, templateMetricsEntries } from '../collapse/index.js';
 import { PolicyTrainer } from '../train/trainer.js';
 import type { LearnerConfig } from './config.js';
 import { learnerStepEvent, policyVersionEvent, type BatchAccounting } from './events.js';
@@ -206,9 +206,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     const versionBefore = stats.version;
     // Template collapse is measured on the weights that sampled (most of) the batch, before they move.
     const templateStarted = performance.now();
-    const template = config.templateCollapse.every > 0 && trainer.updates % config.templateCollapse.every === 0
-      ? measureTemplateCollapse(bundle.model, bundle.head, batch.samples, config.model.seed * 1_000_003 + trainer.updates, { ...config.templateCollapse, temperature: config.optimizer.temperature })
-      : null;
+    const template = templateCollapseBeforeUpdate(bundle.model, bundle.head, batch.samples, { modelSeed: config.model.seed, update: trainer.updates }, { ...config.templateCollapse, temperature: config.optimizer.temperature });
     const templateMs = performance.now() - templateStarted;
     const metrics = trainer.update(batch, { recompute: replay > 0 });
     batch.samples.forEach((s) => recent.add(s.sampleId));

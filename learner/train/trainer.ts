@@ -116,56 +116,55 @@ export class PolicyTrainer {
       return { ids, targets, mask, advantages: tf.tensor2d(batch.advantages, shape), oldLogp, isWeights, refLogp };
     });
 
-    let epochTensors: tf.Tensor[] = [];
     try {
       for (let epoch = 0; epoch < o.epochs; epoch++) {
         // Shuffled: this epoch's tensors with their rows in a seeded order, cut into consecutive minibatches.
         const dealt = o.shuffleMinibatches && o.minibatches > 1 ? shuffled(full, shuffledRows(batch.rows, this.updates, epoch)) : full;
-        epochTensors = dealt === full ? [] : Object.values(dealt).filter((t): t is tf.Tensor2D => t !== undefined);
-        for (const [from, to] of minibatchRows(batch.rows, o.minibatches)) {
-          const rows = (t: tf.Tensor2D | undefined) => (t ? tf.slice(t, [from, 0], [to - from, batch.time]) : undefined);
-          const kept: tf.Scalar[] = [];
-          const { value, grads } = tf.variableGrads(() => {
-            const ids = rows(dealt.ids)!;
-            const { logp, entropy } = this.tokenLogProbs(model, ids, rows(dealt.targets)!);
-            const out = policyLoss(
-              { logp, oldLogp: rows(dealt.oldLogp)!, advantages: rows(dealt.advantages)!, mask: rows(dealt.mask)!, isWeights: rows(dealt.isWeights), entropy, refLogp: rows(dealt.refLogp) },
-              lossConfig,
-            );
-            kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
-            return out.loss;
-          }, model.variables());
-          const values = [value, ...kept].map((t) => t.dataSync()[0]!);
-          tf.dispose([value, ...kept]);
-          const norm = tf.tidy(() => Math.sqrt(tf.addN(Object.values(grads).map((g) => tf.sum(tf.square(g)))).dataSync()[0]!));
-          steps++;
-          gradNorm = Math.max(gradNorm, norm);
-          if (!Number.isFinite(norm)) {
-            skipped++;
+        try {
+          for (const [from, to] of minibatchRows(batch.rows, o.minibatches)) {
+            const rows = (t: tf.Tensor2D | undefined) => (t ? tf.slice(t, [from, 0], [to - from, batch.time]) : undefined);
+            const kept: tf.Scalar[] = [];
+            const { value, grads } = tf.variableGrads(() => {
+              const ids = rows(dealt.ids)!;
+              const { logp, entropy } = this.tokenLogProbs(model, ids, rows(dealt.targets)!);
+              const out = policyLoss(
+                { logp, oldLogp: rows(dealt.oldLogp)!, advantages: rows(dealt.advantages)!, mask: rows(dealt.mask)!, isWeights: rows(dealt.isWeights), entropy, refLogp: rows(dealt.refLogp) },
+                lossConfig,
+              );
+              kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
+              return out.loss;
+            }, model.variables());
+            const values = [value, ...kept].map((t) => t.dataSync()[0]!);
+            tf.dispose([value, ...kept]);
+            const norm = tf.tidy(() => Math.sqrt(tf.addN(Object.values(grads).map((g) => tf.sum(tf.square(g)))).dataSync()[0]!));
+            steps++;
+            gradNorm = Math.max(gradNorm, norm);
+            if (!Number.isFinite(norm)) {
+              skipped++;
+              tf.dispose(Object.values(grads));
+              continue;
+            }
+            const scale = Math.min(1, o.gradClip / (norm + 1e-6));
+            const clipped: tf.NamedTensorMap = tf.tidy(() => Object.fromEntries(Object.entries(grads).map(([name, g]) => [name, scale < 1 ? tf.mul(g, scale) : tf.clone(g)])));
             tf.dispose(Object.values(grads));
-            continue;
+            this.adam.applyGradients(clipped as Parameters<tf.AdamOptimizer["applyGradients"]>[0]);
+            tf.dispose(Object.values(clipped));
+            const [loss, pgLoss, entropy, kl, ppoKl, high, low, dual] = values as [number, number, number, number, number, number, number, number];
+            sums.loss += loss;
+            sums.pgLoss += pgLoss;
+            sums.entropy += entropy;
+            sums.kl += kl;
+            sums.ppoKl += ppoKl;
+            sums.clipFracHigh += high;
+            sums.clipFracLow += low;
+            sums.clipFracDual += dual;
           }
-          const scale = Math.min(1, o.gradClip / (norm + 1e-6));
-          const clipped: tf.NamedTensorMap = tf.tidy(() => Object.fromEntries(Object.entries(grads).map(([name, g]) => [name, scale < 1 ? tf.mul(g, scale) : tf.clone(g)])));
-          tf.dispose(Object.values(grads));
-          this.adam.applyGradients(clipped as Parameters<tf.AdamOptimizer["applyGradients"]>[0]);
-          tf.dispose(Object.values(clipped));
-          const [loss, pgLoss, entropy, kl, ppoKl, high, low, dual] = values as [number, number, number, number, number, number, number, number];
-          sums.loss += loss;
-          sums.pgLoss += pgLoss;
-          sums.entropy += entropy;
-          sums.kl += kl;
-          sums.ppoKl += ppoKl;
-          sums.clipFracHigh += high;
-          sums.clipFracLow += low;
-          sums.clipFracDual += dual;
+        } finally {
+          if (dealt !== full) tf.dispose(tensorsOf(dealt));
         }
-        tf.dispose(epochTensors);
-        epochTensors = [];
       }
     } finally {
-      tf.dispose(epochTensors);
-      tf.dispose(Object.values(full).filter((t): t is tf.Tensor2D => t !== undefined));
+      tf.dispose(tensorsOf(full));
     }
     this.updates++;
     const done = Math.max(1, steps - skipped);
@@ -212,4 +211,9 @@ function shuffled<T extends Record<string, tf.Tensor2D | undefined>>(full: T, or
     const indices = tf.tensor1d(order, 'int32');
     return Object.fromEntries(Object.entries(full).map(([name, t]) => [name, t === undefined ? undefined : tf.gather(t, indices)])) as T;
   });
+}
+
+/** The tensors of a record whose optional entries may be absent. */
+function tensorsOf(record: Record<string, tf.Tensor2D | undefined>): tf.Tensor2D[] {
+  return Object.values(record).filter((t): t is tf.Tensor2D => t !== undefined);
 }
