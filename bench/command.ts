@@ -9,6 +9,7 @@ import { measureCodec } from './codec.js';
 import { deleteBenchTopics, measureBackbone } from './backbone.js';
 import { measureProcessors } from './processors.js';
 import { measureSink } from './sink.js';
+import { DEFAULT_BATCH_ROWS } from '../analytics/sink/sink.js';
 import { fmt, option } from './args.js';
 
 const median = (xs: number[]) => {
@@ -21,7 +22,7 @@ const median = (xs: number[]) => {
 
 export const benchCommand: Command = {
   summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in README "Collapse detectors"), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--runs R] [--repeat K] [--keep] [--json]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--runs R] [--repeat K] [--keep] [--json]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
@@ -108,12 +109,14 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
 async function benchSink(args: string[]): Promise<number> {
   const events = option(args, '--events', 100_000);
   const rounds = option(args, '--rounds', 3);
+  // Both sides insert this many rows per request (the sink's default unless given).
+  const batchRows = option(args, '--batch-rows', DEFAULT_BATCH_ROWS);
   const config = loadConfig();
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });
   try {
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
-    const result = await measureSink(backbone, events, rounds, (line) => console.error(`bench: ${line}`));
+    const result = await measureSink(backbone, events, rounds, (line) => console.error(`bench: ${line}`), batchRows);
     const perRound = (pick: (r: (typeof result.rounds)[number]) => number, digits = 0) => result.rounds.map((r) => (digits ? pick(r).toFixed(digits) : fmt(pick(r)))).join(' / ');
     console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} step events, ${rounds} rounds (medians; rounds in brackets); each side in a process of its own`);
     console.log(`steady rates, from the first insert confirmed past ${100 * result.warmUpShare} % of the rows to the last:`);

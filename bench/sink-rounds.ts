@@ -1,6 +1,6 @@
 // The three sides `bench sink` compares, each timed on its own (bench/sink-side.ts runs one per process):
 //  - raw: the rows the sink writes, encoded and inserted exactly as the sink does (inserter.ts: RowBinary,
-//    BATCH_ROWS per request, INSERTS_IN_FLIGHT requests at a time); clock from the first encode to the last answer;
+//    batchRows per request, INSERTS_IN_FLIGHT requests at a time); clock from the first encode to the last answer;
 //  - sink: the step events already on the steps topic → `startSink` with the same batch size and in-flight bound
 //    under a new consumer group; clock from the group joined to the last event stored and acked;
 //  - read: the same topic read by a bare kafkajs consumer (the sink consumer's fetch settings, bytes counted and
@@ -14,7 +14,6 @@ import { eventDecoder, type Backbone } from '../streams/index.js';
 import { EventCodec, SchemaRegistry } from '../schemas/index.js';
 import { makeStep } from '../test/fixtures/events.js';
 
-export const BATCH_ROWS = 5000;
 export const INSERTS_IN_FLIGHT = 2;
 
 /** The bench's step events (the parent publishes the same ones). */
@@ -63,7 +62,7 @@ class StoreClock {
 }
 
 /** The rows in `batchRows` requests, `insertsInFlight` at a time, as the sink sends them; rows/s. */
-export async function rawRound(config: TrajflowConfig, rows: readonly Row[]): Promise<SideRates> {
+export async function rawRound(config: TrajflowConfig, rows: readonly Row[], batchRows: number): Promise<SideRates> {
   const inserter = new Inserter(config.clickhouse.url, config.clickhouse.database, 60_000, new AbortController().signal);
   try {
     await inserter.encode('steps', rows.slice(0, 1)); // column types asked before the clock (the sink asks once, at its first batch)
@@ -72,7 +71,7 @@ export async function rawRound(config: TrajflowConfig, rows: readonly Row[]): Pr
     let inserted = 0;
     const worker = async () => {
       while (next < rows.length) {
-        const batch = rows.slice(next, (next += BATCH_ROWS));
+        const batch = rows.slice(next, (next += batchRows));
         await inserter.insert('steps', await inserter.encode('steps', batch));
         clock.stored((inserted += batch.length));
       }
@@ -84,12 +83,12 @@ export async function rawRound(config: TrajflowConfig, rows: readonly Row[]): Pr
   }
 }
 
-export async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<SideRates & { joinMs: number }> {
+export async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number, batchRows: number): Promise<SideRates & { joinMs: number }> {
   const created = performance.now();
   const sink = await startSink({ ...backbone, config }, {
     groupId: `bench-sink-${randomUUID()}`,
     events: ['step'],
-    batchRows: BATCH_ROWS,
+    batchRows,
     insertsInFlight: INSERTS_IN_FLIGHT,
     clickhouse: config.clickhouse,
   });

@@ -10,6 +10,8 @@ export interface SideRequest {
   readonly side: 'raw' | 'sink' | 'read';
   readonly config: TrajflowConfig;
   readonly events: number;
+  /** Rows per insert, the same on the raw and the sink side. */
+  readonly batchRows: number;
 }
 
 export interface SideResult extends SideRates {
@@ -18,14 +20,14 @@ export interface SideResult extends SideRates {
 }
 
 async function run(request: SideRequest): Promise<SideResult> {
-  if (request.side === 'raw') return { ...(await rawRound(request.config, benchRows(request.events))), joinMs: 0 };
+  if (request.side === 'raw') return { ...(await rawRound(request.config, benchRows(request.events), request.batchRows)), joinMs: 0 };
   const backbone = await connectBackbone(request.config, { clientId: `bench-sink-${request.side}` });
   try {
     if (request.side === 'read') {
       const perSecond = await readRound(backbone, request.config, request.events);
       return { whole: perSecond, steady: perSecond, joinMs: 0 };
     }
-    return await sinkRound(backbone, request.config, request.events);
+    return await sinkRound(backbone, request.config, request.events, request.batchRows);
   } finally {
     await backbone.close();
   }

@@ -19,7 +19,8 @@ import { applyMigrations } from '../infra/clickhouse/migrations.js';
 import { ensureTopics } from '../infra/topics.js';
 import { Inserter } from '../analytics/sink/inserter.js';
 import { StepPublisher, type Backbone } from '../streams/index.js';
-import { BATCH_ROWS, benchRows, benchSteps, INSERTS_IN_FLIGHT, WARM_UP_SHARE } from './sink-rounds.js';
+import { DEFAULT_BATCH_ROWS } from '../analytics/sink/sink.js';
+import { benchRows, benchSteps, INSERTS_IN_FLIGHT, WARM_UP_SHARE } from './sink-rounds.js';
 import type { SideRequest, SideResult } from './sink-side.js';
 
 export interface SinkBenchRound {
@@ -85,7 +86,7 @@ function runSide(request: SideRequest): Promise<SideResult> {
   });
 }
 
-export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void): Promise<SinkBenchResult> {
+export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void, batchRows = DEFAULT_BATCH_ROWS): Promise<SinkBenchResult> {
   const base = loadConfig();
   const prefix = `bench.sink.${randomUUID().replaceAll('-', '').slice(0, 10)}`;
   const sinkConfig = await database(base, prefix, 'sink');
@@ -103,7 +104,7 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
       const sides: Partial<Record<SideRequest['side'], SideResult>> = {};
       for (const side of round % 2 === 0 ? (['raw', 'read', 'sink'] as const) : (['sink', 'read', 'raw'] as const)) {
         progress(`round ${round + 1}/${rounds}: ${side}`);
-        sides[side] = await runSide({ side, config: side === 'raw' ? rawConfig : sinkConfig, events });
+        sides[side] = await runSide({ side, config: side === 'raw' ? rawConfig : sinkConfig, events, batchRows });
       }
       const { raw, read, sink } = sides as Record<SideRequest['side'], SideResult>;
       for (const config of [sinkConfig, rawConfig]) {
@@ -123,7 +124,7 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
     return {
       events,
       format,
-      batchRows: BATCH_ROWS,
+      batchRows,
       insertsInFlight: INSERTS_IN_FLIGHT,
       sinkRowsPerSec: median(results.map((r) => r.sinkRowsPerSec)),
       rawRowsPerSec: median(results.map((r) => r.rawRowsPerSec)),

@@ -1,4 +1,6 @@
-// A counting gate that bounds how many delivered messages may be waiting for downstream.
+// A counting gate that bounds how many delivered messages may be waiting for downstream, and optionally
+// how many payload bytes they hold (a count alone bounds memory only as well as the largest message: a
+// backlog of trajectory events, each carrying its steps, weighs 10–50× one of steps).
 // The consumer awaits `whenOpen()` before handing over the next message, so a slow subscriber stops
 // the fetch loop instead of growing a buffer (RxJS has no demand signal; this is ours).
 
@@ -8,14 +10,18 @@ export class InFlightGate {
   constructor(
     readonly limit: number,
     private readonly count: () => number,
+    /** Payload bytes in flight at most (a message is let through while fewer are held, so one larger than this still passes alone). */
+    readonly byteLimit = Infinity,
+    private readonly bytes: () => number = () => 0,
   ) {
     if (!Number.isInteger(limit) || limit < 1) {
       throw new RangeError(`maxInFlight must be a positive integer, got ${limit}`);
     }
+    if (!(byteLimit >= 1)) throw new RangeError(`maxInFlightBytes must be ≥ 1, got ${byteLimit}`);
   }
 
   get open(): boolean {
-    return this.count() < this.limit;
+    return this.count() < this.limit && this.bytes() < this.byteLimit;
   }
 
   /**

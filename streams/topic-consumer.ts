@@ -50,6 +50,8 @@ export interface TopicConsumerOptions<T> {
    */
   readonly deadLetters: DeadLetterSink | HeldDeadLetterSink | 'skip';
   readonly maxInFlight?: number;
+  /** Payload bytes of delivered, unacknowledged messages at most (default: no bound besides maxInFlight). */
+  readonly maxInFlightBytes?: number;
   /**
    * A fetched batch is handed downstream synchronously; after this many ms of it the consumer lets the event
    * loop run (timers, replies to requests in flight such as a transaction's) before going on (default 5).
@@ -101,6 +103,8 @@ export class TopicConsumer<T> {
   readonly events$: Observable<Envelope<T>>;
   private readonly tracker = new OffsetTracker();
   private readonly gate: InFlightGate;
+  /** Payload bytes of the messages in flight in the current generation (held dead letters included). */
+  private bytesInFlight = 0;
   private consumer: Consumer | null = null;
   private closing = false;
   private closed: Promise<void> | null = null;
@@ -120,7 +124,7 @@ export class TopicConsumer<T> {
     const { maxInFlight = 5000, commitIntervalMs = 1000 } = options;
     if (options.topics.length === 0) throw new RangeError('TopicConsumer needs at least one topic');
     if (!(commitIntervalMs > 0)) throw new RangeError(`commitIntervalMs must be > 0, got ${commitIntervalMs}`);
-    this.gate = new InFlightGate(maxInFlight, () => this.tracker.inFlight);
+    this.gate = new InFlightGate(maxInFlight, () => this.tracker.inFlight, options.maxInFlightBytes ?? Infinity, () => this.bytesInFlight);
     this.events$ = new Observable<Envelope<T>>((subscriber) => {
       if (this.subscriber) {
         subscriber.error(new Error('a TopicConsumer has one subscriber; share() the Observable to fan out'));
@@ -159,6 +163,7 @@ export class TopicConsumer<T> {
       this.stats.assignedPartitions = Object.values(payload.memberAssignment).reduce((n, partitions) => n + partitions.length, 0);
       // kafkajs starts the new assignment from committed offsets: in-flight messages come again.
       this.tracker.newGeneration();
+      this.bytesInFlight = 0;
       this.stats.rebalances++;
       this.gate.changed();
       if (this.options.onAssignment) this.assignmentReady = this.options.onAssignment(payload.memberAssignment);
@@ -257,7 +262,9 @@ export class TopicConsumer<T> {
           } else if ('hold' in sink) {
             // Acknowledged by its owner, when the letter is written with the offsets.
             this.stats.deadLettered++;
-            sink.hold(letter, { topic: source.topic, partition: source.partition, offset: message.offset, generation, ack: () => this.ackHeld(source, offset, generation) });
+            const bytes = message.value?.length ?? 0;
+            this.bytesInFlight += bytes;
+            sink.hold(letter, { topic: source.topic, partition: source.partition, offset: message.offset, generation, ack: () => this.ackHeld(source, offset, generation, bytes) });
           } else {
             await sink.route(letter);
             this.stats.deadLettered++;
@@ -293,12 +300,17 @@ export class TopicConsumer<T> {
   }
 
   /** A held dead letter was written: its message's offset may be committed (once per message and generation). */
-  private ackHeld(source: PartitionKey, offset: bigint, generation: number): void {
-    if (this.tracker.acked(source, offset, generation)) this.gate.changed();
+  private ackHeld(source: PartitionKey, offset: bigint, generation: number, bytes: number): void {
+    if (this.tracker.acked(source, offset, generation)) {
+      this.bytesInFlight -= bytes;
+      this.gate.changed();
+    }
   }
 
   private envelope(source: PartitionKey, message: KafkaMessage, offset: bigint, value: T, generation: number): Envelope<T> {
     let done = false;
+    const bytes = message.value?.length ?? 0;
+    this.bytesInFlight += bytes;
     return {
       topic: source.topic,
       partition: source.partition,
@@ -312,10 +324,16 @@ export class TopicConsumer<T> {
         done = true;
         if (this.tracker.acked(source, offset, generation)) {
           this.stats.acked++;
+          this.bytesInFlight -= bytes;
           this.gate.changed();
         }
       },
     };
+  }
+
+  /** Payload bytes delivered and not yet acknowledged in the current generation. */
+  get inFlightBytes(): number {
+    return this.bytesInFlight;
   }
 
   /** The current consumer-group generation (bumped by every rebalance). */

@@ -4,10 +4,10 @@ import type { Command } from '../../cli/main.js';
 import { loadConfig } from '../../core/config.js';
 import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
-import { startSink } from './sink.js';
+import { DEFAULT_BATCH_ROWS, startSink } from './sink.js';
 import { positiveInt } from '../../cli/flags.js';
 
-const usage = 'trajflow sink [--batch-rows 5000] [--flush-ms 500] [--inserts-in-flight 2] [--max-in-flight 20000] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
+const usage = 'trajflow sink [--batch-rows 20000] [--flush-ms 500] [--inserts-in-flight 2] [--max-in-flight 3×batch-rows] [--max-in-flight-mib 256] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
 
 export const sinkCommand: Command = {
   summary: 'store every event in ClickHouse, in batches (at least once; duplicates collapse by key)',
@@ -20,14 +20,16 @@ export const sinkCommand: Command = {
         'flush-ms': { type: 'string' },
         'inserts-in-flight': { type: 'string' },
         'max-in-flight': { type: 'string' },
+        'max-in-flight-mib': { type: 'string' },
         'include-sample-tokens': { type: 'boolean', default: false },
         'consumer-group': { type: 'string' },
       },
     });
-    const batchRows = positiveInt('batch-rows', values['batch-rows'], 5000);
+    const batchRows = positiveInt('batch-rows', values['batch-rows'], DEFAULT_BATCH_ROWS);
     const flushIntervalMs = positiveInt('flush-ms', values['flush-ms'], 500);
     const insertsInFlight = positiveInt('inserts-in-flight', values['inserts-in-flight'], 2);
-    const maxInFlight = positiveInt('max-in-flight', values['max-in-flight'], 20_000);
+    const maxInFlight = positiveInt('max-in-flight', values['max-in-flight'], 3 * batchRows);
+    const maxInFlightBytes = positiveInt('max-in-flight-mib', values['max-in-flight-mib'], 256) * 2 ** 20;
     const config = loadConfig();
     await ensureUp(config);
     const backbone = await connectBackbone(config, { clientId: 'trajflow-sink' });
@@ -38,6 +40,7 @@ export const sinkCommand: Command = {
       flushIntervalMs,
       insertsInFlight,
       maxInFlight,
+      maxInFlightBytes,
       includeSampleTokens: values['include-sample-tokens'],
       onInsert: () => {
         if (failing) console.error('sink: ClickHouse inserts succeed again, catching up');

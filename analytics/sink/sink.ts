@@ -35,14 +35,27 @@ export interface SinkOptions {
   readonly groupId?: string;
   /** Events to store (default: all eight). */
   readonly events?: readonly EventName[];
-  /** Rows per insert at most (default 5,000). */
+  /**
+   * Rows per insert at most (default 20,000). ClickHouse's own work per row falls with larger inserts: each
+   * insert writes a part that background merges rewrite, and fewer, larger parts mean fewer merge levels.
+   * Measured on the steps table (2-core VM, 400,000 rows, merges included): ≈ 9–12 µs of ClickHouse CPU per
+   * row at 20,000 against ≈ 18–22 µs at 5,000.
+   */
   readonly batchRows?: number;
   /** A table's buffered rows are inserted at the latest this long after the first of them arrived (default 500). */
   readonly flushIntervalMs?: number;
   /** Inserts into one table at a time at most (default 2: one being stored while the next is sent). */
   readonly insertsInFlight?: number;
-  /** Events held (delivered, not yet stored) at most; past that consumption pauses (default 20,000). */
+  /**
+   * Events held (delivered, not yet stored) at most; past that consumption pauses (default 3 × batchRows:
+   * a batch being stored, the next one sent, one filling).
+   */
   readonly maxInFlight?: number;
+  /**
+   * Payload bytes held at most (default 256 MiB): what bounds memory when the events are large — a
+   * trajectory carries all its steps, so 60,000 of them would not fit where 60,000 steps do.
+   */
+  readonly maxInFlightBytes?: number;
   /** Write the token arrays of samples to sample_tokens (default false: counts only). */
   readonly includeSampleTokens?: boolean;
   /** Backoff between failed inserts: from initial, doubling, capped at max (defaults 100 and 5,000 ms). */
@@ -100,14 +113,18 @@ interface Item {
   readonly shared: Pending | null;
 }
 
+/** Rows per insert unless SinkOptions.batchRows says otherwise (see there why this many). */
+export const DEFAULT_BATCH_ROWS = 20_000;
+
 export async function startSink(backbone: Backbone, options: SinkOptions = {}): Promise<SinkHandle> {
   const {
     groupId = `${backbone.config.topicPrefix}.sink`,
     events = eventNames,
-    batchRows = 5000,
+    batchRows = DEFAULT_BATCH_ROWS,
     flushIntervalMs = 500,
     insertsInFlight = 2,
-    maxInFlight = 20_000,
+    maxInFlight = 3 * batchRows,
+    maxInFlightBytes = 256 * 2 ** 20,
     includeSampleTokens = false,
     retryInitialMs = 100,
     retryMaxMs = 5000,
@@ -132,6 +149,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     classify: () => undefined,
     deadLetters: backbone.deadLetters,
     maxInFlight,
+    maxInFlightBytes,
     drainTimeoutMs,
     ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
   });

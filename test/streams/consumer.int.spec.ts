@@ -97,6 +97,38 @@ test('backpressure: no more than maxInFlight unacknowledged events while a slow 
   assert.ok(peak >= maxInFlight / 2, `the limit was not exercised (peak ${peak})`);
 });
 
+test('backpressure by bytes: the payload bytes held unacknowledged stay under maxInFlightBytes plus one event', async () => {
+  const topic = await createTopic(backbone.kafka, 'backpressure-bytes', 2);
+  const total = 200;
+  await Promise.all(Array.from({ length: total }, (_, i) => backbone.producer.send(topic, 'step', step(i % 4, 0, i), `group-${i % 4}`)));
+  const eventBytes = backbone.codec.encode('step', step(0, 0, 0)).length;
+  const maxInFlightBytes = eventBytes * 10;
+  const consumer = createEventConsumer(backbone.kafka, backbone.codec, 'step', {
+    topic,
+    groupId: uniqueName('backpressure-bytes'),
+    deadLetters: backbone.deadLetters,
+    // The count bound far above what the byte bound lets through, so only the bytes can hold it back.
+    maxInFlight: total,
+    maxInFlightBytes,
+  });
+  let peakBytes = 0;
+  const done = await collect(
+    consumer.events$.pipe(
+      tap(() => (peakBytes = Math.max(peakBytes, consumer.inFlightBytes))),
+      concatMap((envelope) => of(envelope).pipe(delay(1))),
+      tap((envelope) => envelope.ack()),
+    ),
+    total,
+    60000,
+  );
+  await consumer.close();
+  assert.equal(done.length, total);
+  // The gate lets a message through while fewer bytes than the limit are held, so one event may overshoot.
+  assert.ok(peakBytes < maxInFlightBytes + eventBytes * 1.5, `peak ${peakBytes} bytes in flight, limit ${maxInFlightBytes}`);
+  assert.ok(peakBytes >= maxInFlightBytes / 2, `the byte limit was not exercised (peak ${peakBytes} bytes)`);
+  assert.equal(consumer.inFlightBytes, 0, 'every byte released by its ack');
+});
+
 const child = fileURLToPath(new URL('./helpers/consume-child.ts', import.meta.url));
 
 interface ChildLine {
