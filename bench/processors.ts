@@ -98,12 +98,12 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
   return { stepsPerSecond: (groups * STEPS_PER_GROUP) / published, groups, p50Ms: pct(0.5), p99Ms: pct(0.99), maxMs: latencies[latencies.length - 1]! };
 }
 
-export async function measureProcessors(backbone: Backbone, options: { groups: number; eventBytes: number; progress: (line: string) => void }) {
+export async function measureProcessors(backbone: Backbone, options: { groups: number; eventBytes: number; latencySeconds?: number; progress: (line: string) => void }) {
   options.progress('raw kafkajs ceiling');
   const raw = await rawThroughput(backbone.kafka, options.groups * STEPS_PER_GROUP, options.eventBytes);
   options.progress('processors throughput');
   const processors = await processorsThroughput(backbone, options.groups);
   options.progress('latency at 5,000 steps/s');
-  const latency = await processorsLatency(backbone, 5000, 10);
+  const latency = await processorsLatency(backbone, 5000, options.latencySeconds ?? 10);
   return { rawStepsPerSecond: raw, processorsStepsPerSecond: processors, ratio: processors / raw, latency };
 }

@@ -37,11 +37,14 @@ export const WARM_UP_SHARE = 0.2;
 export interface SideRates {
   readonly whole: number;
   readonly steady: number;
+  /** This process's CPU time (user + system) from the clock's start to the last row stored, per row, in µs. */
+  readonly cpuMicrosPerRow: number;
 }
 
 /** Times rows confirmed stored: call `stored(n)` with the running count, then `rates()` once all are. */
 class StoreClock {
   private readonly started = performance.now();
+  private readonly cpuAtStart = process.cpuUsage();
   private warmAt = 0;
   private warmRows = -1;
 
@@ -57,7 +60,12 @@ class StoreClock {
   rates(): SideRates {
     const now = performance.now();
     const whole = this.total / ((now - this.started) / 1000);
-    return { whole, steady: this.warmRows < 0 ? whole : (this.total - this.warmRows) / ((now - this.warmAt) / 1000) };
+    const cpu = process.cpuUsage(this.cpuAtStart);
+    return {
+      whole,
+      steady: this.warmRows < 0 ? whole : (this.total - this.warmRows) / ((now - this.warmAt) / 1000),
+      cpuMicrosPerRow: (cpu.user + cpu.system) / this.total,
+    };
   }
 }
 
@@ -83,7 +91,7 @@ export async function rawRound(config: TrajflowConfig, rows: readonly Row[], bat
   }
 }
 
-export async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number, batchRows: number): Promise<SideRates & { joinMs: number }> {
+export async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number, batchRows: number): Promise<SideRates & { joinMs: number; rowsPerInsert: number }> {
   const created = performance.now();
   const sink = await startSink({ ...backbone, config }, {
     groupId: `bench-sink-${randomUUID()}`,
@@ -100,7 +108,8 @@ export async function sinkRound(backbone: Backbone, config: TrajflowConfig, even
       await tick();
       clock.stored(sink.stats.stored);
     }
-    return { ...clock.rates(), joinMs: joined - created };
+    // Inserts are cut at batchRows or flushIntervalMs after their first row, whichever comes first.
+    return { ...clock.rates(), joinMs: joined - created, rowsPerInsert: sink.stats.stored / Math.max(1, sink.stats.inserts) };
   } finally {
     await sink.close({ drain: false });
   }

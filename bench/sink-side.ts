@@ -17,15 +17,17 @@ export interface SideRequest {
 export interface SideResult extends SideRates {
   /** startSink → group joined (the sink side; 0 for the others). */
   readonly joinMs: number;
+  /** The sink side's mean rows per insert (the raw side's are batchRows; 0 for the others). */
+  readonly rowsPerInsert: number;
 }
 
 async function run(request: SideRequest): Promise<SideResult> {
-  if (request.side === 'raw') return { ...(await rawRound(request.config, benchRows(request.events), request.batchRows)), joinMs: 0 };
+  if (request.side === 'raw') return { ...(await rawRound(request.config, benchRows(request.events), request.batchRows)), joinMs: 0, rowsPerInsert: request.batchRows };
   const backbone = await connectBackbone(request.config, { clientId: `bench-sink-${request.side}` });
   try {
     if (request.side === 'read') {
       const perSecond = await readRound(backbone, request.config, request.events);
-      return { whole: perSecond, steady: perSecond, joinMs: 0 };
+      return { whole: perSecond, steady: perSecond, cpuMicrosPerRow: 0, joinMs: 0, rowsPerInsert: 0 };
     }
     return await sinkRound(backbone, request.config, request.events, request.batchRows);
   } finally {

@@ -11,10 +11,12 @@
 // are the medians of the rounds. Each side writes into a database of its own (tables emptied between
 // rounds), dropped at the end with the run's topics.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
 import { clickHouseClient } from '../infra/clickhouse/http.js';
+import { clickHousePaths } from '../infra/clickhouse/server.js';
 import { applyMigrations } from '../infra/clickhouse/migrations.js';
 import { ensureTopics } from '../infra/topics.js';
 import { Inserter } from '../analytics/sink/inserter.js';
@@ -35,6 +37,14 @@ export interface SinkBenchRound {
   readonly ratio: number;
   /** startSink → consumer group joined (not in the sink's clock). */
   readonly joinMs: number;
+  /** The sink's mean rows per insert (the raw side sends batchRows each). */
+  readonly sinkRowsPerInsert: number;
+  /** CPU per row of the side's own process (clock window), µs. */
+  readonly rawCpuMicrosPerRow: number;
+  readonly sinkCpuMicrosPerRow: number;
+  /** ClickHouse's CPU per row while each side ran (its whole process lifetime, merges included), µs; null when trajflow did not start ClickHouse. */
+  readonly clickHouseMicrosPerRowRaw: number | null;
+  readonly clickHouseMicrosPerRowSink: number | null;
 }
 
 export interface SinkBenchResult {
@@ -52,6 +62,11 @@ export interface SinkBenchResult {
   readonly rawWholeRowsPerSec: number;
   readonly wholeRatio: number;
   readonly warmUpShare: number;
+  /** Medians of the rounds' CPU figures (see SinkBenchRound). */
+  readonly rawCpuMicrosPerRow: number;
+  readonly sinkCpuMicrosPerRow: number;
+  readonly clickHouseMicrosPerRowRaw: number | null;
+  readonly clickHouseMicrosPerRowSink: number | null;
   readonly rounds: readonly SinkBenchRound[];
 }
 
@@ -61,6 +76,8 @@ const median = (xs: readonly number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+const medianOrNull = (xs: readonly (number | null)[]): number | null => (xs.some((x) => x === null) ? null : median(xs as number[]));
+
 async function database(base: TrajflowConfig, prefix: string, label: string): Promise<TrajflowConfig> {
   const config: TrajflowConfig = { ...base, topicPrefix: prefix, clickhouse: { ...base.clickhouse, database: `bench_${label}_${prefix.split('.').pop()}` } };
   await applyMigrations(config);
@@ -68,6 +85,17 @@ async function database(base: TrajflowConfig, prefix: string, label: string): Pr
 }
 
 const SIDE = fileURLToPath(new URL('./sink-side.ts', import.meta.url));
+
+/** CPU ms the managed ClickHouse server has used so far (/proc, 100 ticks a second), or null when there is none to read. */
+function clickHouseCpuMs(config: TrajflowConfig): number | null {
+  try {
+    const pid = Number(readFileSync(clickHousePaths(config).pidFile, 'utf8').trim());
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
 
 /** Runs one side in a fresh process; its last stdout line is the result. */
 function runSide(request: SideRequest): Promise<SideResult> {
@@ -102,9 +130,13 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
     for (let round = 0; round < rounds; round++) {
       for (const config of [sinkConfig, rawConfig]) await clickHouseClient(config).exec('TRUNCATE TABLE steps');
       const sides: Partial<Record<SideRequest['side'], SideResult>> = {};
+      const clickHouseMicros: Partial<Record<SideRequest['side'], number | null>> = {};
       for (const side of round % 2 === 0 ? (['raw', 'read', 'sink'] as const) : (['sink', 'read', 'raw'] as const)) {
         progress(`round ${round + 1}/${rounds}: ${side}`);
+        const before = clickHouseCpuMs(base);
         sides[side] = await runSide({ side, config: side === 'raw' ? rawConfig : sinkConfig, events, batchRows });
+        const after = clickHouseCpuMs(base);
+        clickHouseMicros[side] = before === null || after === null ? null : ((after - before) * 1000) / events;
       }
       const { raw, read, sink } = sides as Record<SideRequest['side'], SideResult>;
       for (const config of [sinkConfig, rawConfig]) {
@@ -119,6 +151,11 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
         readEventsPerSec: read.whole,
         ratio: sink.steady / raw.steady,
         joinMs: sink.joinMs,
+        sinkRowsPerInsert: sink.rowsPerInsert,
+        rawCpuMicrosPerRow: raw.cpuMicrosPerRow,
+        sinkCpuMicrosPerRow: sink.cpuMicrosPerRow,
+        clickHouseMicrosPerRowRaw: clickHouseMicros.raw ?? null,
+        clickHouseMicrosPerRowSink: clickHouseMicros.sink ?? null,
       });
     }
     return {
@@ -134,6 +171,10 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
       rawWholeRowsPerSec: median(results.map((r) => r.rawWholeRowsPerSec)),
       wholeRatio: median(results.map((r) => r.sinkWholeRowsPerSec / r.rawWholeRowsPerSec)),
       warmUpShare: WARM_UP_SHARE,
+      rawCpuMicrosPerRow: median(results.map((r) => r.rawCpuMicrosPerRow)),
+      sinkCpuMicrosPerRow: median(results.map((r) => r.sinkCpuMicrosPerRow)),
+      clickHouseMicrosPerRowRaw: medianOrNull(results.map((r) => r.clickHouseMicrosPerRowRaw)),
+      clickHouseMicrosPerRowSink: medianOrNull(results.map((r) => r.clickHouseMicrosPerRowSink)),
       rounds: results,
     };
   } finally {

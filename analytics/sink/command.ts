@@ -7,7 +7,7 @@ import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { DEFAULT_BATCH_ROWS, startSink } from './sink.js';
 import { positiveInt } from '../../cli/flags.js';
 
-const usage = 'trajflow sink [--batch-rows 20000] [--flush-ms 500] [--inserts-in-flight 2] [--max-in-flight 3×batch-rows] [--max-in-flight-mib 256] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
+const usage = 'trajflow sink [--batch-rows 20000] [--flush-ms 1000] [--inserts-in-flight 2] [--max-in-flight 3×batch-rows] [--max-in-flight-mib 256] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
 
 export const sinkCommand: Command = {
   summary: 'store every event in ClickHouse, in batches (at least once; duplicates collapse by key)',
@@ -26,7 +26,7 @@ export const sinkCommand: Command = {
       },
     });
     const batchRows = positiveInt('batch-rows', values['batch-rows'], DEFAULT_BATCH_ROWS);
-    const flushIntervalMs = positiveInt('flush-ms', values['flush-ms'], 500);
+    const flushIntervalMs = positiveInt('flush-ms', values['flush-ms'], 1000);
     const insertsInFlight = positiveInt('inserts-in-flight', values['inserts-in-flight'], 2);
     const maxInFlight = positiveInt('max-in-flight', values['max-in-flight'], 3 * batchRows);
     const maxInFlightBytes = positiveInt('max-in-flight-mib', values['max-in-flight-mib'], 256) * 2 ** 20;

@@ -15,7 +15,11 @@ test('bench sink: raw, read and sink sides each run in their own process and rep
     assert.equal(result.format, 'RowBinary');
     assert.equal(result.rounds.length, 1);
     const [round] = result.rounds;
-    for (const [name, value] of Object.entries(round!)) assert.ok(Number.isFinite(value) && value > 0, `${name} = ${value}`);
+    for (const [name, value] of Object.entries(round!)) {
+      // ClickHouse's CPU is read from /proc only when trajflow started the server (null otherwise).
+      if (value === null && name.startsWith('clickHouse')) continue;
+      assert.ok(typeof value === 'number' && Number.isFinite(value) && value > 0, `${name} = ${value}`);
+    }
     assert.equal(result.ratio, round!.sinkRowsPerSec / round!.rawRowsPerSec);
     // The steady rate leaves out the warm-up, so it is at least the whole side's rate minus timer noise.
     assert.ok(round!.sinkRowsPerSec > 0.5 * round!.sinkWholeRowsPerSec);
