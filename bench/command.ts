@@ -128,6 +128,7 @@ async function benchSink(args: string[]): Promise<number> {
     console.log(`read ceiling: a bare kafkajs consumer reading the same events (no decode, no insert): ${fmt(result.readEventsPerSec)} events/s (${perRound((r) => r.readEventsPerSec)}); sink/read ${(result.sinkRowsPerSec / result.readEventsPerSec).toFixed(2)}`);
     console.log(`ratio sink/raw: ${result.ratio.toFixed(2)} (${perRound((r) => r.ratio, 2)}) (targets: ≥ 0.70 and ≥ 50,000 rows/s)`);
     console.log(`sink rows per insert: ${perRound((r) => r.sinkRowsPerInsert)} (cut at ${result.batchRows} rows or the flush interval, whichever comes first)`);
+    console.log(`main-thread event-loop utilisation (1 = busy all the time): sink ${perRound((r) => r.sinkEventLoopUtilization, 2)}, raw ${perRound((r) => r.rawEventLoopUtilization, 2)}`);
     const micros = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(1)} µs`);
     console.log(
       `CPU per row: sink process ${micros(result.sinkCpuMicrosPerRow)}, raw client ${micros(result.rawCpuMicrosPerRow)} (their clock windows); ` +

@@ -6,6 +6,7 @@
 //  - read: the same topic read by a bare kafkajs consumer (the sink consumer's fetch settings, bytes counted and
 //    dropped) — what any kafkajs consumer in one process can read here.
 import { randomUUID } from 'node:crypto';
+import { performance as nodePerformance } from 'node:perf_hooks';
 import { topicName, type TrajflowConfig } from '../core/config.js';
 import { Inserter } from '../analytics/sink/inserter.js';
 import { eventRows, type Row } from '../analytics/sink/rows.js';
@@ -39,12 +40,15 @@ export interface SideRates {
   readonly steady: number;
   /** This process's CPU time (user + system) from the clock's start to the last row stored, per row, in µs. */
   readonly cpuMicrosPerRow: number;
+  /** The main thread's event-loop utilisation over the same window: near 1 means its CPU bounds the rate, lower means it waited. */
+  readonly eventLoopUtilization: number;
 }
 
 /** Times rows confirmed stored: call `stored(n)` with the running count, then `rates()` once all are. */
 class StoreClock {
   private readonly started = performance.now();
   private readonly cpuAtStart = process.cpuUsage();
+  private readonly eluAtStart = nodePerformance.eventLoopUtilization();
   private warmAt = 0;
   private warmRows = -1;
 
@@ -65,6 +69,7 @@ class StoreClock {
       whole,
       steady: this.warmRows < 0 ? whole : (this.total - this.warmRows) / ((now - this.warmAt) / 1000),
       cpuMicrosPerRow: (cpu.user + cpu.system) / this.total,
+      eventLoopUtilization: nodePerformance.eventLoopUtilization(this.eluAtStart).utilization,
     };
   }
 }

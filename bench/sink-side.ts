@@ -27,7 +27,7 @@ async function run(request: SideRequest): Promise<SideResult> {
   try {
     if (request.side === 'read') {
       const perSecond = await readRound(backbone, request.config, request.events);
-      return { whole: perSecond, steady: perSecond, cpuMicrosPerRow: 0, joinMs: 0, rowsPerInsert: 0 };
+      return { whole: perSecond, steady: perSecond, cpuMicrosPerRow: 0, eventLoopUtilization: 0, joinMs: 0, rowsPerInsert: 0 };
     }
     return await sinkRound(backbone, request.config, request.events, request.batchRows);
   } finally {

@@ -39,6 +39,9 @@ export interface SinkBenchRound {
   readonly joinMs: number;
   /** The sink's mean rows per insert (the raw side sends batchRows each). */
   readonly sinkRowsPerInsert: number;
+  /** Event-loop utilisation of each side's main thread over its clock window (1 = never waited). */
+  readonly rawEventLoopUtilization: number;
+  readonly sinkEventLoopUtilization: number;
   /** CPU per row of the side's own process (clock window), µs. */
   readonly rawCpuMicrosPerRow: number;
   readonly sinkCpuMicrosPerRow: number;
@@ -152,6 +155,8 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
         ratio: sink.steady / raw.steady,
         joinMs: sink.joinMs,
         sinkRowsPerInsert: sink.rowsPerInsert,
+        rawEventLoopUtilization: raw.eventLoopUtilization,
+        sinkEventLoopUtilization: sink.eventLoopUtilization,
         rawCpuMicrosPerRow: raw.cpuMicrosPerRow,
         sinkCpuMicrosPerRow: sink.cpuMicrosPerRow,
         clickHouseMicrosPerRowRaw: clickHouseMicros.raw ?? null,
