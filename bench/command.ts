@@ -9,7 +9,7 @@ import { measureCodec } from './codec.js';
 import { deleteBenchTopics, measureBackbone } from './backbone.js';
 import { measureProcessors } from './processors.js';
 import { measureSink } from './sink.js';
-import { DEFAULT_BATCH_ROWS } from '../analytics/sink/sink.js';
+import { SINK_DEFAULTS } from '../analytics/sink/sink.js';
 import { fmt, option } from './args.js';
 
 const median = (xs: number[]) => {
@@ -112,7 +112,7 @@ async function benchSink(args: string[]): Promise<number> {
   const events = option(args, '--events', 100_000);
   const rounds = option(args, '--rounds', 3);
   // Both sides insert this many rows per request (the sink's default unless given).
-  const batchRows = option(args, '--batch-rows', DEFAULT_BATCH_ROWS);
+  const batchRows = option(args, '--batch-rows', SINK_DEFAULTS.batchRows);
   const config = loadConfig();
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });

@@ -21,7 +21,7 @@ import { applyMigrations } from '../infra/clickhouse/migrations.js';
 import { ensureTopics } from '../infra/topics.js';
 import { Inserter } from '../analytics/sink/inserter.js';
 import { StepPublisher, type Backbone } from '../streams/index.js';
-import { DEFAULT_BATCH_ROWS } from '../analytics/sink/sink.js';
+import { SINK_DEFAULTS } from '../analytics/sink/sink.js';
 import { benchRows, benchSteps, INSERTS_IN_FLIGHT, WARM_UP_SHARE } from './sink-rounds.js';
 import type { SideRequest, SideResult } from './sink-side.js';
 
@@ -117,7 +117,7 @@ function runSide(request: SideRequest): Promise<SideResult> {
   });
 }
 
-export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void, batchRows = DEFAULT_BATCH_ROWS): Promise<SinkBenchResult> {
+export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void, batchRows: number = SINK_DEFAULTS.batchRows): Promise<SinkBenchResult> {
   const base = loadConfig();
   const prefix = `bench.sink.${randomUUID().replaceAll('-', '').slice(0, 10)}`;
   const sinkConfig = await database(base, prefix, 'sink');

@@ -4,7 +4,7 @@ import type { Command } from '../../cli/main.js';
 import { loadConfig } from '../../core/config.js';
 import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
-import { DEFAULT_BATCH_ROWS, startSink } from './sink.js';
+import { defaultMaxInFlight, SINK_DEFAULTS, startSink } from './sink.js';
 import { positiveInt } from '../../cli/flags.js';
 
 const usage = 'trajflow sink [--batch-rows 20000] [--flush-ms 1000] [--inserts-in-flight 2] [--max-in-flight 3×batch-rows] [--max-in-flight-mib 256] [--include-sample-tokens] [--consumer-group <prefix>.sink]';
@@ -25,11 +25,11 @@ export const sinkCommand: Command = {
         'consumer-group': { type: 'string' },
       },
     });
-    const batchRows = positiveInt('batch-rows', values['batch-rows'], DEFAULT_BATCH_ROWS);
-    const flushIntervalMs = positiveInt('flush-ms', values['flush-ms'], 1000);
-    const insertsInFlight = positiveInt('inserts-in-flight', values['inserts-in-flight'], 2);
-    const maxInFlight = positiveInt('max-in-flight', values['max-in-flight'], 3 * batchRows);
-    const maxInFlightBytes = positiveInt('max-in-flight-mib', values['max-in-flight-mib'], 256) * 2 ** 20;
+    const batchRows = positiveInt('batch-rows', values['batch-rows'], SINK_DEFAULTS.batchRows);
+    const flushIntervalMs = positiveInt('flush-ms', values['flush-ms'], SINK_DEFAULTS.flushIntervalMs);
+    const insertsInFlight = positiveInt('inserts-in-flight', values['inserts-in-flight'], SINK_DEFAULTS.insertsInFlight);
+    const maxInFlight = positiveInt('max-in-flight', values['max-in-flight'], defaultMaxInFlight(batchRows));
+    const maxInFlightBytes = positiveInt('max-in-flight-mib', values['max-in-flight-mib'], SINK_DEFAULTS.maxInFlightBytes / 2 ** 20) * 2 ** 20;
     const config = loadConfig();
     await ensureUp(config);
     const backbone = await connectBackbone(config, { clientId: 'trajflow-sink' });

@@ -117,18 +117,21 @@ interface Item {
   readonly shared: Pending | null;
 }
 
-/** Rows per insert unless SinkOptions.batchRows says otherwise (see there why this many). */
-export const DEFAULT_BATCH_ROWS = 20_000;
+/** The sink's defaults (SinkOptions says why each), shared with the flags of `trajflow sink`. */
+export const SINK_DEFAULTS = { batchRows: 20_000, flushIntervalMs: 1000, insertsInFlight: 2, maxInFlightBytes: 256 * 2 ** 20 } as const;
+
+/** Events held by default: a batch being stored, the next one sent, one filling. */
+export const defaultMaxInFlight = (batchRows: number): number => 3 * batchRows;
 
 export async function startSink(backbone: Backbone, options: SinkOptions = {}): Promise<SinkHandle> {
   const {
     groupId = `${backbone.config.topicPrefix}.sink`,
     events = eventNames,
-    batchRows = DEFAULT_BATCH_ROWS,
-    flushIntervalMs = 1000,
-    insertsInFlight = 2,
-    maxInFlight = 3 * batchRows,
-    maxInFlightBytes = 256 * 2 ** 20,
+    batchRows = SINK_DEFAULTS.batchRows,
+    flushIntervalMs = SINK_DEFAULTS.flushIntervalMs,
+    insertsInFlight = SINK_DEFAULTS.insertsInFlight,
+    maxInFlight = defaultMaxInFlight(batchRows),
+    maxInFlightBytes = SINK_DEFAULTS.maxInFlightBytes,
     includeSampleTokens = false,
     retryInitialMs = 100,
     retryMaxMs = 5000,
