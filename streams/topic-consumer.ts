@@ -98,6 +98,23 @@ const RECONNECT_BUDGET_MS = 120_000;
 const OUTAGE_ERRORS = new Set(['KafkaJSGroupCoordinatorNotFound', 'KafkaJSConnectionError', 'KafkaJSConnectionClosedError', 'KafkaJSRequestTimeoutError', 'KafkaJSBrokerNotFound']);
 const OUTAGE_MESSAGE = /group coordinator|connection|ECONNREFUSED|not the leader|leader not available|NOT_COORDINATOR/i;
 
+/**
+ * True for a failure kafkajs gave up on that a broker outage explains (no coordinator, refused or closed
+ * connections, timeouts, leadership moving): every error in the cause chain is kafkajs' own, and one of
+ * them names an outage. Errors thrown by our code (a decode bug) are not.
+ */
+export function isKafkaOutage(error: unknown): boolean {
+  let cause: unknown = error;
+  let outage = false;
+  if (!(cause instanceof Error)) return false;
+  while (cause instanceof Error) {
+    if (!cause.name.startsWith('KafkaJS')) return false;
+    outage ||= OUTAGE_ERRORS.has(cause.name) || OUTAGE_MESSAGE.test(cause.message);
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return outage;
+}
+
 export class TopicConsumer<T> {
   readonly stats: ConsumerStats = { delivered: 0, acked: 0, deadLettered: 0, skipped: 0, commits: 0, rebalances: 0, assignedPartitions: 0, reconnects: 0 };
   readonly events$: Observable<Envelope<T>>;
@@ -200,7 +217,14 @@ export class TopicConsumer<T> {
     if (this.stats.reconnects > 0) return;
     for (const [key, offset] of this.options.startOffsets ?? []) {
       const [topic, partition] = splitKey(key);
-      consumer.seek({ topic, partition, offset: offset.toString() });
+      try {
+        consumer.seek({ topic, partition, offset: offset.toString() });
+      } catch (error) {
+        // kafkajs stopped the consumer already: its first join failed (a broker restart) and its CRASH event,
+        // which reports the real cause, is on its way — or close() came first. Either way nothing to seek.
+        if (error instanceof Error && /consumer#run must be called first/.test(error.message)) return;
+        throw error;
+      }
     }
     this.completeIfFinished();
   }
@@ -379,15 +403,8 @@ export class TopicConsumer<T> {
    */
   private canReconnect(error: Error): boolean {
     if (this.options.groupId === undefined) return false;
-    let cause: unknown = error;
-    let outage = false;
-    while (cause instanceof Error) {
-      if (!cause.name.startsWith('KafkaJS')) return false;
-      outage ||= OUTAGE_ERRORS.has(cause.name) || OUTAGE_MESSAGE.test(cause.message);
-      cause = (cause as { cause?: unknown }).cause;
-    }
     // Anything else kafkajs gives up on (a missing topic, an authorisation failure) is reported at once.
-    if (!outage) return false;
+    if (!isKafkaOutage(error)) return false;
     const now = Date.now();
     if (this.reconnectStreakStart === null || now - this.lastReconnectAt > RECONNECT_BUDGET_MS) this.reconnectStreakStart = now;
     return now - this.reconnectStreakStart <= RECONNECT_BUDGET_MS;

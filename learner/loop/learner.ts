@@ -177,11 +177,19 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
 
     const accounting = { droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0, replaySamples: 0 };
     const kept: TrainingSampleEvent[] = [];
+    // A sample can also be in the buffer twice: after the consumer reconnected (a broker restart) or the group
+    // rebalanced, what was delivered and not yet trained on is delivered again, while the first copy still
+    // waits in the buffer. `recent` only knows samples of earlier updates, so repeats within this batch are
+    // caught here (a broker-restart run once trained 2 of 80 samples twice).
+    const inBatch = new Set<string>();
     for (const { value: sample } of taken) {
       if (sample.runId !== config.runId) accounting.otherRuns++;
-      else if (recent.has(sample.sampleId)) accounting.duplicates++;
+      else if (recent.has(sample.sampleId) || inBatch.has(sample.sampleId)) accounting.duplicates++;
       else if (config.maxStaleness !== null && stats.version - sample.policyVersion > config.maxStaleness && !sample.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)) accounting.droppedStale++;
-      else kept.push(sample);
+      else {
+        kept.push(sample);
+        inBatch.add(sample.sampleId);
+      }
     }
     for (const envelope of taken) {
       const key = `${envelope.topic}/${envelope.partition}`;

@@ -13,6 +13,7 @@
 import type { Kafka } from 'kafkajs';
 import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { createReplay } from '../../streams/replay.js';
+import { isKafkaOutage } from '../../streams/topic-consumer.js';
 
 export interface EpisodeMark {
   readonly key: string;
@@ -69,7 +70,24 @@ export class EpisodeMarks {
   }
 
   /** Replaces the in-memory marks with this consumer group's marks on the (compacted) state topic. */
-  async reload(kafka: Kafka, stateTopic: string): Promise<void> {
+  async reload(kafka: Kafka, stateTopic: string, retry: { readonly budgetMs?: number; readonly pauseMs?: number } = {}): Promise<void> {
+    // A replay has no consumer group to resume from: kafkajs giving up on it in a broker restart ("Failed to
+    // find group coordinator") ended the reload, and with it the processors. Reading the topic again is
+    // harmless (the marks are rebuilt from scratch), so outages are retried for about the clients' budget.
+    const { budgetMs = 120_000, pauseMs = 1000 } = retry;
+    const deadline = Date.now() + budgetMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.reloadOnce(kafka, stateTopic);
+      } catch (error) {
+        if (!isKafkaOutage(error) || Date.now() > deadline) throw error;
+        console.error(`processors: reading the episode marks failed (${error instanceof Error ? error.message : String(error)}); reading them again in ${pauseMs * Math.min(attempt, 5)} ms`);
+        await new Promise((resolve) => setTimeout(resolve, pauseMs * Math.min(attempt, 5)));
+      }
+    }
+  }
+
+  private async reloadOnce(kafka: Kafka, stateTopic: string): Promise<void> {
     const replay = await createReplay<EpisodeMark | null>(kafka, {
       topic: stateTopic,
       decode: (payload) => (payload === null ? null : (JSON.parse(payload.toString('utf8')) as EpisodeMark)),

@@ -1,8 +1,8 @@
-// When the processors write: as soon as output is queued and no transaction is in flight. What is queued
-// while one is in flight goes into the next, so an idle pipeline writes each batch at once (latency of
-// one transaction) and a busy one writes back to back with larger transactions (natural batching, no
-// fixed interval to wait out). The writes of one batch are queued synchronously, so deferring the start
-// by one macrotask (setImmediate) puts them in one transaction.
+// When the processors hand their output on: as soon as it is queued, deferred by one macrotask
+// (setImmediate) so that the writes of one batch, queued synchronously, travel together. Kicks while a
+// run is going coalesce into one more run. The processors' run is a dispatch to the per-partition lanes
+// (partition-lanes.ts), which write at once when idle and otherwise put what came meanwhile into their
+// next transaction (natural batching, no fixed interval to wait out).
 export interface FlushOnOutput {
   /** Output was queued: write it soon. */
   kick(): void;

@@ -5,7 +5,7 @@
 // A rebalance starts a new generation: the operators' open episodes and groups are dropped (their steps
 // come again from the committed offsets) by restarting the operator chain per generation (switchMap),
 // after the episode marks were reloaded (onAssignment) so that nothing already emitted is emitted again.
-import { Subscription, exhaustMap, filter, from, groupBy, interval, map, mergeMap, switchMap, type Observable } from 'rxjs';
+import { Subscription, filter, groupBy, interval, map, mergeMap, switchMap, type Observable } from 'rxjs';
 import { topicName, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import type { StepEvent, TrainingSampleEvent } from '../../schemas/index.js';
@@ -146,10 +146,12 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     sources: members.flatMap((m) => m.sources),
   });
 
-  // Output is written as soon as it is queued and no transaction is in flight (flush-on-output.ts); the
-  // interval below also writes the episode-mark releases that commits queue, and is a safety net.
+  // Output is handed to its partition's lane as soon as it is queued (flush-on-output.ts defers that by one
+  // macrotask, so one batch's units travel together); a lane writes at once when idle, else in its next
+  // transaction. The interval below also dispatches the episode-mark releases that commits queue.
   let failFlush: (error: unknown) => void = () => undefined;
-  const flusher = flushOnOutput(() => out.flush(), (error) => failFlush(error));
+  out.onFailure = (error) => failFlush(error);
+  const flusher = flushOnOutput(async () => out.dispatch(), (error) => failFlush(error));
   const emit = (unit: OutputUnit): void => {
     out.enqueue(unit);
     if (writeAsQueued) flusher.kick();
@@ -218,11 +220,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
         )
         .subscribe({ next: (stats) => options.onBatch?.(stats), error: reject, complete: resolve }),
     );
-    subscription.add(
-      interval(flushIntervalMs)
-        .pipe(exhaustMap(() => from(out.flush())))
-        .subscribe({ error: reject }),
-    );
+    subscription.add(interval(flushIntervalMs).subscribe(() => out.dispatch()));
   });
   done.catch(() => undefined);
 

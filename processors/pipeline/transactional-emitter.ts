@@ -3,8 +3,10 @@
 // read_committed (kafkajs' default), so output from a crashed, uncommitted transaction is never seen.
 //
 // Outputs are queued as units (what one batch or one dropped group produced, with the step envelopes
-// it consumed) and written every flushIntervalMs — one transaction per input partition per flush, not per
-// group, because a transaction costs several round trips. Units of an older consumer-group generation are
+// it consumed) and dispatched to per-partition lanes (partition-lanes.ts): each input partition writes
+// one transaction at a time, and what is dispatched while it is busy goes into its next one — a
+// transaction per partition per write, not per group, because a transaction costs several round trips;
+// and no partition waits for another's transaction. Units of an older consumer-group generation are
 // discarded: after a rebalance their steps are delivered again, to whoever owns the partition now.
 //
 // One transactional producer per input partition, its transactional id derived from the consumer group,
@@ -15,7 +17,8 @@
 // exactly-once design — is what keeps a zombie owner from committing after the new owner has started.
 // A unit whose steps span partitions (steps of one group published under different keys) is written in
 // the transaction of its lowest partition together with the others' offsets: correct after crashes, but
-// only that partition fences.
+// only that partition fences. Such a write runs alone (after every lane is idle, before any other), so
+// no partition's offsets can be committed out of order by two lanes.
 import type { Kafka, Producer, Transaction } from 'kafkajs';
 import { Subject } from 'rxjs';
 import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
@@ -25,6 +28,7 @@ import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { TrajflowError } from '../../core/errors.js';
 import { rememberingPartitioner } from '../../streams/partitioner.js';
 import type { EpisodeMark, EpisodeMarks } from './episode-marks.js';
+import { PartitionLanes } from './partition-lanes.js';
 
 export interface OutputUnit {
   readonly generation: number;
@@ -82,6 +86,9 @@ function isFenced(error: unknown): boolean {
 
 interface Batch {
   readonly partition: number;
+  readonly generation: number;
+  /** Holds a unit whose steps span partitions (their offsets are in it too): written alone. */
+  readonly spansPartitions: boolean;
   readonly units: OutputUnit[];
   readonly positions: CommitPosition[];
   readonly tombstones: string[];
@@ -95,9 +102,16 @@ export class TransactionalEmitter {
   private pending: OutputUnit[] = [];
   /** Mark keys to delete, by the input partition whose transaction deletes them. */
   private tombstones = new Map<number, string[]>();
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly lanes = new PartitionLanes<Batch>(
+    (partition, batches) => this.writeLane(partition, batches),
+    (error) => this.onFailure(new TransactionFailedError(error)),
+  );
+  /** A dispatch asked for while an exclusive (multi-partition) write was pending: run when it ends. */
+  private dispatchAfterExclusive = false;
   private fencing: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Told of the first failed transaction (the processors restart from the committed offsets). */
+  onFailure: (error: TransactionFailedError) => void = () => undefined;
 
   constructor(
     private readonly kafka: Kafka,
@@ -173,10 +187,11 @@ export class TransactionalEmitter {
     this.pending.push(unit);
   }
 
-  /** Writes everything queued, one transaction per input partition; serial. Rejects with TransactionFailedError. */
-  flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.flushOnce());
-    return this.flushing;
+  /** Writes everything queued and waits until every lane is idle. Rejects with TransactionFailedError. */
+  async flush(): Promise<void> {
+    this.dispatch();
+    await this.lanes.idle();
+    if (this.lanes.failed !== undefined) throw new TransactionFailedError(this.lanes.failed);
   }
 
   /**
@@ -185,10 +200,7 @@ export class TransactionalEmitter {
    * moment later are missed and the new generation writes those episodes' outputs again.
    */
   settled(): Promise<void> {
-    return this.flushing.then(
-      () => undefined,
-      () => undefined,
-    );
+    return this.lanes.settled();
   }
 
   async close(): Promise<void> {
@@ -200,28 +212,55 @@ export class TransactionalEmitter {
     await Promise.all(producers.map((p) => p.disconnect().catch(() => undefined)));
   }
 
-  private async flushOnce(): Promise<void> {
-    // Not while the producers are being handed over (a revoked partition's producer is disconnecting).
-    await this.fencing;
+  /**
+   * Hands what is queued to the partitions' lanes and returns at once; a lane's failure goes to onFailure.
+   * Acks first, so the positions taken below cover exactly the steps whose outputs are in these batches.
+   * Positions also move without any unit: a dead-lettered step is acknowledged by the consumer itself. They
+   * are committed too (in a transaction with offsets only); left for the next output, a restart before it
+   * would read those steps again and dead-letter them twice.
+   */
+  dispatch(): void {
+    if (this.lanes.failed !== undefined || this.closed) return;
+    if (this.lanes.exclusive) {
+      this.dispatchAfterExclusive = true;
+      return;
+    }
     const generation = this.consumer.generation;
     const units = this.pending.filter((unit) => unit.generation === generation);
     this.stats.discardedUnits += this.pending.length - units.length;
     this.pending = [];
-
-    // Acks first, so the positions taken below cover exactly the steps whose outputs are in these transactions.
-    // Positions also move without any unit: a dead-lettered step is acknowledged by the consumer itself. They
-    // are committed too (in a transaction with offsets only); left for the next output, a restart before it
-    // would read those steps again and dead-letter them twice.
     for (const unit of units) for (const source of unit.sources) source.ack();
-    const batches = this.batches(units, this.consumer.takeCommittable());
-    if (batches.length === 0) return;
-    const results = await Promise.allSettled(batches.map((batch) => this.write(batch, generation)));
-    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failure) throw new TransactionFailedError(failure.reason);
+    const batches = this.batches(units, this.consumer.takeCommittable(), generation);
+    if (batches.some((batch) => batch.spansPartitions)) {
+      void this.lanes
+        .runExclusive(async () => {
+          const results = await Promise.allSettled(batches.map((batch) => this.write(batch)));
+          const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+          if (failure) throw failure.reason;
+        })
+        .then(() => {
+          if (!this.dispatchAfterExclusive) return;
+          this.dispatchAfterExclusive = false;
+          this.dispatch();
+        });
+      return;
+    }
+    for (const batch of batches) this.lanes.submit(batch.partition, batch);
+  }
+
+  /** A lane's queued batches, written in one transaction per generation (in practice always one). */
+  private async writeLane(partition: number, batches: readonly Batch[]): Promise<void> {
+    for (let from = 0; from < batches.length; ) {
+      const generation = batches[from]!.generation;
+      let to = from;
+      while (to < batches.length && batches[to]!.generation === generation) to++;
+      await this.write(merged(partition, generation, batches.slice(from, to)));
+      from = to;
+    }
   }
 
   /** Units, positions and tombstones grouped by the input partition whose transaction writes them. */
-  private batches(units: readonly OutputUnit[], positions: readonly CommitPosition[]): Batch[] {
+  private batches(units: readonly OutputUnit[], positions: readonly CommitPosition[], generation: number): Batch[] {
     // Partitions a unit spans are written together, in the transaction of the lowest (see the header).
     const home = new Map<number, number>();
     const find = (p: number): number => {
@@ -239,11 +278,12 @@ export class TransactionalEmitter {
       for (const p of parts) if (!home.has(p)) home.set(p, p);
       for (const p of parts.slice(1)) link(parts[0]!, p);
     }
+    const spanning = new Set([...home.keys()].filter((p) => find(p) !== p).map(find));
     const batches = new Map<number, Batch>();
     const batchOf = (partition: number): Batch => {
       const at = home.has(partition) ? find(partition) : partition;
       let batch = batches.get(at);
-      if (!batch) batches.set(at, (batch = { partition: at, units: [], positions: [], tombstones: [] }));
+      if (!batch) batches.set(at, (batch = { partition: at, generation, spansPartitions: spanning.has(at), units: [], positions: [], tombstones: [] }));
       return batch;
     };
     for (const unit of units) {
@@ -257,7 +297,10 @@ export class TransactionalEmitter {
     return [...batches.values()].filter((b) => b.units.length > 0 || b.positions.length > 0 || b.tombstones.length > 0);
   }
 
-  private async write(batch: Batch, generation: number): Promise<void> {
+  private async write(batch: Batch): Promise<void> {
+    // Not while the producers are being handed over (a revoked partition's producer is disconnecting).
+    await this.fencing;
+    const { generation } = batch;
     const producer = this.producers.get(batch.partition);
     if (!producer) {
       // The partition was taken away: its new owner reads these steps again from the committed offsets.
@@ -325,6 +368,27 @@ export class TransactionalEmitter {
       throw error;
     }
   }
+}
+
+/** A lane's batches as one: units and tombstones in order, each topic-partition's latest position. */
+function merged(partition: number, generation: number, batches: readonly Batch[]): Batch {
+  if (batches.length === 1) return batches[0]!;
+  const latest = new Map<string, CommitPosition>();
+  for (const batch of batches) {
+    for (const position of batch.positions) {
+      const key = `${position.topic}/${position.partition}`;
+      const before = latest.get(key);
+      if (!before || position.offset > before.offset) latest.set(key, position);
+    }
+  }
+  return {
+    partition,
+    generation,
+    spansPartitions: false,
+    units: batches.flatMap((b) => b.units),
+    positions: [...latest.values()],
+    tombstones: batches.flatMap((b) => b.tombstones),
+  };
 }
 
 function byTopic(positions: readonly CommitPosition[]) {

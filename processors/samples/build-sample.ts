@@ -83,10 +83,17 @@ export function buildSampleWithReport(trajectory: TrajectoryEvent, advantages: S
     maxContextTokens,
   );
 
-  const tokenIds: number[] = [];
-  const lossMask: number[] = [];
-  const tokenAdvantages: number[] = [];
-  const behaviourLogProbs: number[] = [];
+  // Sized once: the sample's arrays are the bulk of the processors' allocations (pushing grew each of them
+  // several times over).
+  let length = 0;
+  for (let i = window.firstKeptTurn; i < steps.length; i++) {
+    length += observations[i]!.length - (i === window.firstKeptTurn ? window.trimmedObservationTokens : 0) + steps[i]!.actionTokenIds.length;
+  }
+  const tokenIds = new Array<number>(length);
+  const lossMask = new Array<number>(length);
+  const tokenAdvantages = new Array<number>(length);
+  const behaviourLogProbs = new Array<number>(length);
+  let at = 0;
   let minVersion = Infinity;
   let maxVersion = -Infinity;
   for (let i = window.firstKeptTurn; i < steps.length; i++) {
@@ -94,20 +101,22 @@ export function buildSampleWithReport(trajectory: TrajectoryEvent, advantages: S
     const observation = observations[i]!;
     // Only the first kept turn can be trimmed (when it is also the last turn; see context-window.ts).
     const from = i === window.firstKeptTurn ? window.trimmedObservationTokens : 0;
-    for (let t = from; t < observation.length; t++) {
-      tokenIds.push(observation[t]!);
-      lossMask.push(0);
-      tokenAdvantages.push(0);
-      behaviourLogProbs.push(0);
+    for (let t = from; t < observation.length; t++, at++) {
+      tokenIds[at] = observation[t]!;
+      lossMask[at] = 0;
+      tokenAdvantages[at] = 0;
+      behaviourLogProbs[at] = 0;
     }
     const advantage = stepAdvantage[i]!;
-    for (let t = 0; t < step.actionTokenIds.length; t++) {
-      tokenIds.push(step.actionTokenIds[t]!);
-      lossMask.push(1);
-      tokenAdvantages.push(advantage);
-      behaviourLogProbs.push(Math.fround(step.actionLogProbs[t]!));
+    const actions = step.actionTokenIds;
+    const logProbs = step.actionLogProbs;
+    for (let t = 0; t < actions.length; t++, at++) {
+      tokenIds[at] = actions[t]!;
+      lossMask[at] = 1;
+      tokenAdvantages[at] = advantage;
+      behaviourLogProbs[at] = Math.fround(logProbs[t]!);
     }
-    if (step.actionTokenIds.length > 0) {
+    if (actions.length > 0) {
       minVersion = Math.min(minVersion, step.policyVersion);
       maxVersion = Math.max(maxVersion, step.policyVersion);
     }

@@ -168,3 +168,25 @@ test('a learner SIGKILLed mid-run resumes from its checkpoint: every sample trai
   assert.match(second.output(), /resumed run/);
   console.log(`learner crash-resume: 24 samples, ${byStep.size} updates, versions 0..${versions.at(-1)}, trained twice 0, skipped 0`);
 });
+
+test('a sample delivered twice into one batch (redelivery after a reconnect, or a producer retry) is trained once', { timeout: 120_000 }, async () => {
+  const config = await isolatedConfig();
+  const runId = uniqueName('run');
+  const samples = await makeSamples(runId, 6);
+  // The third sample twice in a row, as a consumer that reconnected delivers a sample still waiting in the buffer.
+  for (const sample of [...samples.slice(0, 3), samples[2]!, ...samples.slice(3)]) {
+    await backbone.producer.send(topicName(config, 'samples'), 'sample', sample, sample.groupId);
+  }
+  const learner = await startLearner(
+    { ...backbone, config },
+    // One update over all seven deliveries: the token budget holds them, and it waits for all seven.
+    buildLearnerConfig(config, { runId, envName: 'FrozenLake', model: SMALL_MODEL, batchTokens: 100_000, minSamples: 7, maxWaitMs: 300, maxUpdates: 1, optimizer: { learningRate: 1e-3 } }),
+    { log: () => {} },
+  );
+  const stats = await learner.done;
+  assert.equal(stats.updates, 1);
+  assert.equal(stats.duplicates, 1, 'the repeat counted as a duplicate');
+  assert.equal(stats.samplesTrained, 6, 'six distinct samples trained, each once');
+  const [step] = (await readAll(config, 'learner.steps', 'learner_step')).filter((s) => s.runId === runId);
+  assert.equal(step?.samples, 6);
+});
