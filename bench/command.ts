@@ -100,6 +100,11 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
     console.log(
       `latency last step → samples readable at ${fmt(latency.stepsPerSecond)} steps/s (${latency.groups} groups): p50 ${latency.p50Ms.toFixed(0)} ms, p99 ${latency.p99Ms.toFixed(0)} ms, max ${latency.maxMs.toFixed(0)} ms (target p99 ≤ 200 ms)`,
     );
+    const { count, phases } = latency.transactions;
+    const phase = (name: string, q: { p50Ms: number; p99Ms: number }) => `${name} ${q.p50Ms.toFixed(1)} / ${q.p99Ms.toFixed(1)}`;
+    console.log(
+      `its ${count} transactions, p50 / p99 ms of each step: ${phase('begin', phases.beginMs)}, ${phase('sendBatch', phases.sendMs)}, ${phase('sendOffsets', phases.offsetsMs)}, ${phase('commit', phases.commitMs)}`,
+    );
     if (json) console.log(JSON.stringify({ bench: 'processors', machine, groups, ...result }));
     return 0;
   } finally {

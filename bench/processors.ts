@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
 import { ensureTopics } from '../infra/topics.js';
 import { startProcessors } from '../processors/pipeline/processor.js';
+import type { TransactionPhases } from '../processors/pipeline/transactional-emitter.js';
 import { StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from '../test/helpers/episodes.js';
 import { rawThroughput } from './backbone.js';
@@ -60,6 +61,21 @@ export interface LatencyResult {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly maxMs: number;
+  /** The transactions committed in the window, and p50/p99 of each of their phases (TransactionPhases). */
+  readonly transactions: { readonly count: number; readonly phases: Record<keyof TransactionPhases, { readonly p50Ms: number; readonly p99Ms: number }> };
+}
+
+/** The value at quantile p of ascending values (nearest rank, as the latency figure has always been cut). */
+function quantile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
+}
+
+function phaseQuantiles(log: readonly TransactionPhases[]): LatencyResult['transactions']['phases'] {
+  const of = (phase: keyof TransactionPhases) => {
+    const sorted = log.map((t) => t[phase]).sort((a, b) => a - b);
+    return { p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99) };
+  };
+  return { beginMs: of('beginMs'), sendMs: of('sendMs'), offsetsMs: of('offsetsMs'), commitMs: of('commitMs') };
 }
 
 export async function processorsLatency(backbone: Backbone, stepsPerSecond: number, seconds: number): Promise<LatencyResult> {
@@ -72,6 +88,8 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
   const lastStepAcked = new Map<string, number>();
   const done = new Map<string, number>();
   // A group's samples are readable once the transaction that wrote them has committed.
+  const phaseLog: TransactionPhases[] = [];
+  handle.emitter.phaseLog = phaseLog;
   const subscription = handle.emitter.committed$.subscribe((units) => {
     const at = now();
     for (const unit of units) for (const sample of unit.samples) if (!done.has(sample.groupId)) done.set(sample.groupId, at);
@@ -94,8 +112,14 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
   subscription.unsubscribe();
   await handle.close();
   const latencies = [...done].map(([groupId, at]) => at - lastStepAcked.get(groupId)!).sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!;
-  return { stepsPerSecond: (groups * STEPS_PER_GROUP) / published, groups, p50Ms: pct(0.5), p99Ms: pct(0.99), maxMs: latencies[latencies.length - 1]! };
+  return {
+    stepsPerSecond: (groups * STEPS_PER_GROUP) / published,
+    groups,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+    maxMs: latencies[latencies.length - 1]!,
+    transactions: { count: phaseLog.length, phases: phaseQuantiles(phaseLog) },
+  };
 }
 
 export async function measureProcessors(backbone: Backbone, options: { groups: number; eventBytes: number; latencySeconds?: number; progress: (line: string) => void }) {

@@ -84,6 +84,18 @@ function isFenced(error: unknown): boolean {
   return e.cause !== undefined && e.cause !== e && isFenced(e.cause);
 }
 
+/** How long one committed transaction's steps took, ms (see TransactionalEmitter.phaseLog). */
+export interface TransactionPhases {
+  /** producer.transaction(): a new transaction (the producer id was initialised at fence time). */
+  readonly beginMs: number;
+  /** sendBatch: AddPartitionsToTxn (retried while the previous transaction's markers are written) and Produce. */
+  readonly sendMs: number;
+  /** sendOffsets: AddOffsetsToTxn and TxnOffsetCommit (0 without positions). */
+  readonly offsetsMs: number;
+  /** commit: EndTxn. */
+  readonly commitMs: number;
+}
+
 interface Batch {
   readonly partition: number;
   readonly generation: number;
@@ -110,6 +122,12 @@ export class TransactionalEmitter {
   private dispatchAfterExclusive = false;
   private fencing: Promise<void> = Promise.resolve();
   private closed = false;
+  /**
+   * When set, every committed transaction's phases are appended (a measurement window: `bench processors`
+   * sets it for its latency figure; unset, nothing is kept). kafkajs sends a transaction's requests one at a
+   * time, so these say where a group's latency goes.
+   */
+  phaseLog: TransactionPhases[] | null = null;
   /** Told of the first failed transaction (the processors restart from the committed offsets). */
   onFailure: (error: TransactionFailedError) => void = () => undefined;
 
@@ -310,7 +328,9 @@ export class TransactionalEmitter {
     const { units, positions, tombstones } = batch;
     let transaction: Transaction | undefined;
     try {
+      const started = performance.now();
       transaction = await producer.transaction();
+      const begun = performance.now();
       const samples = units.flatMap((u) => u.samples);
       const trajectories = units.flatMap((u) => u.trajectories);
       const marks = units.flatMap((u) => u.marks);
@@ -328,9 +348,11 @@ export class TransactionalEmitter {
         },
       ].filter((t) => t.messages.length > 0);
       if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
+      const sent = performance.now();
       if (positions.length > 0) {
         await transaction.sendOffsets({ consumerGroupId: this.marks.consumerGroupId, topics: byTopic(positions) });
       }
+      const offsetsSent = performance.now();
       if (this.consumer.generation !== generation) {
         // A rebalance came while the transaction was being written: its steps may already be read again by
         // the new generation. Abort; they are processed again from the committed offsets.
@@ -339,6 +361,7 @@ export class TransactionalEmitter {
         return;
       }
       await transaction.commit();
+      this.phaseLog?.push({ beginMs: begun - started, sendMs: sent - begun, offsetsMs: offsetsSent - sent, commitMs: performance.now() - offsetsSent });
       this.stats.transactions++;
       this.stats.samples += samples.length;
       this.stats.trajectories += trajectories.length;

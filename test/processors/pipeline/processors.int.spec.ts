@@ -48,8 +48,12 @@ test('steps in, samples out: every complete group becomes one sample per episode
 
   const backboneForConfig = { ...backbone, config };
   const handle = await startProcessors(backboneForConfig, { consumerGroupId: uniqueName('processors'), processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+  // The phase timing `bench processors` reports: one entry per committed transaction, each phase measured.
+  handle.emitter.phaseLog = [];
   await waitFor(() => handle.emitter.stats.samples >= 24, '24 samples written', 60_000);
   await handle.close();
+  assert.equal(handle.emitter.phaseLog.length, handle.emitter.stats.transactions);
+  assert.ok(handle.emitter.phaseLog.some((t) => t.sendMs > 0 && t.offsetsMs > 0 && t.commitMs > 0), JSON.stringify(handle.emitter.phaseLog));
 
   const samples = await readSamples(config);
   assert.equal(samples.length, 24);
