@@ -19,6 +19,8 @@ import { describe, waitDrained } from './ledger.js';
 
 const ITERATIONS = 6;
 const MIN_SAMPLES = 4;
+/** startPoster sends one group of 4 episodes × 3 steps per request. */
+const HTTP_STEPS_PER_REQUEST = 12;
 
 test('garbage on the steps topic and through HTTP mid-run: dead letters with reasons, the run goes on, the counts add up', { timeout: 240_000 }, async () => {
   const run = await createFaultRun('garbage');
@@ -112,8 +114,19 @@ test('garbage on the steps topic and through HTTP mid-run: dead letters with rea
         `dead letters ${letters.length} = 2 × ${garbage.size} from the topic + ${fromHttp.length} of ${badBodies.length} HTTP bodies (${JSON.stringify(byReason(fromHttp))}); ClickHouse ${chLetters}, GET /v1/dead-letters ${dashboardList.count}`,
     );
 
-    assert.equal(stepsOnTopic, summary.steps + poster.acknowledged.size + garbage.size, 'steps topic = actors + HTTP + garbage');
-    assert.equal(poster.state.failed, 0, 'every good HTTP request acknowledged');
+    // The HTTP run's steps on the topic: every acknowledged one, plus those of a request answered 503 after
+    // Kafka took longer than the API's ack timeout (10 s) yet stored them — the API says "some may have been
+    // written", and consumers drop repeats by event id. That happened once in CI with three learning runs on
+    // the 2-core machine; nothing else may be there, and nothing acknowledged may be missing.
+    const httpOnTopic = http.figures.stepsSent;
+    const httpIds = new Set(http.ledger.steps.map((step) => step.eventId));
+    const acknowledgedOnTopic = [...poster.acknowledged].filter((id) => httpIds.has(id)).length;
+    assert.equal(stepsOnTopic, summary.steps + httpOnTopic + garbage.size, 'steps topic = actors + HTTP + garbage');
+    assert.equal(acknowledgedOnTopic, poster.acknowledged.size, 'every HTTP step answered 202 is on the topic');
+    const unanswered = Object.entries(poster.state.statuses).filter(([status]) => status !== '202');
+    assert.ok(unanswered.every(([status]) => status === '503' || status === 'no answer'), `only retryable answers besides 202: ${JSON.stringify(poster.state.statuses)}`);
+    assert.ok(httpOnTopic - poster.acknowledged.size <= HTTP_STEPS_PER_REQUEST * poster.state.failed, `HTTP steps on the topic beyond the acknowledged ones come from unacknowledged requests (${JSON.stringify(poster.state.statuses)})`);
+    assert.ok(poster.state.accepted >= 0.9 * poster.state.sent, `nearly every good HTTP request acknowledged: ${JSON.stringify(poster.state.statuses)}`);
     assert.equal(fromTopic.length, 2 * garbage.size, 'each garbage message dead-lettered by processors and by sink');
     assert.ok([...garbage.keys()].every((hex) => perPayload.get(hex) === 2), 'each garbage payload kept byte for byte, twice');
     assert.deepEqual(fromHttp.map((l) => l.reason), badBodies.map(([, , reason]) => reason), 'each bad HTTP body dead-lettered with its reason');
