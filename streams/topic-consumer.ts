@@ -106,7 +106,6 @@ const OUTAGE_MESSAGE = /group coordinator|connection|ECONNREFUSED|not the leader
 export function isKafkaOutage(error: unknown): boolean {
   let cause: unknown = error;
   let outage = false;
-  if (!(cause instanceof Error)) return false;
   while (cause instanceof Error) {
     if (!cause.name.startsWith('KafkaJS')) return false;
     outage ||= OUTAGE_ERRORS.has(cause.name) || OUTAGE_MESSAGE.test(cause.message);

@@ -15,6 +15,9 @@ import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { createReplay } from '../../streams/replay.js';
 import { isKafkaOutage } from '../../streams/topic-consumer.js';
 
+/** How long a reload of the marks keeps retrying a broker outage (the clients' own budget is ≈ 100 s). */
+const RELOAD_OUTAGE_BUDGET_MS = 120_000;
+
 export interface EpisodeMark {
   readonly key: string;
   readonly topic: string;
@@ -70,19 +73,19 @@ export class EpisodeMarks {
   }
 
   /** Replaces the in-memory marks with this consumer group's marks on the (compacted) state topic. */
-  async reload(kafka: Kafka, stateTopic: string, retry: { readonly budgetMs?: number; readonly pauseMs?: number } = {}): Promise<void> {
+  async reload(kafka: Kafka, stateTopic: string): Promise<void> {
     // A replay has no consumer group to resume from: kafkajs giving up on it in a broker restart ("Failed to
     // find group coordinator") ended the reload, and with it the processors. Reading the topic again is
     // harmless (the marks are rebuilt from scratch), so outages are retried for about the clients' budget.
-    const { budgetMs = 120_000, pauseMs = 1000 } = retry;
-    const deadline = Date.now() + budgetMs;
+    const deadline = Date.now() + RELOAD_OUTAGE_BUDGET_MS;
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.reloadOnce(kafka, stateTopic);
       } catch (error) {
         if (!isKafkaOutage(error) || Date.now() > deadline) throw error;
-        console.error(`processors: reading the episode marks failed (${error instanceof Error ? error.message : String(error)}); reading them again in ${pauseMs * Math.min(attempt, 5)} ms`);
-        await new Promise((resolve) => setTimeout(resolve, pauseMs * Math.min(attempt, 5)));
+        const pauseMs = 1000 * Math.min(attempt, 5);
+        console.error(`processors: reading the episode marks failed (${error instanceof Error ? error.message : String(error)}); reading them again in ${pauseMs} ms`);
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
       }
     }
   }

@@ -8,6 +8,7 @@ import { Subject } from 'rxjs';
 import { followFrom, type VersionSource } from '../../../envs/actors/policy-versions.js';
 import type { Envelope } from '../../../streams/index.js';
 import type { PolicyVersionEvent } from '../../../schemas/index.js';
+import { waitFor } from '../../helpers/kafka.js';
 
 class FakeSource {
   readonly events$ = new Subject<Envelope<PolicyVersionEvent>>();
@@ -28,10 +29,6 @@ function coordinatorLost(): Error {
   return Object.assign(new Error('Failed to find group coordinator', { cause }), { name: 'KafkaJSNonRetriableError' });
 }
 
-const until = async (condition: () => boolean, what: string) => {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.ok(condition(), `timed out waiting for ${what}`);
-};
 
 function follow(lastAtStart: Map<number, bigint>) {
   const sources: FakeSource[] = [];
@@ -57,16 +54,16 @@ test('a broker outage starts a new consumer; versions read again are skipped, th
   sources[0]!.deliver(0, 1, 'run-b', 7); // another run's version: not handed on, but caught up past it
   await follower.caughtUp;
   sources[0]!.deliver(0, 2, 'run-a', 1);
-  await until(() => seen.length === 2, 'v1');
+  await waitFor(() => seen.length === 2, 'v1');
   sources[0]!.events$.error(coordinatorLost());
-  await until(() => sources.length === 2, 'a second consumer');
+  await waitFor(() => sources.length === 2, 'a second consumer');
   assert.equal(sources[0]!.closed, true, 'the failed consumer is closed');
   assert.match(logs[0]!, /lost the broker.*following again/);
   // The new consumer reads from the beginning of the topic.
   for (const [offset, run, version] of [[0, 'run-a', 0], [1, 'run-b', 7], [2, 'run-a', 1], [3, 'run-a', 2], [4, 'run-a', 3]] as const) {
     sources[1]!.deliver(0, offset, run, version);
   }
-  await until(() => seen.length === 4, 'v2 and v3');
+  await waitFor(() => seen.length === 4, 'v2 and v3');
   assert.deepEqual(seen, [0, 1, 2, 3], 'each version once, in order');
   assert.deepEqual(errors, []);
   await follower.close();
