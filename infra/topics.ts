@@ -101,8 +101,34 @@ async function readState(admin: Admin, topics: string[]): Promise<Map<string, To
   return states;
 }
 
-/** Creates missing topics, raises partition counts, and reports other differences. Uses `admin` if given (left connected). */
+/** How long ensureTopics retries what kafkajs marks retriable: a broker seconds after its start answers "This server does not host this topic-partition" or "The coordinator is loading" for a while. */
+const ENSURE_RETRY_MS = 30_000;
+
+/** True when a kafkajs error in the cause chain is one kafkajs marks retriable (a wrapping ServiceError's own flag does not count). */
+export function retriableKafkaError(error: unknown): boolean {
+  for (let cause = error; cause instanceof Error; cause = (cause as { cause?: unknown }).cause) {
+    if (cause.name.startsWith('KafkaJS') && (cause as { retriable?: unknown }).retriable === true) return true;
+  }
+  return false;
+}
+
+/**
+ * Creates missing topics, raises partition counts, and reports other differences. Uses `admin` if given
+ * (left connected). Every step is idempotent, so a retriable failure is retried as a whole for up to 30 s.
+ */
 export async function ensureTopics(config: TrajflowConfig, admin?: Admin, specs: readonly TopicSpec[] = topicSpecs): Promise<EnsureTopicsReport> {
+  const deadline = Date.now() + ENSURE_RETRY_MS;
+  for (;;) {
+    try {
+      return await ensureTopicsOnce(config, admin, specs);
+    } catch (error) {
+      if (!retriableKafkaError(error) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+async function ensureTopicsOnce(config: TrajflowConfig, admin: Admin | undefined, specs: readonly TopicSpec[]): Promise<EnsureTopicsReport> {
   const own = admin === undefined;
   const client = admin ?? createKafka(config, { clientId: 'trajflow-topics', retries: 5, quiet: true }).admin();
   try {

@@ -331,27 +331,18 @@ export class TopicConsumer<T> {
   }
 
   private envelope(source: PartitionKey, message: KafkaMessage, offset: bigint, value: T, generation: number): Envelope<T> {
-    let done = false;
     const bytes = message.value?.length ?? 0;
     this.bytesInFlight += bytes;
-    return {
-      topic: source.topic,
-      partition: source.partition,
-      offset: message.offset,
-      key: message.key,
-      timestamp: Number(message.timestamp),
-      value,
-      generation,
-      ack: () => {
-        if (done) return;
-        done = true;
-        if (this.tracker.acked(source, offset, generation)) {
-          this.stats.acked++;
-          this.bytesInFlight -= bytes;
-          this.gate.changed();
-        }
-      },
-    };
+    return new Delivery(this, source, message, offset, value, generation, bytes);
+  }
+
+  /** A delivered message was acknowledged (Delivery calls it once): its offset may be committed. */
+  acked(source: PartitionKey, offset: bigint, generation: number, bytes: number): void {
+    if (this.tracker.acked(source, offset, generation)) {
+      this.stats.acked++;
+      this.bytesInFlight -= bytes;
+      this.gate.changed();
+    }
   }
 
   /** Payload bytes delivered and not yet acknowledged in the current generation. */
@@ -453,6 +444,42 @@ export class TopicConsumer<T> {
       await consumer.disconnect().catch(() => undefined);
     }
     this.subscriber?.complete();
+  }
+}
+
+/**
+ * One delivered message. A class rather than an object literal with an `ack` closure: the sink and the
+ * processors take one per event, and a closure per message (wrapped in tsx's `__name` helper) was ≈ 2 % of
+ * the sink's CPU.
+ */
+class Delivery<T> implements Envelope<T> {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly timestamp: number;
+  private done = false;
+
+  constructor(
+    private readonly owner: { acked(source: PartitionKey, offset: bigint, generation: number, bytes: number): void },
+    private readonly source: PartitionKey,
+    message: KafkaMessage,
+    private readonly offsetValue: bigint,
+    readonly value: T,
+    readonly generation: number,
+    private readonly bytes: number,
+  ) {
+    this.topic = source.topic;
+    this.partition = source.partition;
+    this.offset = message.offset;
+    this.key = message.key;
+    this.timestamp = Number(message.timestamp);
+  }
+
+  ack(): void {
+    if (this.done) return;
+    this.done = true;
+    this.owner.acked(this.source, this.offsetValue, this.generation, this.bytes);
   }
 }
 

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import kafkajs from 'kafkajs';
 import { topicName } from '../../core/config.js';
-import { describeDifferences, diffTopic, isInSync, topicSpecs } from '../../infra/topics.js';
+import { ServiceError } from '../../core/errors.js';
+import { describeDifferences, diffTopic, isInSync, retriableKafkaError, topicSpecs } from '../../infra/topics.js';
 
 const spec = (name: string) => {
   const found = topicSpecs.find((s) => s.name === name);
@@ -49,4 +51,14 @@ test('configs that differ or are missing are reported with both values', () => {
   const missing = diffTopic(s, 'x', { partitions: 1, configs: {} });
   assert.deepEqual(missing.configs, [{ name: 'cleanup.policy', want: 'compact', have: undefined }]);
   assert.match(describeDifferences([missing])[0]!, /\(unset\) but the spec says compact/);
+});
+
+test('retriableKafkaError: a retriable kafkajs error in the cause chain, not the ServiceError wrapping it', () => {
+  const { KafkaJSProtocolError, KafkaJSNumberOfRetriesExceeded, KafkaJSError } = kafkajs;
+  const unknownPartition = new KafkaJSProtocolError(Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', code: 3, retriable: true }));
+  assert.equal(retriableKafkaError(unknownPartition), true);
+  assert.equal(retriableKafkaError(new KafkaJSNumberOfRetriesExceeded(unknownPartition, { retryCount: 5, retryTime: 3000 })), true);
+  assert.equal(retriableKafkaError(new ServiceError('could not create or check topics', { retriable: true, cause: unknownPartition })), true);
+  assert.equal(retriableKafkaError(new ServiceError('could not create or check topics', { retriable: true, cause: new Error('bug') })), false);
+  assert.equal(retriableKafkaError(new KafkaJSError('Invalid partitions', { retriable: false })), false);
 });
