@@ -136,7 +136,7 @@ async function benchSink(args: string[]): Promise<number> {
     console.log(`main-thread event-loop utilisation (1 = busy all the time): sink ${perRound((r) => r.sinkEventLoopUtilization, 2)}, raw ${perRound((r) => r.rawEventLoopUtilization, 2)}`);
     const micros = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(1)} µs`);
     console.log(
-      `CPU per row: sink process ${micros(result.sinkCpuMicrosPerRow)}, raw client ${micros(result.rawCpuMicrosPerRow)} (their clock windows); ` +
+      `CPU per row: sink process ${micros(result.sinkCpuMicrosPerRow)}, raw client ${micros(result.rawCpuMicrosPerRow)}, bare kafkajs reader ${micros(result.readCpuMicrosPerEvent)} (their clock windows); ` +
         `ClickHouse while the sink side ran ${micros(result.clickHouseMicrosPerRowSink)}, while the raw side ran ${micros(result.clickHouseMicrosPerRowRaw)} (whole side processes, merges included)`,
     );
     if (args.includes('--json')) console.log(JSON.stringify({ bench: 'sink', machine, ...result }));

@@ -121,12 +121,16 @@ export async function sinkRound(backbone: Backbone, config: TrajflowConfig, even
 }
 
 /** A bare kafkajs consumer (the sink consumer's fetch settings) reading `events` messages: events/s from the join. */
-export async function readRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<number> {
+export async function readRound(backbone: Backbone, config: TrajflowConfig, events: number): Promise<{ perSecond: number; cpuMicrosPerEvent: number }> {
   const consumer = backbone.kafka.consumer({ groupId: `bench-read-${randomUUID()}`, maxWaitTimeInMs: 200, allowAutoTopicCreation: false });
   let joined = 0;
+  let cpuAtJoin = process.cpuUsage();
   let read = 0;
   let bytes = 0;
-  consumer.on(consumer.events.GROUP_JOIN, () => void (joined = performance.now()));
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    joined = performance.now();
+    cpuAtJoin = process.cpuUsage();
+  });
   try {
     await consumer.connect();
     await consumer.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
@@ -139,7 +143,8 @@ export async function readRound(backbone: Backbone, config: TrajflowConfig, even
     });
     while (read < events) await tick();
     if (bytes === 0) throw new Error('read no bytes');
-    return events / ((performance.now() - joined) / 1000);
+    const cpu = process.cpuUsage(cpuAtJoin);
+    return { perSecond: events / ((performance.now() - joined) / 1000), cpuMicrosPerEvent: (cpu.user + cpu.system) / events };
   } finally {
     await consumer.disconnect();
   }

@@ -26,8 +26,8 @@ async function run(request: SideRequest): Promise<SideResult> {
   const backbone = await connectBackbone(request.config, { clientId: `bench-sink-${request.side}` });
   try {
     if (request.side === 'read') {
-      const perSecond = await readRound(backbone, request.config, request.events);
-      return { whole: perSecond, steady: perSecond, cpuMicrosPerRow: 0, eventLoopUtilization: 0, joinMs: 0, rowsPerInsert: 0 };
+      const { perSecond, cpuMicrosPerEvent } = await readRound(backbone, request.config, request.events);
+      return { whole: perSecond, steady: perSecond, cpuMicrosPerRow: cpuMicrosPerEvent, eventLoopUtilization: 0, joinMs: 0, rowsPerInsert: 0 };
     }
     return await sinkRound(backbone, request.config, request.events, request.batchRows);
   } finally {

@@ -45,6 +45,8 @@ export interface SinkBenchRound {
   /** CPU per row of the side's own process (clock window), µs. */
   readonly rawCpuMicrosPerRow: number;
   readonly sinkCpuMicrosPerRow: number;
+  /** CPU per event of the bare kafkajs reader (group join to last event), µs: what kafkajs' fetch costs alone. */
+  readonly readCpuMicrosPerEvent: number;
   /** ClickHouse's CPU per row while each side ran (its whole process lifetime, merges included), µs; null when trajflow did not start ClickHouse. */
   readonly clickHouseMicrosPerRowRaw: number | null;
   readonly clickHouseMicrosPerRowSink: number | null;
@@ -68,6 +70,7 @@ export interface SinkBenchResult {
   /** Medians of the rounds' CPU figures (see SinkBenchRound). */
   readonly rawCpuMicrosPerRow: number;
   readonly sinkCpuMicrosPerRow: number;
+  readonly readCpuMicrosPerEvent: number;
   readonly clickHouseMicrosPerRowRaw: number | null;
   readonly clickHouseMicrosPerRowSink: number | null;
   readonly rounds: readonly SinkBenchRound[];
@@ -159,6 +162,7 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
         sinkEventLoopUtilization: sink.eventLoopUtilization,
         rawCpuMicrosPerRow: raw.cpuMicrosPerRow,
         sinkCpuMicrosPerRow: sink.cpuMicrosPerRow,
+        readCpuMicrosPerEvent: read.cpuMicrosPerRow,
         clickHouseMicrosPerRowRaw: clickHouseMicros.raw ?? null,
         clickHouseMicrosPerRowSink: clickHouseMicros.sink ?? null,
       });
@@ -178,6 +182,7 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
       warmUpShare: WARM_UP_SHARE,
       rawCpuMicrosPerRow: median(results.map((r) => r.rawCpuMicrosPerRow)),
       sinkCpuMicrosPerRow: median(results.map((r) => r.sinkCpuMicrosPerRow)),
+      readCpuMicrosPerEvent: median(results.map((r) => r.readCpuMicrosPerEvent)),
       clickHouseMicrosPerRowRaw: medianOrNull(results.map((r) => r.clickHouseMicrosPerRowRaw)),
       clickHouseMicrosPerRowSink: medianOrNull(results.map((r) => r.clickHouseMicrosPerRowSink)),
       rounds: results,

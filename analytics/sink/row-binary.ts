@@ -29,6 +29,24 @@ export class ByteWriter {
     this.view = new DataView(next.buffer, next.byteOffset, next.byteLength);
   }
 
+  /** Reserves n bytes and moves past them; returns where they start (the caller fills them through `target`/`targetView`). */
+  claim(n: number): number {
+    this.reserve(n);
+    const at = this.pos;
+    this.pos = at + n;
+    return at;
+  }
+
+  /** The buffer claimed bytes are written into (valid until the next reserve or claim). */
+  get target(): Buffer {
+    return this.buf;
+  }
+
+  /** `target` as a DataView. */
+  get targetView(): DataView {
+    return this.view;
+  }
+
   u8(x: number): void {
     this.reserve(1);
     this.buf[this.pos++] = x;

@@ -28,7 +28,7 @@ import { eventDecoder, TopicConsumer, type Backbone, type Envelope } from '../..
 import { Batcher } from './batcher.js';
 import { Inserter, type InsertBody, type SinkRow } from './inserter.js';
 import { eventRows, sinkTopics, type TableName } from './rows.js';
-import { StepChunks } from './step-transcoder.js';
+import { StepChunks, TranscodedStep } from './step-transcoder.js';
 
 export interface SinkOptions {
   /** Consumer group (default `<topic prefix>.sink`, so sinks of different prefixes never share a group). */
@@ -110,12 +110,15 @@ interface Pending {
   readonly envelope: Envelope<Buffer | null>;
 }
 
-/** A row to store (its table is the batcher's lane); `shared` when its event became several rows (a step, nearly every row, becomes one). */
-interface Item {
+/** A row to store (its table is the batcher's lane); `shared` when its event became several rows. */
+interface RowItem {
   readonly row: SinkRow;
   readonly envelope: Envelope<Buffer | null>;
   readonly shared: Pending | null;
 }
+
+/** A transcoded step (nearly every row) is its own item: one event, one row, acked through its source. */
+type Item = RowItem | TranscodedStep<Envelope<Buffer | null>>;
 
 /** The sink's defaults (SinkOptions says why each), shared with the flags of `trajflow sink`. */
 export const SINK_DEFAULTS = { batchRows: 20_000, flushIntervalMs: 1000, insertsInFlight: 2, maxInFlightBytes: 256 * 2 ** 20 } as const;
@@ -172,7 +175,10 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
 
   const ackRows = (items: readonly Item[]) => {
     for (const item of items) {
-      if (item.shared === null || --item.shared.remaining === 0) {
+      if (item instanceof TranscodedStep) {
+        item.source.ack();
+        stats.stored++;
+      } else if (item.shared === null || --item.shared.remaining === 0) {
         item.envelope.ack();
         stats.stored++;
       }
@@ -180,7 +186,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
   };
 
   const insertWithRetry = async (table: TableName, items: Item[]): Promise<void> => {
-    const rows = items.map((item) => item.row);
+    const rows = items.map((item) => (item instanceof TranscodedStep ? item : item.row));
     let body: InsertBody | null = null;
     let delay = retryInitialMs;
     for (let attempt = 1; ; attempt++) {
@@ -217,7 +223,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
     if (event === 'step' && envelope.value !== null && inserter.transcodesSteps) {
       const row = stepChunks.transcode(envelope.value, envelope);
-      if (row) return void batcher.add('steps', { row, envelope, shared: null });
+      if (row) return void batcher.add('steps', row);
     }
     let rows;
     try {

@@ -18,14 +18,14 @@ import { isUtf8 } from 'node:buffer';
 import { ByteWriter } from './row-binary.js';
 import type { KafkaSource } from './rows.js';
 
-/** A steps row already in RowBinary: bytes [start, end) of a chunk; `avro` is the event it came from. */
-export class TranscodedStep {
+/** A steps row already in RowBinary: bytes [start, end) of a chunk; `avro` is the event it came from, `source` where (the sink passes the envelope it acks). */
+export class TranscodedStep<S extends KafkaSource = KafkaSource> {
   constructor(
     readonly chunk: ByteWriter,
     readonly start: number,
     readonly end: number,
     readonly avro: Buffer,
-    readonly source: KafkaSource,
+    readonly source: S,
   ) {}
 }
 
@@ -171,22 +171,48 @@ class StepWalker {
     this.strStart = this.pos;
     const end = this.pos + len;
     if (len < 0 || end > this.buf.length || (nonEmpty && len === 0)) return (this.ok = false), this.pos;
-    const buf = this.buf;
-    for (let i = this.strStart; i < end; i++) {
-      if (buf[i]! >= 0x80) {
-        // avsc decodes invalid UTF-8 into U+FFFD: the row would hold other bytes than the event's.
-        if (!isUtf8(buf.subarray(this.strStart, end))) this.ok = false;
-        break;
-      }
-    }
+    this.checkUtf8(this.strStart, end);
     return end;
   }
 
-  /** A string field, copied as it is (Avro and RowBinary both write a length, then the UTF-8 bytes). */
+  /** Sets ok = false when bytes [start, end) are not valid UTF-8 (avsc decodes invalid UTF-8 into U+FFFD: the row would hold other bytes than the event's). */
+  checkUtf8(start: number, end: number): void {
+    const buf = this.buf;
+    for (let i = start; i < end; i++) {
+      if (buf[i]! >= 0x80) {
+        if (!isUtf8(buf.subarray(start, end))) this.ok = false;
+        return;
+      }
+    }
+  }
+
+  /**
+   * A string field, copied as it is (Avro and RowBinary both write a length, then the UTF-8 bytes). Strings
+   * under 128 bytes (ids, names: most of them) are checked and copied in one pass, their RowBinary length
+   * one byte; longer ones are scanned, then copied natively.
+   */
   string(w: ByteWriter, nonEmpty: boolean): void {
-    const end = this.stringEnd(nonEmpty);
-    if (!this.ok) return;
-    w.stringBytes(this.buf, this.strStart, end);
+    const buf = this.buf;
+    const len = this.readLong();
+    const start = this.pos;
+    const end = start + len;
+    if (!this.ok || len < 0 || end > buf.length || (nonEmpty && len === 0)) return void (this.ok = false);
+    if (len >= 0x80) {
+      this.checkUtf8(start, end);
+      w.stringBytes(buf, start, end);
+      this.pos = end;
+      return;
+    }
+    const at = w.claim(1 + len);
+    const out = w.target;
+    out[at] = len;
+    let high = 0;
+    for (let i = 0; i < len; i++) {
+      const c = buf[start + i]!;
+      high |= c;
+      out[at + 1 + i] = c;
+    }
+    if (high >= 0x80 && !isUtf8(buf.subarray(start, end))) this.ok = false;
     this.pos = end;
   }
 
@@ -214,6 +240,30 @@ class StepWalker {
       if (n + count > this.ints.length) this.ints = grown(this.ints, new Int32Array(Math.max(n + count, 2 * this.ints.length)));
       for (let i = 0; i < count; i++) this.ints[n++] = this.readCount();
     }
+    return n;
+  }
+
+  /**
+   * array<int> of token ids (each ≥ 0) written straight into w as a RowBinary Array(Int32); returns the count.
+   * avsc writes one block: its items are decoded into place. Several blocks take tokenIds' two passes.
+   */
+  tokenIdsInto(w: ByteWriter): number {
+    const arrayStart = this.pos;
+    const writerStart = w.pos;
+    const count = this.blockCount();
+    if (!this.ok) return 0;
+    if (count === 0) return w.u8(0), 0;
+    if (count > this.buf.length - this.pos) return (this.ok = false), 0; // every item takes at least a byte
+    w.varUInt(count);
+    const at = w.claim(4 * count);
+    const view = w.targetView;
+    for (let i = 0; i < count; i++) view.setInt32(at + 4 * i, this.readCount(), true);
+    if (!this.ok) return 0;
+    if (this.blockCount() === 0 || !this.ok) return count;
+    this.pos = arrayStart;
+    w.pos = writerStart;
+    const n = this.tokenIds();
+    w.numbers(this.ints, 'Int32', n);
     return n;
   }
 
@@ -322,14 +372,13 @@ class StepWalker {
     this.string(w, false); // observation
     const hasObservationTokens = this.readLong();
     if (hasObservationTokens !== 0 && hasObservationTokens !== 1) return false;
-    const observationTokens = hasObservationTokens ? this.tokenIds() : 0;
-    if (!this.ok) return false;
     w.u8(hasObservationTokens);
-    w.numbers(this.ints, 'Int32', observationTokens);
-    this.string(w, false); // action
-    const actionTokens = this.tokenIds();
+    if (hasObservationTokens) this.tokenIdsInto(w);
+    else w.u8(0); // an empty array
     if (!this.ok) return false;
-    w.numbers(this.ints, 'Int32', actionTokens);
+    this.string(w, false); // action
+    const actionTokens = this.tokenIdsInto(w);
+    if (!this.ok) return false;
     const blocks = this.logProbBlocks();
     if (!this.ok) return false;
     let logProbs = 0;
@@ -405,7 +454,7 @@ export class StepChunks {
   ) {}
 
   /** The row of a step, or null when the decoding path must take it (see transcodeStep). */
-  transcode(bytes: Buffer, source: KafkaSource): TranscodedStep | null {
+  transcode<S extends KafkaSource>(bytes: Buffer, source: S): TranscodedStep<S> | null {
     // A row is at most 4 bytes per Avro byte (a 1-byte varint becomes an Int32) plus the Kafka columns: a
     // new chunk when this one might not hold it (growing a chunk would copy it).
     if (this.chunk.pos > 0 && this.chunk.pos + 4 * bytes.length + 2 * source.topic.length + 64 > CHUNK_BYTES) this.chunk = new ByteWriter(CHUNK_BYTES);
