@@ -6,8 +6,10 @@
 //    reply tokens with lossMask 1), as tokens/s and effective FLOP/s (formula at `updateFlops`);
 //  - effective / matMul: the share of the backend's matMul speed the learner reaches;
 //  - sampling: TransformerPolicy.actBatch on 32 FrozenLake requests, replies/s.
-// Each figure is the median of a few timed repetitions after warm-up. Progress goes to stderr; the table
-// (or, with --json, one JSON object) to stdout.
+// The matMuls and the updates alternate round by round (--updates N rounds), so the ratio compares the two
+// under the same conditions of this shared machine; each figure is the median over the rounds, after
+// warm-up, and the ratio the median of the rounds' ratios. Progress goes to stderr; the table (or, with
+// --json, one JSON object) to stdout.
 import { cpus } from 'node:os';
 import * as tf from '@tensorflow/tfjs-core';
 import { formatReply } from '../envs/actions.js';
@@ -31,35 +33,49 @@ const median = (xs: readonly number[]): number => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
+/** One plain tf.matMul of [m, k]·[k, n], its operands kept for the run; `time()` is one timed repetition. */
+export class MatMulProbe {
+  readonly shape: string;
+  readonly flops: number;
+  private readonly a: tf.Tensor2D;
+  private readonly b: tf.Tensor2D;
+  /** Products per repetition: enough for ≥ ~30 ms, so timer resolution and call overhead do not dominate. */
+  private readonly inner: number;
+
+  constructor(m: number, k: number, n: number) {
+    this.shape = `[${m}×${k}]·[${k}×${n}]`;
+    this.flops = 2 * m * k * n;
+    this.a = tf.randomNormal([m, k]) as tf.Tensor2D;
+    this.b = tf.randomNormal([k, n]) as tf.Tensor2D;
+    this.run(3); // warm-up
+    this.inner = Math.max(1, Math.ceil(30 / Math.max(0.01, this.run(1))));
+  }
+
+  /** ms per product, over one repetition. */
+  time(): number {
+    return this.run(this.inner) / this.inner;
+  }
+
+  dispose(): void {
+    tf.dispose([this.a, this.b]);
+  }
+
+  private run(count: number): number {
+    const start = performance.now();
+    for (let i = 0; i < count; i++) {
+      const product = tf.matMul(this.a, this.b);
+      product.dataSync();
+      product.dispose();
+    }
+    return performance.now() - start;
+  }
+}
+
 export interface MatMulRate {
   readonly shape: string;
   readonly flops: number;
   readonly medianMs: number;
   readonly flopsPerSec: number;
-}
-
-/** Median time of one plain tf.matMul of [m, k]·[k, n] (several products per repetition when they are short). */
-export function measureMatMul(m: number, k: number, n: number, repetitions = 7): MatMulRate {
-  const a = tf.randomNormal([m, k]) as tf.Tensor2D;
-  const b = tf.randomNormal([k, n]) as tf.Tensor2D;
-  const once = () => {
-    const product = tf.matMul(a, b);
-    product.dataSync();
-    product.dispose();
-  };
-  const run = (count: number) => {
-    const start = performance.now();
-    for (let i = 0; i < count; i++) once();
-    return performance.now() - start;
-  };
-  run(3); // warm-up
-  // Enough products per repetition for ≥ ~30 ms, so timer resolution and call overhead do not dominate.
-  const inner = Math.max(1, Math.ceil(30 / Math.max(0.01, run(1))));
-  const times = Array.from({ length: repetitions }, () => run(inner) / inner);
-  tf.dispose([a, b]);
-  const flops = 2 * m * k * n;
-  const medianMs = median(times);
-  return { shape: `[${m}×${k}]·[${k}×${n}]`, flops, medianMs, flopsPerSec: flops / (medianMs / 1000) };
 }
 
 /**
@@ -134,26 +150,69 @@ export interface TrainingRate {
   readonly flopsPerSec: number;
 }
 
-/** Median wall time of PolicyTrainer.update on one synthetic batch (after `warmup` updates). */
-export function measureTraining(bundle: PolicyBundle, batch: TrainingBatch, options: { updates: number; warmup?: number; optimizer?: Partial<OptimizerConfig> }): TrainingRate {
+export interface InterleavedRates {
+  /** The reference probes, then the others. */
+  readonly matMul: MatMulRate[];
+  readonly training: TrainingRate;
+  /** Per round: training FLOP/s over the reference's matMul FLOP/s measured right before it. */
+  readonly roundRatios: number[];
+  /** Median of roundRatios. */
+  readonly ratio: number;
+}
+
+/**
+ * Rounds of [one repetition of each matMul probe, then one PolicyTrainer.update], after `warmup` updates:
+ * the two sides alternate, so a slower period of this shared machine slows both (measured one after the
+ * other, the matMul reference alone swung 1.7× between runs minutes apart, and the ratio with it).
+ */
+export function measureInterleaved(
+  bundle: PolicyBundle,
+  batch: TrainingBatch,
+  /** The ratio's reference: their FLOPs over their summed times. */
+  reference: readonly MatMulProbe[],
+  options: { rounds: number; warmup?: number; optimizer?: Partial<OptimizerConfig>; /** Timed in each round too, outside the ratio. */ also?: readonly MatMulProbe[] },
+): InterleavedRates {
+  const probes = [...reference, ...(options.also ?? [])];
   const optimizer = buildOptimizerConfig({ learningRate: 1e-5, ...options.optimizer });
   const trainer = new PolicyTrainer({ ...bundle, optimizer, loss: buildPolicyLossConfig() });
   try {
     for (let i = 0; i < (options.warmup ?? 2); i++) trainer.update(batch);
-    const updateMs = Array.from({ length: options.updates }, () => trainer.update(batch).durationMs);
     const extraForwards = optimizer.proximal === 'recompute' ? 1 : 0;
     const flopsPerUpdate = updateFlops(bundle.model.config, bundle.head.size, batch.rows, batch.time, extraForwards);
+    const probeMs: number[][] = probes.map(() => []);
+    const updateMs: number[] = [];
+    const roundRatios: number[] = [];
+    const referenceFlops = reference.reduce((sum, probe) => sum + probe.flops, 0);
+    for (let round = 0; round < options.rounds; round++) {
+      const times = probes.map((probe, i) => {
+        const ms = probe.time();
+        probeMs[i]!.push(ms);
+        return ms;
+      });
+      const ms = trainer.update(batch).durationMs;
+      updateMs.push(ms);
+      const referenceMs = times.slice(0, reference.length).reduce((a, b) => a + b, 0);
+      roundRatios.push(flopsPerUpdate / ms / (referenceFlops / referenceMs));
+    }
     const medianMs = median(updateMs);
     return {
-      rows: batch.rows,
-      time: batch.time,
-      tokens: batch.tokens,
-      lossTokens: batch.lossTokens,
-      flopsPerUpdate,
-      updateMs,
-      medianMs,
-      tokensPerSec: batch.tokens / (medianMs / 1000),
-      flopsPerSec: flopsPerUpdate / (medianMs / 1000),
+      matMul: probes.map((probe, i) => {
+        const ms = median(probeMs[i]!);
+        return { shape: probe.shape, flops: probe.flops, medianMs: ms, flopsPerSec: probe.flops / (ms / 1000) };
+      }),
+      training: {
+        rows: batch.rows,
+        time: batch.time,
+        tokens: batch.tokens,
+        lossTokens: batch.lossTokens,
+        flopsPerUpdate,
+        updateMs,
+        medianMs,
+        tokensPerSec: batch.tokens / (medianMs / 1000),
+        flopsPerSec: flopsPerUpdate / (medianMs / 1000),
+      },
+      roundRatios,
+      ratio: median(roundRatios),
     };
   } finally {
     trainer.dispose();
@@ -215,7 +274,7 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
   const layers = option(args, '--layers', MODEL_DEFAULTS.layers);
   const tokens = option(args, '--tokens', 128);
   const rows = option(args, '--rows', 32);
-  const updates = option(args, '--updates', 5);
+  const updates = option(args, '--updates', 7);
   const progress = (line: string) => console.error(`bench: ${line}`);
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
 
@@ -229,20 +288,29 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
       [n, width, width * c.mlpRatio],
       [n, width * c.mlpRatio, width],
     ];
-    const modelShapes = shapes.map(([m, k, o]) => measureMatMul(m, k, o));
-    const square = measureMatMul(512, 512, 512);
+    const probes = shapes.map(([m, k, o]) => new MatMulProbe(m, k, o));
+    const squareProbe = new MatMulProbe(512, 512, 512);
+    progress(`training: ${rows} × ${tokens} tokens, width ${width}, ${layers} layers, ${c.heads} heads, ${updates} rounds of [matMul, update]`);
+    const batch = buildBatch(syntheticSamples(bundle, rows, tokens), bundle.head, c.contextLength);
+    const measured = (() => {
+      try {
+        return measureInterleaved(bundle, batch, probes, { rounds: updates, also: [squareProbe] });
+      } finally {
+        for (const probe of [...probes, squareProbe]) probe.dispose();
+      }
+    })();
+    const modelShapes = measured.matMul.slice(0, probes.length);
+    const square = measured.matMul[probes.length]!;
+    const training = measured.training;
     // The model-shape reference: all three products' FLOPs over their summed median times.
     const matMulModel = modelShapes.reduce((s, r) => s + r.flops, 0) / (modelShapes.reduce((s, r) => s + r.medianMs, 0) / 1000);
-
-    progress(`training: ${rows} × ${tokens} tokens, width ${width}, ${layers} layers, ${c.heads} heads, ${updates} timed updates`);
-    const batch = buildBatch(syntheticSamples(bundle, rows, tokens), bundle.head, c.contextLength);
-    const training = measureTraining(bundle, batch, { updates });
 
     progress('sampling: 32 FrozenLake requests');
     const requests = frozenLakeRequests(32);
     const sampling = measureSampling(bundle, requests);
 
-    const ratioModel = training.flopsPerSec / matMulModel;
+    // The median of the rounds' ratios (each against the matMuls timed right before its update).
+    const ratioModel = measured.ratio;
     const ratioSquare = training.flopsPerSec / square.flopsPerSec;
     const result = {
       bench: 'learner',
@@ -252,6 +320,7 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
       matMul: { modelShapes, square512: square, modelShapesFlopsPerSec: matMulModel },
       training,
       effectiveOverMatMul: ratioModel,
+      roundRatios: measured.roundRatios,
       effectiveOverSquare512: ratioSquare,
       sampling,
     };
@@ -268,7 +337,7 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
     console.log(`training (PolicyTrainer.update, ${training.rows} × ${training.time} tokens, ${training.lossTokens} in the loss):`);
     console.log(`  ${training.medianMs.toFixed(0)} ms/update median (${training.updateMs.map((ms) => ms.toFixed(0)).join(', ')})`);
     console.log(`  ${fmt(training.tokensPerSec)} tokens/s, ${(training.flopsPerUpdate / 1e9).toFixed(2)} GFLOP/update, effective ${g(training.flopsPerSec)}`);
-    console.log(`ratio effective/matMul: ${ratioModel.toFixed(2)} against the model shapes (target ≥ 0.30), ${ratioSquare.toFixed(2)} against 512²`);
+    console.log(`ratio effective/matMul: ${ratioModel.toFixed(2)} against the model shapes (median of the rounds: ${measured.roundRatios.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.30), ${ratioSquare.toFixed(2)} against 512²`);
     console.log(`sampling (TransformerPolicy.actBatch, ${sampling.requests} FrozenLake requests, ${sampling.meanContextTokens.toFixed(0)} context tokens on average): ${sampling.medianMs.toFixed(0)} ms/batch, ${fmt(sampling.repliesPerSec)} replies/s, ${fmt(sampling.tokensPerSec)} generated tokens/s`);
     return 0;
   } finally {
