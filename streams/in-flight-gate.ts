@@ -43,6 +43,7 @@ export class InFlightGate {
 
   /** Call after an ack or a reset: wakes the waiters to re-check. */
   changed(): void {
+    if (this.waiters.length === 0) return; // the common case: called at every ack, with nobody waiting
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
