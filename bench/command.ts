@@ -2,6 +2,7 @@
 // side by side in one run. With --json the last line is one JSON object with every figure.
 import { cpus } from 'node:os';
 import type { Command } from '../cli/main.js';
+import { ConfigError } from '../core/errors.js';
 import { loadConfig } from '../core/config.js';
 import { ensureUp } from '../infra/commands.js';
 import { connectBackbone } from '../streams/index.js';
@@ -22,7 +23,7 @@ const median = (xs: number[]) => {
 
 export const benchCommand: Command = {
   summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in README "Collapse detectors"), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--latency-seconds S] [--runs R] [--repeat K] [--keep] [--json]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker on|off] [--latency-seconds S] [--runs R] [--repeat K] [--keep] [--json]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
@@ -118,17 +119,21 @@ async function benchSink(args: string[]): Promise<number> {
   const rounds = option(args, '--rounds', 3);
   // Both sides insert this many rows per request (the sink's default unless given).
   const batchRows = option(args, '--batch-rows', SINK_DEFAULTS.batchRows);
+  const workerAt = args.indexOf('--transcode-worker');
+  const workerFlag = workerAt >= 0 ? args[workerAt + 1] : 'on';
+  if (workerFlag !== 'on' && workerFlag !== 'off') throw new ConfigError(`--transcode-worker takes on or off, got ${workerFlag}`);
+  const transcodeWorker = workerFlag === 'on';
   const config = loadConfig();
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });
   try {
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
-    const result = await measureSink(backbone, events, rounds, (line) => console.error(`bench: ${line}`), batchRows);
+    const result = await measureSink(backbone, events, rounds, (line) => console.error(`bench: ${line}`), batchRows, transcodeWorker);
     const perRound = (pick: (r: (typeof result.rounds)[number]) => number, digits = 0) => result.rounds.map((r) => (digits ? pick(r).toFixed(digits) : fmt(pick(r)))).join(' / ');
     console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} step events, ${rounds} rounds (medians; rounds in brackets); each side in a process of its own`);
     console.log(`steady rates, from the first insert confirmed past ${100 * result.warmUpShare} % of the rows to the last:`);
     console.log(`raw ${result.format} insert of the same rows (${result.batchRows} per request, ${result.insertsInFlight} in flight): ${fmt(result.rawRowsPerSec)} rows/s (${perRound((r) => r.rawRowsPerSec)})`);
-    console.log(`sink Kafka → ClickHouse (consume, check and transcode, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s (${perRound((r) => r.sinkRowsPerSec)}); group join apart: ${perRound((r) => r.joinMs)} ms`);
+    console.log(`sink Kafka → ClickHouse (consume, check and transcode${result.transcodeWorker ? ' on the worker thread' : ' on the main thread'}, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s (${perRound((r) => r.sinkRowsPerSec)}); group join apart: ${perRound((r) => r.joinMs)} ms`);
     console.log(`whole sides, warm-up included: raw ${fmt(result.rawWholeRowsPerSec)} rows/s (${perRound((r) => r.rawWholeRowsPerSec)}), sink ${fmt(result.sinkWholeRowsPerSec)} rows/s (${perRound((r) => r.sinkWholeRowsPerSec)}), ratio ${result.wholeRatio.toFixed(2)}`);
     console.log(`read ceiling: a bare kafkajs consumer reading the same events (no decode, no insert): ${fmt(result.readEventsPerSec)} events/s (${perRound((r) => r.readEventsPerSec)}); sink/read ${(result.sinkRowsPerSec / result.readEventsPerSec).toFixed(2)}`);
     console.log(`ratio sink/raw: ${result.ratio.toFixed(2)} (${perRound((r) => r.ratio, 2)}) (targets: ≥ 0.70 and ≥ 50,000 rows/s)`);

@@ -12,6 +12,8 @@ export interface SideRequest {
   readonly events: number;
   /** Rows per insert, the same on the raw and the sink side. */
   readonly batchRows: number;
+  /** The sink side: steps transcoded on its worker thread. */
+  readonly transcodeWorker: boolean;
 }
 
 export interface SideResult extends SideRates {
@@ -29,7 +31,7 @@ async function run(request: SideRequest): Promise<SideResult> {
       const { perSecond, cpuMicrosPerEvent } = await readRound(backbone, request.config, request.events);
       return { whole: perSecond, steady: perSecond, cpuMicrosPerRow: cpuMicrosPerEvent, eventLoopUtilization: 0, joinMs: 0, rowsPerInsert: 0 };
     }
-    return await sinkRound(backbone, request.config, request.events, request.batchRows);
+    return await sinkRound(backbone, request.config, request.events, request.batchRows, request.transcodeWorker);
   } finally {
     await backbone.close();
   }

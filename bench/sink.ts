@@ -56,6 +56,8 @@ export interface SinkBenchResult {
   readonly events: number;
   readonly format: string;
   readonly batchRows: number;
+  /** Whether the sink transcoded steps on its worker thread. */
+  readonly transcodeWorker: boolean;
   readonly insertsInFlight: number;
   /** Medians over the rounds. */
   readonly sinkRowsPerSec: number;
@@ -120,7 +122,7 @@ function runSide(request: SideRequest): Promise<SideResult> {
   });
 }
 
-export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void, batchRows: number = SINK_DEFAULTS.batchRows): Promise<SinkBenchResult> {
+export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void, batchRows: number = SINK_DEFAULTS.batchRows, transcodeWorker = true): Promise<SinkBenchResult> {
   const base = loadConfig();
   const prefix = `bench.sink.${randomUUID().replaceAll('-', '').slice(0, 10)}`;
   const sinkConfig = await database(base, prefix, 'sink');
@@ -140,7 +142,7 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
       for (const side of round % 2 === 0 ? (['raw', 'read', 'sink'] as const) : (['sink', 'read', 'raw'] as const)) {
         progress(`round ${round + 1}/${rounds}: ${side}`);
         const before = clickHouseCpuMs(base);
-        sides[side] = await runSide({ side, config: side === 'raw' ? rawConfig : sinkConfig, events, batchRows });
+        sides[side] = await runSide({ side, config: side === 'raw' ? rawConfig : sinkConfig, events, batchRows, transcodeWorker });
         const after = clickHouseCpuMs(base);
         clickHouseMicros[side] = before === null || after === null ? null : ((after - before) * 1000) / events;
       }
@@ -171,6 +173,7 @@ export async function measureSink(backbone: Backbone, events: number, rounds: nu
       events,
       format,
       batchRows,
+      transcodeWorker,
       insertsInFlight: INSERTS_IN_FLIGHT,
       sinkRowsPerSec: median(results.map((r) => r.sinkRowsPerSec)),
       rawRowsPerSec: median(results.map((r) => r.rawRowsPerSec)),

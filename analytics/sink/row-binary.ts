@@ -21,6 +21,15 @@ export class ByteWriter {
     this.view = new DataView(this.buf.buffer, this.buf.byteOffset, this.buf.byteLength);
   }
 
+  /** A writer holding `bytes` as written (rows another thread wrote: inserts copy ranges of it). */
+  static over(bytes: Buffer): ByteWriter {
+    const w = new ByteWriter(0);
+    w.buf = bytes;
+    w.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    w.pos = bytes.length;
+    return w;
+  }
+
   reserve(bytes: number): void {
     if (this.pos + bytes <= this.buf.length) return;
     const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes));

@@ -29,6 +29,7 @@ import { Batcher } from './batcher.js';
 import { Inserter, type InsertBody, type SinkRow } from './inserter.js';
 import { eventRows, sinkTopics, type TableName } from './rows.js';
 import { StepChunks, TranscodedStep } from './step-transcoder.js';
+import { TranscodePool, type StepEnvelope } from './transcode-pool.js';
 
 export interface SinkOptions {
   /** Consumer group (default `<topic prefix>.sink`, so sinks of different prefixes never share a group). */
@@ -60,6 +61,11 @@ export interface SinkOptions {
    * trajectory carries all its steps, so 60,000 of them would not fit where 60,000 steps do.
    */
   readonly maxInFlightBytes?: number;
+  /**
+   * Transcode steps on a worker thread (default true): the main thread reads Kafka, batches, inserts and
+   * acks while the worker walks the steps' Avro bytes into rows, on the machine's other core.
+   */
+  readonly transcodeWorker?: boolean;
   /** Write the token arrays of samples to sample_tokens (default false: counts only). */
   readonly includeSampleTokens?: boolean;
   /** Backoff between failed inserts: from initial, doubling, capped at max (defaults 100 and 5,000 ms). */
@@ -136,6 +142,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     maxInFlight = defaultMaxInFlight(batchRows),
     maxInFlightBytes = SINK_DEFAULTS.maxInFlightBytes,
     includeSampleTokens = false,
+    transcodeWorker = true,
     retryInitialMs = 100,
     retryMaxMs = 5000,
     insertTimeoutMs = 60_000,
@@ -222,9 +229,16 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     const event = eventByTopic.get(envelope.topic);
     if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
     if (event === 'step' && envelope.value !== null && inserter.transcodesSteps) {
+      // (An offset past 2^53 would not survive the worker's Float64Array: such a step is transcoded here.)
+      if (pool && Number(envelope.offset) <= Number.MAX_SAFE_INTEGER) return void pool.submit(envelope as StepEnvelope);
       const row = stepChunks.transcode(envelope.value, envelope);
       if (row) return void batcher.add('steps', row);
     }
+    return decodeRows(event, envelope);
+  };
+
+  /** The decoding path: the event decoded and mapped to its rows, or dead-lettered. */
+  const decodeRows = (event: EventName, envelope: Envelope<Buffer | null>): Promise<void> | undefined => {
     let rows;
     try {
       const value = decoders.get(event)!(envelope.value);
@@ -265,12 +279,36 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     onError: (error) => rejectDone(error),
   });
 
+  // Steps declined by the worker take the decoding path here, like any other event.
+  const pool = transcodeWorker
+    ? new TranscodePool(
+        { header: backbone.codec.registry.current('step').header, maxEventBytes: backbone.codec.maxEventBytes },
+        {
+          row: (row) => batcher.add('steps', row),
+          declined: (envelope) => {
+            try {
+              track(decodeRows('step', envelope));
+            } catch (error) {
+              fail(error);
+            }
+          },
+          error: (error) => fail(error),
+        },
+      )
+    : null;
+
   // A plain subscriber, not an operator chain: it runs for every event (an inner subscription per event
   // cost ≈ 2 % of the sink). Dead-letterings in progress are awaited before the sink completes.
   const deadLettering = new Set<Promise<void>>();
   const fail = (error: unknown) => {
     void batcher.end();
     rejectDone(error);
+  };
+  /** Keeps a dead-lettering in progress until it is done (the sink completes after it). */
+  const track = (routed: Promise<void> | undefined) => {
+    if (routed === undefined) return;
+    const tracked: Promise<void> = routed.then(() => void deadLettering.delete(tracked), fail);
+    deadLettering.add(tracked);
   };
   const subscription: Subscription = consumer.events$.subscribe({
     next: (envelope) => {
@@ -282,11 +320,14 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
         subscription.unsubscribe();
         return fail(error);
       }
-      if (routed === undefined) return;
-      const tracked: Promise<void> = routed.then(() => void deadLettering.delete(tracked), fail);
-      deadLettering.add(tracked);
+      track(routed);
     },
-    complete: () => void Promise.all(deadLettering).then(() => batcher.end()).then(() => resolveDone()),
+    // Steps still on the worker come back (and may be dead-lettered) before the batcher's last cut.
+    complete: () =>
+      void (pool?.idle() ?? Promise.resolve())
+        .then(() => Promise.all(deadLettering))
+        .then(() => batcher.end())
+        .then(() => resolveDone()),
     error: fail,
   });
 
@@ -299,6 +340,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
       stopController.abort();
       subscription.unsubscribe();
       await batcher.end();
+      await pool?.close();
       inserter.close();
       resolveDone();
       await done.catch(() => undefined);
