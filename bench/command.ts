@@ -120,7 +120,7 @@ async function benchSink(args: string[]): Promise<number> {
   // Both sides insert this many rows per request (the sink's default unless given).
   const batchRows = option(args, '--batch-rows', SINK_DEFAULTS.batchRows);
   const workerAt = args.indexOf('--transcode-worker');
-  const workerFlag = workerAt >= 0 ? args[workerAt + 1] : 'on';
+  const workerFlag = workerAt >= 0 ? args[workerAt + 1] : 'off';
   if (workerFlag !== 'on' && workerFlag !== 'off') throw new ConfigError(`--transcode-worker takes on or off, got ${workerFlag}`);
   const transcodeWorker = workerFlag === 'on';
   const config = loadConfig();

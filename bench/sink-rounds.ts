@@ -96,7 +96,7 @@ export async function rawRound(config: TrajflowConfig, rows: readonly Row[], bat
   }
 }
 
-export async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number, batchRows: number, transcodeWorker = true): Promise<SideRates & { joinMs: number; rowsPerInsert: number }> {
+export async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number, batchRows: number, transcodeWorker = false): Promise<SideRates & { joinMs: number; rowsPerInsert: number }> {
   const created = performance.now();
   const sink = await startSink({ ...backbone, config }, {
     groupId: `bench-sink-${randomUUID()}`,

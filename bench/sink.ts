@@ -122,7 +122,7 @@ function runSide(request: SideRequest): Promise<SideResult> {
   });
 }
 
-export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void, batchRows: number = SINK_DEFAULTS.batchRows, transcodeWorker = true): Promise<SinkBenchResult> {
+export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void, batchRows: number = SINK_DEFAULTS.batchRows, transcodeWorker = false): Promise<SinkBenchResult> {
   const base = loadConfig();
   const prefix = `bench.sink.${randomUUID().replaceAll('-', '').slice(0, 10)}`;
   const sinkConfig = await database(base, prefix, 'sink');

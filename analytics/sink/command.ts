@@ -7,7 +7,7 @@ import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { defaultMaxInFlight, SINK_DEFAULTS, startSink } from './sink.js';
 import { positiveInt } from '../../cli/flags.js';
 
-const usage = 'trajflow sink [--batch-rows 20000] [--flush-ms 1000] [--inserts-in-flight 2] [--max-in-flight 3×batch-rows] [--max-in-flight-mib 256] [--include-sample-tokens] [--no-transcode-worker] [--consumer-group <prefix>.sink]';
+const usage = 'trajflow sink [--batch-rows 20000] [--flush-ms 1000] [--inserts-in-flight 2] [--max-in-flight 3×batch-rows] [--max-in-flight-mib 256] [--include-sample-tokens] [--transcode-worker] [--consumer-group <prefix>.sink]';
 
 export const sinkCommand: Command = {
   summary: 'store every event in ClickHouse, in batches (at least once; duplicates collapse by key)',
@@ -22,8 +22,8 @@ export const sinkCommand: Command = {
         'max-in-flight': { type: 'string' },
         'max-in-flight-mib': { type: 'string' },
         'include-sample-tokens': { type: 'boolean', default: false },
-        // Transcode steps on the main thread instead of a worker thread (SinkOptions.transcodeWorker).
-        'no-transcode-worker': { type: 'boolean', default: false },
+        // Transcode steps on a worker thread (SinkOptions.transcodeWorker: for machines with cores to spare).
+        'transcode-worker': { type: 'boolean', default: false },
         'consumer-group': { type: 'string' },
       },
     });
@@ -44,7 +44,7 @@ export const sinkCommand: Command = {
       maxInFlight,
       maxInFlightBytes,
       includeSampleTokens: values['include-sample-tokens'],
-      transcodeWorker: !values['no-transcode-worker'],
+      transcodeWorker: values['transcode-worker'],
       onInsert: () => {
         if (failing) console.error('sink: ClickHouse inserts succeed again, catching up');
         failing = false;

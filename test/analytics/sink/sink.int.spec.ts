@@ -83,74 +83,76 @@ function comparable(row: Record<string, unknown>): Record<string, unknown> {
 
 const sortKey = (table: TableName) => (row: Record<string, unknown>) => JSON.stringify(tableKeys[table].map((column) => row[column]));
 
-test('every event kind in → rows out, equal in number and content', { timeout: 60_000 }, async () => {
-  const { backbone, ch, groupId, config } = await setup('sink-content');
-  const s = sampleEvents;
-  const events: { [N in EventName]: EventTypes[N][] } = {
-    step: Array.from({ length: 300 }, (_, i) => makeStep({}, i)).concat([{ ...makeStep({}, 999), observationTokenIds: null, stateKey: null, metrics: {}, info: {} }]),
-    trajectory: [0, 1, 2].map((i) => ({ ...s.trajectory, episodeId: `episode-${i}`, outcome: i === 2 ? 'truncated' : 'terminated', metrics: i === 1 ? {} : s.trajectory.metrics })),
-    sample: [0, 1, 2].map((i) => ({ ...s.sample, sampleId: `sample-${i}`, stepAdvantages: i === 1 ? [0.5, -0.25] : null })),
-    learner_step: [0, 1, 2].map((i) => ({ ...s.learner_step, step: 40 + i, policyVersion: 40 + i, clipFractionLow: i === 0 ? null : 0.02 })),
-    policy_version: [0, 1, 2].map((i) => ({ ...s.policy_version, version: i, parentVersion: i === 0 ? null : i - 1 })),
-    collapse_alert: [0, 1].map((i) => ({ ...s.collapse_alert, alertId: `alert-${i}` })),
-    rollout_stats: [s.rollout_stats, { ...s.rollout_stats, scope: 'group', groupId: 'group-0', groups: 1, trajectories: 8 }],
-    dead_letter: [s.dead_letter, { ...s.dead_letter, key: null, sourceOffset: 7 }],
-  };
-  for (const event of Object.keys(events) as EventName[]) await publish(backbone, event, events[event] as never);
-  // Bytes that are no event: the sink dead-letters them, and then stores that dead letter too.
-  await backbone.producer.sendRaw(topicName(config, 'env.steps'), { key: 'group-x', value: Buffer.from('not avro at all') });
+for (const transcodeWorker of [false, true]) {
+  test(`every event kind in → rows out, equal in number and content (steps transcoded on the ${transcodeWorker ? 'worker' : 'main'} thread)`, { timeout: 60_000 }, async () => {
+    const { backbone, ch, groupId, config } = await setup(transcodeWorker ? 'sink-content-worker' : 'sink-content');
+    const s = sampleEvents;
+    const events: { [N in EventName]: EventTypes[N][] } = {
+      step: Array.from({ length: 300 }, (_, i) => makeStep({}, i)).concat([{ ...makeStep({}, 999), observationTokenIds: null, stateKey: null, metrics: {}, info: {} }]),
+      trajectory: [0, 1, 2].map((i) => ({ ...s.trajectory, episodeId: `episode-${i}`, outcome: i === 2 ? 'truncated' : 'terminated', metrics: i === 1 ? {} : s.trajectory.metrics })),
+      sample: [0, 1, 2].map((i) => ({ ...s.sample, sampleId: `sample-${i}`, stepAdvantages: i === 1 ? [0.5, -0.25] : null })),
+      learner_step: [0, 1, 2].map((i) => ({ ...s.learner_step, step: 40 + i, policyVersion: 40 + i, clipFractionLow: i === 0 ? null : 0.02 })),
+      policy_version: [0, 1, 2].map((i) => ({ ...s.policy_version, version: i, parentVersion: i === 0 ? null : i - 1 })),
+      collapse_alert: [0, 1].map((i) => ({ ...s.collapse_alert, alertId: `alert-${i}` })),
+      rollout_stats: [s.rollout_stats, { ...s.rollout_stats, scope: 'group', groupId: 'group-0', groups: 1, trajectories: 8 }],
+      dead_letter: [s.dead_letter, { ...s.dead_letter, key: null, sourceOffset: 7 }],
+    };
+    for (const event of Object.keys(events) as EventName[]) await publish(backbone, event, events[event] as never);
+    // Bytes that are no event: the sink dead-letters them, and then stores that dead letter too.
+    await backbone.producer.sendRaw(topicName(config, 'env.steps'), { key: 'group-x', value: Buffer.from('not avro at all') });
 
-  const sink = await startSink(backbone, { groupId, batchRows: 64, flushIntervalMs: 50, includeSampleTokens: true, sessionTimeoutMs: 6000 });
-  closers.push(() => sink.close({ drain: false }));
+    const sink = await startSink(backbone, { groupId, batchRows: 64, flushIntervalMs: 50, includeSampleTokens: true, sessionTimeoutMs: 6000, transcodeWorker });
+    closers.push(() => sink.close({ drain: false }));
 
-  // Expected rows from the same mapping (its unit test checks it against the schema); Kafka positions apart.
-  const expected = new Map<TableName, Record<string, unknown>[]>();
-  for (const event of Object.keys(events) as EventName[]) {
-    for (const value of events[event]) {
-      for (const { table, row } of eventRows(event, value as never, { topic: topicName(config, sinkTopics[event]), partition: 0, offset: '0' }, { includeSampleTokens: true })) {
-        expected.set(table, [...(expected.get(table) ?? []), row]);
+    // Expected rows from the same mapping (its unit test checks it against the schema); Kafka positions apart.
+    const expected = new Map<TableName, Record<string, unknown>[]>();
+    for (const event of Object.keys(events) as EventName[]) {
+      for (const value of events[event]) {
+        for (const { table, row } of eventRows(event, value as never, { topic: topicName(config, sinkTopics[event]), partition: 0, offset: '0' }, { includeSampleTokens: true })) {
+          expected.set(table, [...(expected.get(table) ?? []), row]);
+        }
       }
     }
-  }
-  const wantDeadLetters = events.dead_letter.length + 1;
-  await waitFor(async () => {
-    for (const [table, rows] of expected) if ((await countFinal(ch, table)) < (table === 'dead_letters' ? wantDeadLetters : rows.length)) return false;
-    return true;
-  }, 'every row in ClickHouse', 40_000, 100);
+    const wantDeadLetters = events.dead_letter.length + 1;
+    await waitFor(async () => {
+      for (const [table, rows] of expected) if ((await countFinal(ch, table)) < (table === 'dead_letters' ? wantDeadLetters : rows.length)) return false;
+      return true;
+    }, 'every row in ClickHouse', 40_000, 100);
 
-  for (const [table, rows] of expected) {
-    const stored = await ch.queryJson<Record<string, unknown>>(`SELECT * FROM ${table} FINAL`);
-    if (table === 'dead_letters') {
-      assert.equal(stored.length, wantDeadLetters);
-      continue;
+    for (const [table, rows] of expected) {
+      const stored = await ch.queryJson<Record<string, unknown>>(`SELECT * FROM ${table} FINAL`);
+      if (table === 'dead_letters') {
+        assert.equal(stored.length, wantDeadLetters);
+        continue;
+      }
+      assert.equal(stored.length, rows.length, `${table}: as many rows as events`);
+      const byKey = (list: Record<string, unknown>[]) => [...list].sort((a, b) => (sortKey(table)(a) < sortKey(table)(b) ? -1 : 1)).map(comparable);
+      assert.deepEqual(byKey(stored), byKey(rows), `${table}: same content`);
+      // Every row remembers a distinct Kafka position.
+      const [positions] = await ch.queryJson<{ n: number }>(`SELECT uniqExact(kafka_partition, kafka_offset) AS n FROM ${table} FINAL`);
+      assert.equal(Number(positions!.n), rows.length);
     }
-    assert.equal(stored.length, rows.length, `${table}: as many rows as events`);
-    const byKey = (list: Record<string, unknown>[]) => [...list].sort((a, b) => (sortKey(table)(a) < sortKey(table)(b) ? -1 : 1)).map(comparable);
-    assert.deepEqual(byKey(stored), byKey(rows), `${table}: same content`);
-    // Every row remembers a distinct Kafka position.
-    const [positions] = await ch.queryJson<{ n: number }>(`SELECT uniqExact(kafka_partition, kafka_offset) AS n FROM ${table} FINAL`);
-    assert.equal(Number(positions!.n), rows.length);
-  }
 
-  // Dead letters keep their bytes exactly; the undecodable payload got its reason.
-  const letters = await ch.queryJson<{ reason: string; source_offset: number; key_hex: string; has_key: number; payload_hex: string }>(
-    'SELECT reason, source_offset, isNotNull(key) AS has_key, hex(assumeNotNull(key)) AS key_hex, hex(payload) AS payload_hex FROM dead_letters FINAL ORDER BY source_topic, source_offset',
-  );
-  const hex = (b: Buffer | null) => (b === null ? '' : b.toString('hex').toUpperCase());
-  const fromFixture = letters.filter((l) => l.reason === 'unknown-fingerprint');
-  assert.deepEqual(
-    fromFixture.map((l) => [l.source_offset, l.key_hex, l.has_key, l.payload_hex]),
-    [[7, '', 0, hex(s.dead_letter.payload)], [18_204, hex(s.dead_letter.key), 1, hex(s.dead_letter.payload)]],
-  );
-  const routed = letters.filter((l) => l.reason !== 'unknown-fingerprint');
-  assert.equal(routed.length, 1);
-  assert.equal(routed[0]!.reason, 'bad-marker');
-  assert.equal(routed[0]!.payload_hex, Buffer.from('not avro at all').toString('hex').toUpperCase());
+    // Dead letters keep their bytes exactly; the undecodable payload got its reason.
+    const letters = await ch.queryJson<{ reason: string; source_offset: number; key_hex: string; has_key: number; payload_hex: string }>(
+      'SELECT reason, source_offset, isNotNull(key) AS has_key, hex(assumeNotNull(key)) AS key_hex, hex(payload) AS payload_hex FROM dead_letters FINAL ORDER BY source_topic, source_offset',
+    );
+    const hex = (b: Buffer | null) => (b === null ? '' : b.toString('hex').toUpperCase());
+    const fromFixture = letters.filter((l) => l.reason === 'unknown-fingerprint');
+    assert.deepEqual(
+      fromFixture.map((l) => [l.source_offset, l.key_hex, l.has_key, l.payload_hex]),
+      [[7, '', 0, hex(s.dead_letter.payload)], [18_204, hex(s.dead_letter.key), 1, hex(s.dead_letter.payload)]],
+    );
+    const routed = letters.filter((l) => l.reason !== 'unknown-fingerprint');
+    assert.equal(routed.length, 1);
+    assert.equal(routed[0]!.reason, 'bad-marker');
+    assert.equal(routed[0]!.payload_hex, Buffer.from('not avro at all').toString('hex').toUpperCase());
 
-  await sink.close();
-  assert.equal(sink.stats.deadLettered, 1);
-  assert.equal(sink.stats.stored + sink.stats.deadLettered, sink.stats.events);
-});
+    await sink.close();
+    assert.equal(sink.stats.deadLettered, 1);
+    assert.equal(sink.stats.stored + sink.stats.deadLettered, sink.stats.events);
+  });
+}
 
 const child = fileURLToPath(new URL('./sink-child.ts', import.meta.url));
 
