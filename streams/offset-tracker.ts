@@ -79,7 +79,8 @@ export class OffsetTracker {
     if (generation !== this.currentGeneration) return false;
     const state = this.partitions.get(key.topic)?.[key.partition];
     if (!state) return false;
-    const at = indexOf(state.offsets, state.head, offset);
+    // Acks mostly come in delivery order (the sink's inserts, a partition's episodes): the head first.
+    const at = state.offsets[state.head] === offset ? state.head : indexOf(state.offsets, state.head, offset);
     if (at < 0 || state.acks[at]) return false;
     state.acks[at] = true;
     this.unacked--;
