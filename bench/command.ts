@@ -2,7 +2,6 @@
 // side by side in one run. With --json the last line is one JSON object with every figure.
 import { cpus } from 'node:os';
 import type { Command } from '../cli/main.js';
-import { ConfigError } from '../core/errors.js';
 import { loadConfig } from '../core/config.js';
 import { ensureUp } from '../infra/commands.js';
 import { connectBackbone } from '../streams/index.js';
@@ -23,7 +22,7 @@ const median = (xs: number[]) => {
 
 export const benchCommand: Command = {
   summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in README "Collapse detectors"), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker on|off] [--latency-seconds S] [--runs R] [--repeat K] [--keep] [--json]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker] [--latency-seconds S] [--runs R] [--repeat K] [--keep] [--json]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
@@ -119,10 +118,8 @@ async function benchSink(args: string[]): Promise<number> {
   const rounds = option(args, '--rounds', 3);
   // Both sides insert this many rows per request (the sink's default unless given).
   const batchRows = option(args, '--batch-rows', SINK_DEFAULTS.batchRows);
-  const workerAt = args.indexOf('--transcode-worker');
-  const workerFlag = workerAt >= 0 ? args[workerAt + 1] : 'off';
-  if (workerFlag !== 'on' && workerFlag !== 'off') throw new ConfigError(`--transcode-worker takes on or off, got ${workerFlag}`);
-  const transcodeWorker = workerFlag === 'on';
+  // The sink side transcodes steps on its worker thread (trajflow sink --transcode-worker).
+  const transcodeWorker = args.includes('--transcode-worker');
   const config = loadConfig();
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });

@@ -232,8 +232,7 @@ export async function startSink(backbone: Backbone, options: SinkOptions = {}): 
     const event = eventByTopic.get(envelope.topic);
     if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
     if (event === 'step' && envelope.value !== null && inserter.transcodesSteps) {
-      // (An offset past 2^53 would not survive the worker's Float64Array: such a step is transcoded here.)
-      if (pool && Number(envelope.offset) <= Number.MAX_SAFE_INTEGER) return void pool.submit(envelope as StepEnvelope);
+      if (pool?.submit(envelope as StepEnvelope)) return;
       const row = stepChunks.transcode(envelope.value, envelope);
       if (row) return void batcher.add('steps', row);
     }

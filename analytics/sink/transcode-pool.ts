@@ -43,8 +43,12 @@ export class TranscodePool {
     });
   }
 
-  /** Queues a step for the worker. */
-  submit(envelope: StepEnvelope): void {
+  /**
+   * Queues a step for the worker; false for one it cannot take — an offset past 2^53, which the worker's
+   * Float64Array would not carry exactly (the caller transcodes that one itself).
+   */
+  submit(envelope: StepEnvelope): boolean {
+    if (Number(envelope.offset) > Number.MAX_SAFE_INTEGER) return false;
     this.pending.push(envelope);
     if (this.pending.length >= SLICE_EVENTS) this.post();
     else if (!this.scheduled) {
@@ -54,6 +58,7 @@ export class TranscodePool {
         this.post();
       });
     }
+    return true;
   }
 
   /** Resolves when every submitted step has come back. */
