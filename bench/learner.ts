@@ -1,5 +1,7 @@
 // `trajflow bench learner [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows B] [--updates N] [--json]`:
 // on one TensorFlow.js backend, in one run,
+//  - on WASM, each round also times one update on the backend's own BatchMatMul and Identity (learner/kernels
+//    switched off), for the speed-up of trajflow's kernels;
 //  - matMul: the backend's own plain tf.matMul speed on the model's shapes ([B·T, d]·[d, 3d], [B·T, d]·[d, 4d],
 //    [B·T, 4d]·[4d, d]) and on a 512² square — the ceiling;
 //  - training: PolicyTrainer.update on synthetic batches of B sequences × T tokens (half of each sequence
@@ -22,6 +24,7 @@ import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from '
 import { contextIds } from '../learner/policy/context.js';
 import { buildBatch, type TrainingBatch } from '../learner/train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../learner/train/config.js';
+import { installWasmKernels, useWasmKernels } from '../learner/kernels/wasm-kernels.js';
 import { PolicyTrainer } from '../learner/train/trainer.js';
 import { Rng } from '../envs/random.js';
 import type { TrainingSampleEvent } from '../schemas/index.js';
@@ -158,6 +161,11 @@ export interface InterleavedRates {
   readonly roundRatios: number[];
   /** Median of roundRatios. */
   readonly ratio: number;
+  /**
+   * With `compareKernels`: an update on the WASM backend's own BatchMatMul and Identity in each round too
+   * (learner/kernels off), and the median over rounds of its time over trajflow's kernels' time.
+   */
+  readonly backendKernels?: { readonly updateMs: number[]; readonly medianMs: number; readonly speedup: number };
 }
 
 /**
@@ -170,7 +178,15 @@ export function measureInterleaved(
   batch: TrainingBatch,
   /** The ratio's reference: their FLOPs over their summed times. */
   reference: readonly MatMulProbe[],
-  options: { rounds: number; warmup?: number; optimizer?: Partial<OptimizerConfig>; /** Timed in each round too, outside the ratio. */ also?: readonly MatMulProbe[] },
+  options: {
+    rounds: number;
+    warmup?: number;
+    optimizer?: Partial<OptimizerConfig>;
+    /** Timed in each round too, outside the ratio. */
+    also?: readonly MatMulProbe[];
+    /** Also time an update on the backend's own kernels in each round (WASM with learner/kernels installed). */
+    compareKernels?: boolean;
+  },
 ): InterleavedRates {
   const probes = [...reference, ...(options.also ?? [])];
   const optimizer = buildOptimizerConfig({ learningRate: 1e-5, ...options.optimizer });
@@ -183,6 +199,13 @@ export function measureInterleaved(
     const updateMs: number[] = [];
     const roundRatios: number[] = [];
     const referenceFlops = reference.reduce((sum, probe) => sum + probe.flops, 0);
+    const backendMs: number[] = [];
+    const speedups: number[] = [];
+    if (options.compareKernels) {
+      useWasmKernels(false);
+      trainer.update(batch); // warm-up of the backend's kernels
+      useWasmKernels(true);
+    }
     for (let round = 0; round < options.rounds; round++) {
       const times = probes.map((probe, i) => {
         const ms = probe.time();
@@ -193,6 +216,15 @@ export function measureInterleaved(
       updateMs.push(ms);
       const referenceMs = times.slice(0, reference.length).reduce((a, b) => a + b, 0);
       roundRatios.push(flopsPerUpdate / ms / (referenceFlops / referenceMs));
+      if (options.compareKernels) {
+        useWasmKernels(false);
+        try {
+          backendMs.push(trainer.update(batch).durationMs);
+        } finally {
+          useWasmKernels(true);
+        }
+        speedups.push(backendMs.at(-1)! / ms);
+      }
     }
     const medianMs = median(updateMs);
     return {
@@ -213,6 +245,7 @@ export function measureInterleaved(
       },
       roundRatios,
       ratio: median(roundRatios),
+      ...(options.compareKernels ? { backendKernels: { updateMs: backendMs, medianMs: median(backendMs), speedup: median(speedups) } } : {}),
     };
   } finally {
     trainer.dispose();
@@ -278,6 +311,8 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
   const progress = (line: string) => console.error(`bench: ${line}`);
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
 
+  // Side by side with the backend's own kernels when trajflow's are in use (WASM).
+  const compareKernels = backend.name === 'wasm' && (await installWasmKernels()).batchMatMul;
   const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width, layers, contextLength: Math.max(MODEL_DEFAULTS.contextLength, tokens) });
   try {
     const c = bundle.model.config;
@@ -294,7 +329,7 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
     const batch = buildBatch(syntheticSamples(bundle, rows, tokens), bundle.head, c.contextLength);
     const measured = (() => {
       try {
-        return measureInterleaved(bundle, batch, probes, { rounds: updates, also: [squareProbe] });
+        return measureInterleaved(bundle, batch, probes, { rounds: updates, also: [squareProbe], compareKernels });
       } finally {
         for (const probe of [...probes, squareProbe]) probe.dispose();
       }
@@ -319,6 +354,7 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
       model: { width, layers, heads: c.heads, mlpRatio: c.mlpRatio, contextLength: c.contextLength, vocabSize: c.vocabSize, replySize: bundle.head.size },
       matMul: { modelShapes, square512: square, modelShapesFlopsPerSec: matMulModel },
       training,
+      backendKernels: measured.backendKernels,
       effectiveOverMatMul: ratioModel,
       roundRatios: measured.roundRatios,
       effectiveOverSquare512: ratioSquare,
@@ -337,6 +373,10 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
     console.log(`training (PolicyTrainer.update, ${training.rows} × ${training.time} tokens, ${training.lossTokens} in the loss):`);
     console.log(`  ${training.medianMs.toFixed(0)} ms/update median (${training.updateMs.map((ms) => ms.toFixed(0)).join(', ')})`);
     console.log(`  ${fmt(training.tokensPerSec)} tokens/s, ${(training.flopsPerUpdate / 1e9).toFixed(2)} GFLOP/update, effective ${g(training.flopsPerSec)}`);
+    if (measured.backendKernels) {
+      const k = measured.backendKernels;
+      console.log(`  on the WASM backend's own BatchMatMul/Identity in the same rounds: ${k.medianMs.toFixed(0)} ms/update median (${k.updateMs.map((ms) => ms.toFixed(0)).join(', ')}); trajflow's kernels ${k.speedup.toFixed(2)}× faster (median of the rounds)`);
+    }
     console.log(`ratio effective/matMul: ${ratioModel.toFixed(2)} against the model shapes (median of the rounds: ${measured.roundRatios.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.30), ${ratioSquare.toFixed(2)} against 512²`);
     console.log(`sampling (TransformerPolicy.actBatch, ${sampling.requests} FrozenLake requests, ${sampling.meanContextTokens.toFixed(0)} context tokens on average): ${sampling.medianMs.toFixed(0)} ms/batch, ${fmt(sampling.repliesPerSec)} replies/s, ${fmt(sampling.tokensPerSec)} generated tokens/s`);
     return 0;

@@ -8,6 +8,7 @@ import * as tf from '@tensorflow/tfjs-core';
 // ESM resolver); the @tensorflow/tfjs bundle registers them all into the shared engine.
 import '@tensorflow/tfjs';
 import { ConfigError } from '../core/errors.js';
+import { installWasmKernels } from './kernels/wasm-kernels.js';
 
 export const BACKEND_CHOICES = ['auto', 'node-gpu', 'node', 'wasm', 'cpu'] as const;
 export type BackendChoice = (typeof BACKEND_CHOICES)[number];
@@ -59,7 +60,9 @@ async function tryBackend(choice: Exclude<BackendChoice, 'auto'>): Promise<Backe
     const wasm = await import('@tensorflow/tfjs-backend-wasm');
     if (!(await tf.setBackend('wasm'))) throw new ConfigError('the wasm backend did not start');
     await tf.ready();
-    return { name: 'wasm', description: `wasm (${wasm.getThreadsCount()} thread${wasm.getThreadsCount() === 1 ? '' : 's'})` };
+    const kernels = await installWasmKernels();
+    const threads = `${wasm.getThreadsCount()} thread${wasm.getThreadsCount() === 1 ? '' : 's'}`;
+    return { name: 'wasm', description: `wasm (${threads}, ${kernels.batchMatMul ? "trajflow's SIMD batched matMul" : "the backend's own kernels"})` };
   }
   await import('@tensorflow/tfjs-backend-cpu');
   if (!(await tf.setBackend('cpu'))) throw new ConfigError('the cpu backend did not start');
