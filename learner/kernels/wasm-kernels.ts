@@ -8,9 +8,10 @@
 //   (both inputs of each Mul, the output of each Exp/Sigmoid/Softmax…): ≈ 470 copies per update. The CPU
 //   and WebGL backends share the data instead (tensors are immutable); this one now does too.
 // Installed once, right after the WASM backend starts; `wasmKernelCounters` says how often the SIMD path ran.
-import { readFileSync } from 'node:fs';
+// The kernel's source is batch-matmul.wat; its bytes (batch-matmul.wasm.ts) are built from it by
+// scripts/build-wasm-kernels.mjs, so running needs no WebAssembly toolchain.
 import * as tf from '@tensorflow/tfjs-core';
-import wabtInit from 'wabt';
+import { BATCH_MATMUL_WASM_BASE64 } from './batch-matmul.wasm.js';
 
 interface WasmTensorData {
   readonly id: number;
@@ -84,23 +85,17 @@ function replaceIdentity(): void {
   });
 }
 
+/** batch-matmul.wat, compiled by scripts/build-wasm-kernels.mjs, linked to the backend's memory. */
 async function compileKernel(memory: WebAssembly.Memory): Promise<Bmm | undefined> {
-  const wat = readFileSync(new URL('./batch-matmul.wat', import.meta.url), 'utf8');
-  const wabt = await wabtInit();
-  const parsed = wabt.parseWat('batch-matmul.wat', wat, { simd: true });
-  try {
-    const { buffer } = parsed.toBinary({});
-    // A threaded build shares its memory; this module imports an unshared one and would not link — then
-    // the backend's own kernel stays.
-    const module = await WebAssembly.compile(new Uint8Array(buffer));
-    const instance = await WebAssembly.instantiate(module, { env: { memory } }).catch(() => undefined);
-    return instance?.exports['bmm'] as Bmm | undefined;
-  } finally {
-    parsed.destroy();
-  }
+  const module = await WebAssembly.compile(Buffer.from(BATCH_MATMUL_WASM_BASE64, 'base64'));
+  // A threaded build shares its memory; this module imports an unshared one and would not link — then
+  // the backend's own kernel stays.
+  const instance = await WebAssembly.instantiate(module, { env: { memory } }).catch(() => undefined);
+  return instance?.exports['bmm'] as Bmm | undefined;
 }
 
 function replaceBatchMatMul(bmm: Bmm, backend: WasmBackendInternals): void {
+  const memory = backend.wasm.asm.memory;
   const original = tf.getKernel(tf.BatchMatMul, 'wasm');
   if (!original) return;
   let packed = 0;
@@ -113,9 +108,11 @@ function replaceBatchMatMul(bmm: Bmm, backend: WasmBackendInternals): void {
       const b = args.inputs['b'] as tf.TensorInfo;
       const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
       const plan = planProduct(a.shape, b.shape, transposeA, transposeB);
+      // The kernel is linked to the memory of the backend instance it was installed on.
+      const sameMemory = (args.backend as unknown as WasmBackendInternals).wasm.asm.memory === memory;
       // XNNPACK's one product (batch 1, no transposes) beats this kernel; odd dtypes and broadcasts the
       // plan does not cover stay with the backend too.
-      if (!enabled || !plan || a.dtype !== 'float32' || b.dtype !== 'float32' || (plan.batch === 1 && !transposeA && !transposeB)) {
+      if (!enabled || !sameMemory || !plan || a.dtype !== 'float32' || b.dtype !== 'float32' || (plan.batch === 1 && !transposeA && !transposeB)) {
         wasmKernelCounters.backendBatchMatMul++;
         return original.kernelFunc(args);
       }

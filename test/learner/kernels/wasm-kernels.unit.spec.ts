@@ -1,4 +1,4 @@
-// Unit: trajflow's WASM kernels (learner/kernels) — the SIMD batched matMul gives, bit for bit, what the
+// Unit: trajflow's WASM kernels (learner/kernels) — the committed bytes are the .wat's; the SIMD batched matMul gives, bit for bit, what the
 // backend's own kernel gives, for every layout the backward pass uses, odd sizes and sums longer than the
 // backend's 48-wide blocks; gradients through it are unchanged; the zero-copy Identity shares data safely.
 import { test } from 'node:test';
@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
 import { planProduct, useWasmKernels, wasmKernelCounters } from '../../../learner/kernels/wasm-kernels.js';
+import { BATCH_MATMUL_WASM_BASE64 } from '../../../learner/kernels/batch-matmul.wasm.js';
+import { readFileSync } from 'node:fs';
+import wabtInit from 'wabt';
 
 await selectBackend('wasm');
 
@@ -28,6 +31,17 @@ function assertBitsEqual(actual: Float32Array, expected: Float32Array, label: st
   const e = new Uint32Array(expected.buffer, expected.byteOffset, expected.length);
   for (let i = 0; i < a.length; i++) if (a[i] !== e[i]) assert.fail(`${label}: element ${i} is ${actual[i]}, the backend gives ${expected[i]}`);
 }
+
+test('the committed kernel bytes are batch-matmul.wat compiled (else: node scripts/build-wasm-kernels.mjs)', async () => {
+  const wabt = await wabtInit();
+  const parsed = wabt.parseWat('batch-matmul.wat', readFileSync(new URL('../../../learner/kernels/batch-matmul.wat', import.meta.url), 'utf8'), { simd: true });
+  try {
+    const compiled = Buffer.from(parsed.toBinary({}).buffer).toString('base64');
+    assert.ok(compiled === BATCH_MATMUL_WASM_BASE64, 'learner/kernels/batch-matmul.wasm.ts is stale: run node scripts/build-wasm-kernels.mjs');
+  } finally {
+    parsed.destroy();
+  }
+});
 
 test('batched products equal the backend bit for bit, every transpose, odd sizes, k past 48', () => {
   tf.setBackend('wasm');
