@@ -9,6 +9,7 @@ import { gradNormSpikeConfig, type GradNormSpikeConfig } from './grad-norm-spike
 import { invalidActionRiseConfig, type InvalidActionRiseConfig } from './invalid-action-rise.js';
 import { mutualInformationConfig, type MutualInformationConfig } from './mutual-information.js';
 import { nonFiniteConfig, type NonFiniteConfig } from './non-finite.js';
+import { policyShiftConfig, type PolicyShiftConfig } from './policy-shift.js';
 import { responseLengthConfig, type ResponseLengthConfig } from './response-length-collapse.js';
 import { rewardVarianceCliffConfig, type RewardVarianceCliffConfig } from './reward-variance-cliff.js';
 import { templateCollapseConfig, type TemplateCollapseConfig } from './template-collapse.js';
@@ -25,6 +26,8 @@ export interface DetectorsConfig {
   /** Template collapse from the learner's RAGEN-2 cross-scoring (mutual-information.ts). */
   readonly mutualInformation: MutualInformationConfig;
   readonly actionRepetition: ActionRepetitionConfig;
+  /** One update's PPO-KL too large (policy-shift.ts). */
+  readonly policyShift: PolicyShiftConfig;
   /**
    * Alerts from rollout batches and trajectory windows are attributed to the run's last learner step at
    * or before their event time. They wait (ms) for a learner step after that time, so the attribution
@@ -50,6 +53,7 @@ const SECTIONS = [
   'templateCollapse',
   'mutualInformation',
   'actionRepetition',
+  'policyShift',
   'attributionHoldMs',
 ] as const satisfies readonly (keyof DetectorsConfig)[];
 
@@ -77,6 +81,7 @@ export function buildDetectorsConfig(input: DetectorsConfigInput = {}): Detector
     templateCollapse: templateCollapseConfig(input.templateCollapse),
     mutualInformation: mutualInformationConfig(input.mutualInformation),
     actionRepetition: actionRepetitionConfig(input.actionRepetition),
+    policyShift: policyShiftConfig(input.policyShift),
     attributionHoldMs,
   });
 }

@@ -17,6 +17,7 @@ import { ActionWindows, scorable, type ActionWindow } from './action-windows.js'
 import { readsTrajectories, type DetectorsConfig } from './config.js';
 import { EntropyDetector } from './entropy-collapse.js';
 import { GradNormSpikeDetector } from './grad-norm-spike.js';
+import { PolicyShiftDetector } from './policy-shift.js';
 import { InvalidActionRiseDetector } from './invalid-action-rise.js';
 import { MutualInformationDetector, mutualInformationPoint } from './mutual-information.js';
 import { NonFiniteDetector } from './non-finite.js';
@@ -111,6 +112,7 @@ class RunDetectors {
   readonly template: TemplateCollapseDetector;
   readonly mutualInformation: MutualInformationDetector;
   readonly repetition: ActionRepetitionDetector;
+  readonly policyShift: PolicyShiftDetector;
 
   constructor(config: DetectorsConfig, trajectorySources: readonly string[]) {
     this.rewardCliff = new RewardVarianceCliffDetector(config.rewardVarianceCliff);
@@ -123,6 +125,7 @@ class RunDetectors {
     this.template = new TemplateCollapseDetector(config.templateCollapse);
     this.mutualInformation = new MutualInformationDetector(config.mutualInformation);
     this.repetition = new ActionRepetitionDetector(config.actionRepetition);
+    this.policyShift = new PolicyShiftDetector(config.policyShift);
   }
 }
 
@@ -201,6 +204,8 @@ export class CollapseEngine {
     }
     if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy }));
     if (c.gradNormSpike.enabled) alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip }));
+    const ppoKl = e.metrics.ppoKl;
+    if (c.policyShift.enabled && ppoKl !== undefined) alerts.push(...run.policyShift.observe({ at, ppoKl }));
     const information = c.mutualInformation.enabled ? mutualInformationPoint(at, e.metrics) : null;
     if (information) alerts.push(...run.mutualInformation.observe(information));
     const lossTokens = e.metrics.lossTokens;

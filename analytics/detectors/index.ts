@@ -4,6 +4,7 @@ export * from './rolling.js';
 export * from './reward-variance-cliff.js';
 export * from './entropy-collapse.js';
 export * from './grad-norm-spike.js';
+export * from './policy-shift.js';
 export * from './non-finite.js';
 export * from './response-length-collapse.js';
 export * from './invalid-action-rise.js';
