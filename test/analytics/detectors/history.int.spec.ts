@@ -37,7 +37,11 @@ test('historicalAlerts over the stored run gives the live alerts; gradNormSpikeS
   const runId = 'run-history';
   const points = learnerPoints(100, 4, { entropyDropAt: 60, spikeAt: 70 });
   points[80] = { ...points[80]!, gradNorm: Number.NaN }; // stored as nan; the 'nan' detector and the SQL skip it alike
-  const steps = points.map((p, i) => learnerStepEvent(runId, i, p));
+  // PPO-KL of each update, in the metrics map the sink stores as two arrays: 0.02, and 2 nats at update 90.
+  const steps = points.map((p, i) => {
+    const e = learnerStepEvent(runId, i, p);
+    return { ...e, metrics: { ...e.metrics, ppoKl: i === 90 ? 2 : 0.02 } };
+  });
   const batches = rolloutBatches(100, 4, { cliffAt: 40, invalidAt: 80 }).map((b, i) => rolloutBatchEvent(runId, i, b));
 
   const rows = new Map<TableName, object[]>();
@@ -53,7 +57,7 @@ test('historicalAlerts over the stored run gives the live alerts; gradNormSpikeS
   const live = await lastValueFrom(from(inputs).pipe(detectCollapse(detectors), toArray()));
   const history = await historicalAlerts(ch, runId, detectors);
   const byId = (a: { alertId: string }, b: { alertId: string }) => a.alertId.localeCompare(b.alertId);
-  assert.deepEqual(history.map((a) => `${a.kind}@${a.learnerStep}`).sort(), ['entropy_collapse@61', 'grad_norm_spike@70', 'invalid_action_rise@81', 'nan@80', 'reward_variance_cliff@41']);
+  assert.deepEqual(history.map((a) => `${a.kind}@${a.learnerStep}`).sort(), ['entropy_collapse@61', 'grad_norm_spike@70', 'invalid_action_rise@81', 'nan@80', 'policy_shift_spike@90', 'reward_variance_cliff@41']);
   assert.deepEqual(JSON.parse(JSON.stringify(history.sort(byId))), JSON.parse(JSON.stringify(live.sort(byId))));
 
   const sqlRows = await ch.queryJson<{ step: number; z: number | null; spike: number }>(gradNormSpikeSql(runId));
