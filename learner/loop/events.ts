@@ -42,6 +42,8 @@ export function learnerStepEvent(runId: string, update: number, versionBefore: n
       lossTokens: m.lossTokens,
       optimizerSteps: m.optimizerSteps,
       skippedSteps: m.skippedSteps,
+      klEarlyStop: m.klEarlyStop,
+      klAtStop: m.klAtStop,
       importanceWeightMean: m.importanceWeightMean,
       importanceWeightMax: m.importanceWeightMax,
       truncatedWeights: m.truncatedWeights,

@@ -49,6 +49,14 @@ export interface OptimizerConfig {
   readonly proximal: ProximalMode;
   /** Truncation of importance weights (recompute mode and replay). Default 2. */
   readonly importanceCap: number;
+  /**
+   * Early stop of an update on its policy shift (Stable-Baselines3's target_kl): when a minibatch's PPO-KL
+   * (mean log π_old − log π_θ on its loss tokens, measured before its step) exceeds 1.5 × targetKl, that
+   * step is not taken and the update's remaining epochs and minibatches are dropped. Bounds what one update
+   * can do to the policy (the `policy_shift_spike` alert watches the same quantity). Typical 0.01–0.05.
+   * Default null (off: every epoch and minibatch runs).
+   */
+  readonly targetKl: number | null;
 }
 
 export const OPTIMIZER_DEFAULTS: OptimizerConfig = Object.freeze({
@@ -67,6 +75,7 @@ export const OPTIMIZER_DEFAULTS: OptimizerConfig = Object.freeze({
   temperature: 1,
   proximal: 'behaviour',
   importanceCap: 2,
+  targetKl: null,
 });
 
 export function buildOptimizerConfig(input: Partial<OptimizerConfig> = {}): OptimizerConfig {
@@ -91,6 +100,7 @@ export function buildOptimizerConfig(input: Partial<OptimizerConfig> = {}): Opti
   positive('temperature');
   check(PROXIMAL_MODES.includes(c.proximal), 'proximal', `must be one of ${PROXIMAL_MODES.join(', ')}`);
   check(c.importanceCap >= 1, 'importanceCap', 'must be >= 1');
+  check(c.targetKl === null || (Number.isFinite(c.targetKl) && c.targetKl > 0), 'targetKl', 'must be a positive number (nats) or null for no early stop');
   return Object.freeze(c);
 }
 

@@ -27,6 +27,9 @@ export interface UpdateMetrics {
   readonly optimizerSteps: number;
   /** Optimizer steps skipped because the gradient norm was not finite. */
   readonly skippedSteps: number;
+  /** 1 when the update stopped early on optimizer.targetKl (the PPO-KL of the step it stopped at in klAtStop), else 0. */
+  readonly klEarlyStop: number;
+  readonly klAtStop: number;
   readonly lossTokens: number;
   readonly tokens: number;
   readonly samples: number;
@@ -94,6 +97,7 @@ export class PolicyTrainer {
     let gradNorm = 0;
     let steps = 0;
     let skipped = 0;
+    let klAtStop = 0;
     let weightStats = { mean: 1, max: 1, truncated: 0 };
 
     // Constants of the whole update: ratio anchor, importance weights, reference log-probs.
@@ -117,7 +121,7 @@ export class PolicyTrainer {
     });
 
     try {
-      for (let epoch = 0; epoch < o.epochs; epoch++) {
+      update: for (let epoch = 0; epoch < o.epochs; epoch++) {
         // Shuffled: this epoch's tensors with their rows in a seeded order, cut into consecutive minibatches.
         const dealt = o.shuffleMinibatches && o.minibatches > 1 ? shuffled(full, shuffledRows(batch.rows, this.updates, epoch)) : full;
         try {
@@ -136,6 +140,12 @@ export class PolicyTrainer {
             }, model.variables());
             const values = [value, ...kept].map((t) => t.dataSync()[0]!);
             tf.dispose([value, ...kept]);
+            if (o.targetKl !== null && values[4]! > 1.5 * o.targetKl) {
+              // SB3's rule: this minibatch already sees the policy too far from the behaviour one; no step, no more epochs.
+              klAtStop = values[4]!;
+              tf.dispose(Object.values(grads));
+              break update;
+            }
             const norm = tf.tidy(() => Math.sqrt(tf.addN(Object.values(grads).map((g) => tf.sum(tf.square(g)))).dataSync()[0]!));
             steps++;
             gradNorm = Math.max(gradNorm, norm);
@@ -183,6 +193,8 @@ export class PolicyTrainer {
       learningRate,
       optimizerSteps: steps,
       skippedSteps: skipped,
+      klEarlyStop: klAtStop > 0 ? 1 : 0,
+      klAtStop,
       lossTokens: batch.lossTokens,
       tokens: input.tokens,
       samples: input.rows,

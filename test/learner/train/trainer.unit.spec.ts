@@ -143,3 +143,33 @@ test('shuffledRows: a permutation of the rows, fixed by (update, epoch), differe
   assert.deepEqual([...shuffledRows(1, 0, 0)], [0]);
   assert.deepEqual([...shuffledRows(0, 0, 0)], []);
 });
+
+test('targetKl: a minibatch whose PPO-KL passes 1.5 × targetKl takes no step and ends the update; a high targetKl changes nothing', async () => {
+  const run = async (targetKl: number | null, certain: boolean) => {
+    const bundle = smallBundle();
+    const trainer = trainerFor(bundle, { epochs: 2, minibatches: 2, targetKl });
+    try {
+      // Behaviour log-probs of 0 (probability 1) on every loss token: PPO-KL = mean(−log π_θ) ≈ log(replies) > 1 nat.
+      const samples = syntheticSamples(bundle, 6, 33).map((s) => (certain ? { ...s, behaviourLogProbs: s.behaviourLogProbs.map(() => 0) } : s));
+      const before = await weightsOf(bundle);
+      const metrics = trainer.update(buildBatch(samples, bundle.head, bundle.model.config.contextLength));
+      return { metrics, before, after: await weightsOf(bundle) };
+    } finally {
+      trainer.dispose();
+      disposeBundle(bundle);
+    }
+  };
+  const stopped = await run(0.1, true);
+  assert.equal(stopped.metrics.klEarlyStop, 1);
+  assert.ok(stopped.metrics.klAtStop > 0.15, `PPO-KL at the stop ${stopped.metrics.klAtStop}`);
+  assert.equal(stopped.metrics.optimizerSteps, 0);
+  assertSameWeights(stopped.after, stopped.before, 'no step taken');
+
+  const off = await run(null, false);
+  const high = await run(1e6, false);
+  assert.equal(off.metrics.optimizerSteps, 4);
+  assert.equal(off.metrics.klEarlyStop, 0);
+  assert.deepEqual(withoutDuration(high.metrics), withoutDuration(off.metrics));
+  assertSameWeights(high.after, off.after, 'a targetKl never reached');
+  assert.throws(() => buildOptimizerConfig({ targetKl: 0 }), /learner\.targetKl must be a positive number/);
+});
