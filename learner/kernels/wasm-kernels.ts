@@ -101,18 +101,19 @@ function replaceBatchMatMul(bmm: Bmm, backend: WasmBackendInternals): void {
   let packed = 0;
   let packedBytes = 0;
   tf.unregisterKernel(tf.BatchMatMul, 'wasm');
+  const offset = (t: tf.TensorInfo) => backend.dataIdMap.get(t.dataId)!.memoryOffset;
   tf.registerKernel({
     ...original,
     kernelFunc: (args) => {
       const a = args.inputs['a'] as tf.TensorInfo;
       const b = args.inputs['b'] as tf.TensorInfo;
       const { transposeA, transposeB } = args.attrs as { transposeA: boolean; transposeB: boolean };
-      const plan = planProduct(a.shape, b.shape, transposeA, transposeB);
-      // The kernel is linked to the memory of the backend instance it was installed on.
-      const sameMemory = (args.backend as unknown as WasmBackendInternals).wasm.asm.memory === memory;
-      // XNNPACK's one product (batch 1, no transposes) beats this kernel; odd dtypes and broadcasts the
-      // plan does not cover stay with the backend too.
-      if (!enabled || !sameMemory || !plan || a.dtype !== 'float32' || b.dtype !== 'float32' || (plan.batch === 1 && !transposeA && !transposeB)) {
+      // The kernel is linked to the memory of the backend instance it was installed on; XNNPACK's one
+      // product (batch 1, no transposes) beats it; odd dtypes and broadcasts the plan does not cover stay
+      // with the backend too.
+      const usable = enabled && (args.backend as unknown as WasmBackendInternals).wasm.asm.memory === memory && a.dtype === 'float32' && b.dtype === 'float32';
+      const plan = usable ? planProduct(a.shape, b.shape, transposeA, transposeB) : undefined;
+      if (!plan || (plan.batch === 1 && !transposeA && !transposeB)) {
         wasmKernelCounters.backendBatchMatMul++;
         return original.kernelFunc(args);
       }
@@ -123,7 +124,6 @@ function replaceBatchMatMul(bmm: Bmm, backend: WasmBackendInternals): void {
         packed = backend.wasm._malloc(packedBytes) >>> 0;
       }
       const out = backend.makeOutput(plan.outShape, 'float32');
-      const offset = (t: tf.TensorInfo) => backend.dataIdMap.get(t.dataId)!.memoryOffset;
       bmm(offset(a), offset(b), offset(out), packed, plan.batch, plan.m, plan.n, plan.k, plan.aBatch, plan.aRs, plan.aKs, plan.bBatch, plan.bKs, plan.bJs);
       wasmKernelCounters.simdBatchMatMul++;
       return out;

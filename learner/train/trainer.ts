@@ -140,9 +140,10 @@ export class PolicyTrainer {
             }, model.variables());
             const values = [value, ...kept].map((t) => t.dataSync()[0]!);
             tf.dispose([value, ...kept]);
-            if (o.targetKl !== null && values[4]! > 1.5 * o.targetKl) {
+            const [loss, pgLoss, entropy, kl, ppoKl, high, low, dual] = values as [number, number, number, number, number, number, number, number];
+            if (o.targetKl !== null && ppoKl > 1.5 * o.targetKl) {
               // SB3's rule: this minibatch already sees the policy too far from the behaviour one; no step, no more epochs.
-              klAtStop = values[4]!;
+              klAtStop = ppoKl;
               tf.dispose(Object.values(grads));
               break update;
             }
@@ -159,7 +160,6 @@ export class PolicyTrainer {
             tf.dispose(Object.values(grads));
             this.adam.applyGradients(clipped as Parameters<tf.AdamOptimizer["applyGradients"]>[0]);
             tf.dispose(Object.values(clipped));
-            const [loss, pgLoss, entropy, kl, ppoKl, high, low, dual] = values as [number, number, number, number, number, number, number, number];
             sums.loss += loss;
             sums.pgLoss += pgLoss;
             sums.entropy += entropy;
