@@ -3,11 +3,14 @@
 // nothing the decoding path rejects (corrupted events, fuzzed byte by byte).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isUtf8 } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { listMigrations, splitStatements } from '../../../infra/clickhouse/migrations.js';
 import { ByteWriter, rowBinaryEncoder } from '../../../analytics/sink/row-binary.js';
 import { stepRows, type KafkaSource } from '../../../analytics/sink/rows.js';
 import { STEP_COLUMN_TYPES, STEP_COLUMNS, StepChunks, stepTypesMatch, transcodeStep } from '../../../analytics/sink/step-transcoder.js';
+import { STEP_WALK_WASM_BASE64 } from '../../../analytics/sink/step-walk.wasm.js';
+import { compiledKernel } from '../../../scripts/build-wasm-kernels.mjs';
 import { eventDecoder } from '../../../streams/event-consumer.js';
 import type { StepEvent } from '../../../schemas/index.js';
 import { codec } from '../../schemas/helpers.js';
@@ -40,6 +43,10 @@ function transcoded(bytes: Buffer, maxEventBytes = codec.maxEventBytes): Buffer 
   }
   return Buffer.from(w.result().subarray(before));
 }
+
+test('the committed walk bytes are step-walk.as.ts compiled (else: node scripts/build-wasm-kernels.mjs)', async () => {
+  assert.ok((await compiledKernel('STEP_WALK_WASM_BASE64')) === STEP_WALK_WASM_BASE64, 'analytics/sink/step-walk.wasm.ts is stale: run node scripts/build-wasm-kernels.mjs');
+});
 
 test('the columns are stepRows\' keys in order, and the types those of the steps migration', () => {
   assert.deepEqual(STEP_COLUMNS, Object.keys(stepRows(makeStep(), source)[0]!.row));
@@ -175,6 +182,75 @@ test('fuzz: corrupted steps are either declined or give exactly the decoding pat
   // Both outcomes happen (the fuzz reaches past the first field), and the fast way declines little else.
   assert.ok(accepted > 500 && declined > 500, `accepted ${accepted}, declined ${declined}`);
   assert.ok(declinedOtherwise < 50, `declined ${declinedOtherwise} decodable steps with valid UTF-8 (accepted ${accepted})`);
+});
+
+test('crafted datums no encoder writes: a NaN with a payload, a duplicate key, "__proto__", a long past 2^53', () => {
+  const step = makeStep({ metrics: { aa: 1, ab: 2 }, info: {} }, 4);
+  const plain = codec.encode('step', step);
+  // A negative NaN with a payload: the decoding path writes the canonical NaN.
+  const nan = Buffer.from(plain);
+  const one = Buffer.alloc(8);
+  one.writeDoubleLE(1);
+  const at = nan.indexOf(one);
+  nan.writeBigUInt64LE(0xfff8_0000_0000_0001n, at);
+  assert.ok(decodedRow(nan));
+  assert.deepEqual(transcoded(nan), decodedRow(nan));
+  // A key twice (the decoding path keeps the last value): declined.
+  const duplicate = Buffer.from(plain);
+  duplicate.write('aa', duplicate.indexOf('ab'), 'latin1');
+  assert.equal(transcoded(duplicate), null);
+  // "__proto__" (not an own key of the object avsc builds): declined.
+  const proto = codec.encode('step', { ...step, metrics: { ['__proto__']: 1, a: 2 } });
+  assert.equal(transcoded(proto), null);
+  // eventTimeMs (the last field) as 2^54, an 8-byte varint: beyond a safe integer, declined.
+  const time = codec.encode('step', { ...step, eventTimeMs: 2 ** 52 });
+  const tail = Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]); // zigzag(2^52) = 2^53: 8 bytes
+  assert.deepEqual(time.subarray(time.length - 8), tail);
+  assert.ok(transcoded(time), '2^52 is taken');
+  const past = Buffer.from(time);
+  past[past.length - 1] = 0x40; // zigzag(2^54) = 2^55: past the limit
+  assert.equal(transcoded(past), null);
+});
+
+test('UTF-8: a string is accepted exactly when node\'s isUtf8 accepts its bytes (overlong forms, surrogates, > U+10FFFF, cut sequences)', () => {
+  const random = rng(11);
+  // Strings of 1–8 units: mostly a code point at an edge of UTF-8's ranges, encoded, sometimes a lone byte
+  // from the edges of the lead and continuation ranges; so about half the strings are valid, and the invalid
+  // ones fail in every way (overlong forms, surrogates, above U+10FFFF, cut or stray continuation bytes).
+  const codePoints = [0x41, 0x7f, 0x80, 0x7ff, 0x800, 0xfff, 0x1000, 0xd7ff, 0xe000, 0xfffd, 0xffff, 0x10000, 0x3ffff, 0x40000, 0xfffff, 0x100000, 0x10ffff];
+  const bytesOf = [0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff];
+  // Sequences just inside and just outside each range (surrogates, overlong forms, above U+10FFFF, cut).
+  const sequences = [[0xed, 0x9f, 0xbf], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xee, 0x80, 0x80], [0xe0, 0xa0, 0x80], [0xe0, 0x9f, 0xbf], [0xc1, 0xbf], [0xc2, 0x80], [0xf0, 0x90, 0x80, 0x80], [0xf0, 0x8f, 0xbf, 0xbf], [0xf4, 0x8f, 0xbf, 0xbf], [0xf4, 0x90, 0x80, 0x80], [0xf5, 0x80, 0x80, 0x80], [0xe1, 0x80], [0xf1, 0x80, 0x80]];
+  const placeholder = 'Q'.repeat(40);
+  // The info value is followed by the next key's length, 64 → the byte 0x80: a sequence cut at the string's end
+  // must not take it as its continuation.
+  const template = codec.encode('step', makeStep({ action: placeholder, info: { note: placeholder, ['k'.repeat(64)]: 'v' } }, 2));
+  let valid = 0;
+  let invalid = 0;
+  for (let i = 0; i < 6000; i++) {
+    const units = 1 + Math.floor(random() * 8);
+    const parts: Buffer[] = [];
+    for (let u = 0; u < units; u++) {
+      const r = random();
+      if (r < 0.08) parts.push(Buffer.from([bytesOf[Math.floor(random() * bytesOf.length)]!]));
+      else if (r < 0.16) parts.push(Buffer.from(sequences[Math.floor(random() * sequences.length)]!));
+      else parts.push(Buffer.from(String.fromCodePoint(random() < 0.8 ? codePoints[Math.floor(random() * codePoints.length)]! : Math.floor(random() * 0x110000))));
+    }
+    // Up to 8 units of up to 4 bytes: lengths also past 8 (the walk checks 8 ASCII bytes at a time).
+    const text = Buffer.concat(parts);
+    const length = text.length;
+    const bytes = Buffer.from(template);
+    const at = random() < 0.5 ? bytes.indexOf(placeholder) : bytes.lastIndexOf(placeholder);
+    text.copy(bytes, at);
+    bytes[at - 1] = 2 * length; // the string's length prefix (a one-byte zigzag varint)
+    const spliced = Buffer.concat([bytes.subarray(0, at + length), bytes.subarray(at + placeholder.length)]);
+    const expected = isUtf8(text) ? decodedRow(spliced) : null;
+    if (isUtf8(text)) assert.ok(expected, 'the decoding path takes valid UTF-8');
+    assert.deepEqual(transcoded(spliced), expected, `bytes ${text.toString('hex')}`);
+    if (expected) valid++;
+    else invalid++;
+  }
+  assert.ok(valid > 500 && invalid > 500, `valid ${valid}, invalid ${invalid}`);
 });
 
 test('StepChunks: rows side by side in a chunk, a new chunk past 1 MiB, declined steps leave no trace', () => {

@@ -7,8 +7,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
 import { planProduct, useWasmKernels, wasmKernelCounters } from '../../../learner/kernels/wasm-kernels.js';
 import { BATCH_MATMUL_WASM_BASE64 } from '../../../learner/kernels/batch-matmul.wasm.js';
-import { readFileSync } from 'node:fs';
-import wabtInit from 'wabt';
+import { compiledKernel } from '../../../scripts/build-wasm-kernels.mjs';
 
 await selectBackend('wasm');
 
@@ -33,14 +32,7 @@ function assertBitsEqual(actual: Float32Array, expected: Float32Array, label: st
 }
 
 test('the committed kernel bytes are batch-matmul.wat compiled (else: node scripts/build-wasm-kernels.mjs)', async () => {
-  const wabt = await wabtInit();
-  const parsed = wabt.parseWat('batch-matmul.wat', readFileSync(new URL('../../../learner/kernels/batch-matmul.wat', import.meta.url), 'utf8'), { simd: true });
-  try {
-    const compiled = Buffer.from(parsed.toBinary({}).buffer).toString('base64');
-    assert.ok(compiled === BATCH_MATMUL_WASM_BASE64, 'learner/kernels/batch-matmul.wasm.ts is stale: run node scripts/build-wasm-kernels.mjs');
-  } finally {
-    parsed.destroy();
-  }
+  assert.ok((await compiledKernel('BATCH_MATMUL_WASM_BASE64')) === BATCH_MATMUL_WASM_BASE64, 'learner/kernels/batch-matmul.wasm.ts is stale: run node scripts/build-wasm-kernels.mjs');
 });
 
 test('batched products equal the backend bit for bit, every transpose, odd sizes, k past 48', () => {
