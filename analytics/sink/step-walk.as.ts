@@ -55,8 +55,34 @@ function readLong(): i64 {
   return 0;
 }
 
-/** A non-negative Avro int (token ids, the step index): at most 5 bytes, the value within 32 bits. */
-function readCount(): u32 {
+/**
+ * A non-negative Avro int (token ids, the step index): at most 5 bytes, the value within 32 bits. Up to
+ * three bytes (ids below 2^20: every vocabulary) inline, without a loop: this runs for every token id.
+ */
+// @ts-ignore: decorator
+@inline function readCount(): u32 {
+  if (pos + 3 <= end) {
+    const x = <u32>load<u8>(pos);
+    const y = <u32>load<u8>(pos + 1);
+    const z = <u32>load<u8>(pos + 2);
+    let m: u32 = 0;
+    if (x < 0x80) {
+      pos += 1;
+      m = x;
+    } else if (y < 0x80) {
+      pos += 2;
+      m = (x & 0x7f) | (y << 7);
+    } else if (z < 0x80) {
+      pos += 3;
+      m = (x & 0x7f) | ((y & 0x7f) << 7) | (z << 14);
+    } else return readCountSlow();
+    if (m & 1) fail(); // negative
+    return m >>> 1;
+  }
+  return readCountSlow();
+}
+
+function readCountSlow(): u32 {
   let m: u32 = 0;
   let shift: u32 = 0;
   for (let i = 0; i < 5; i++) {
@@ -78,6 +104,21 @@ function readCount(): u32 {
   }
   fail();
   return 0;
+}
+
+/**
+ * memory.copy, but short ranges (ids, names, map keys: most strings) a word at a time: V8 runs memory.copy as
+ * a call out of the module, which costs more than copying a few dozen bytes here.
+ */
+// @ts-ignore: decorator
+@inline function copyBytes(dst: usize, src: usize, n: usize): void {
+  if (n >= 128) {
+    memory.copy(dst, src, n);
+    return;
+  }
+  let i: usize = 0;
+  for (; i + 8 <= n; i += 8) store<u64>(dst + i, load<u64>(src + i));
+  for (; i < n; i++) store<u8>(dst + i, load<u8>(src + i));
 }
 
 /** LEB128, as RowBinary prefixes string lengths and array sizes. */
@@ -142,7 +183,7 @@ function copyString(nonEmpty: bool): void {
   const n = <usize>len;
   if (!validUtf8(pos, pos + n)) return fail();
   writeVarUInt(<u32>n);
-  memory.copy(out, pos, n);
+  copyBytes(out, pos, n);
   out += n;
   pos += n;
 }
@@ -164,16 +205,44 @@ function blockCount(): i64 {
 }
 
 /**
- * array<int> of token ids (each ≥ 0) as a RowBinary Array(Int32); returns the count. Items go 5 bytes past
- * `out` (room for the longest count prefix) and are moved down once the count is known: avsc writes one
- * block, whose count comes first, but other writers may split an array.
+ * array<int> of token ids (each ≥ 0) as a RowBinary Array(Int32); returns the count. avsc writes one block,
+ * whose count comes first: its items are decoded into place. Several blocks (other writers may split an
+ * array) go 5 bytes past `out` (room for the longest count prefix) and are moved down once the count is known.
  */
 function copyTokenIds(): u32 {
+  const arrayAt = pos;
+  const first = blockCount();
+  if (!ok) return 0;
+  if (first == 0) {
+    store<u8>(out++, 0);
+    return 0;
+  }
+  if (first > <i64>(end - pos)) {
+    fail(); // every item takes at least a byte
+    return 0;
+  }
+  const rowAt = out;
+  writeVarUInt(<u32>first);
+  const n = <usize>first;
+  let at = out;
+  for (let i: usize = 0; i < n; i++) {
+    store<i32>(at, readCount());
+    at += 4;
+  }
+  out = at;
+  if (!ok) return 0;
+  if (blockCount() == 0 || !ok) return <u32>n;
+  pos = arrayAt;
+  out = rowAt;
+  return copyTokenIdBlocks();
+}
+
+function copyTokenIdBlocks(): u32 {
   const items = out + 5;
   let at = items;
   for (let count = blockCount(); ok && count > 0; count = blockCount()) {
     if (count > <i64>(end - pos)) {
-      fail(); // every item takes at least a byte
+      fail();
       return 0;
     }
     for (let i: i64 = 0; i < count; i++) {
@@ -189,8 +258,49 @@ function copyTokenIds(): u32 {
   return n;
 }
 
-/** array<float> of log-probs (each finite and ≤ 0), copied as RowBinary Float32s (the same 4 bytes); returns the count. */
+/** Whether the `count` floats at p are log-probs: each finite and ≤ 0 (NaN is not). */
+function logProbsValid(p: usize, count: usize): bool {
+  let valid = true;
+  for (let q = p; q < p + 4 * count; q += 4) {
+    const lp = load<f32>(q);
+    valid = valid && lp <= 0 && lp > -Infinity;
+  }
+  return valid;
+}
+
+/**
+ * array<float> of log-probs (each finite and ≤ 0), copied as RowBinary Float32s (the same 4 bytes); returns
+ * the count. One block straight into place; several as copyTokenIds does.
+ */
 function copyLogProbs(): u32 {
+  const arrayAt = pos;
+  const first = blockCount();
+  if (!ok) return 0;
+  if (first == 0) {
+    store<u8>(out++, 0);
+    return 0;
+  }
+  if (first * 4 > <i64>(end - pos)) {
+    fail();
+    return 0;
+  }
+  const n = <usize>first;
+  if (!logProbsValid(pos, n)) {
+    fail();
+    return 0;
+  }
+  const rowAt = out;
+  writeVarUInt(<u32>n);
+  memory.copy(out, pos, 4 * n);
+  out += 4 * n;
+  pos += 4 * n;
+  if (blockCount() == 0 || !ok) return <u32>n;
+  pos = arrayAt;
+  out = rowAt;
+  return copyLogProbBlocks();
+}
+
+function copyLogProbBlocks(): u32 {
   const items = out + 5;
   let at = items;
   for (let count = blockCount(); ok && count > 0; count = blockCount()) {
@@ -199,9 +309,9 @@ function copyLogProbs(): u32 {
       return 0;
     }
     const bytes = <usize>count * 4;
-    for (let p = pos; p < pos + bytes; p += 4) {
-      const lp = load<f32>(p);
-      if (!(lp <= 0 && lp > -Infinity)) fail();
+    if (!logProbsValid(pos, <usize>count)) {
+      fail();
+      return 0;
     }
     memory.copy(at, pos, bytes);
     at += bytes;
@@ -301,7 +411,7 @@ function writeMap(n: u32, doubles: bool): void {
     const start = <usize>load<u32>(KEY_START + 4 * e);
     const len = <usize>load<u32>(KEY_END + 4 * e) - start;
     writeVarUInt(<u32>len);
-    memory.copy(out, start, len);
+    copyBytes(out, start, len);
     out += len;
   }
   writeVarUInt(n);
@@ -317,7 +427,7 @@ function writeMap(n: u32, doubles: bool): void {
       pos = at;
       const len = <usize>readLong();
       writeVarUInt(<u32>len);
-      memory.copy(out, pos, len);
+      copyBytes(out, pos, len);
       out += len;
     }
   }
