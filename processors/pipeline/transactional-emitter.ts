@@ -19,7 +19,7 @@
 // the transaction of its lowest partition together with the others' offsets: correct after crashes, but
 // only that partition fences. Such a write runs alone (after every lane is idle, before any other), so
 // no partition's offsets can be committed out of order by two lanes.
-import type { Kafka, Producer, Transaction } from 'kafkajs';
+import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import { Subject } from 'rxjs';
 import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
 import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
@@ -96,6 +96,14 @@ export interface TransactionPhases {
   readonly commitMs: number;
 }
 
+/** A unit's events as the Kafka messages its transaction sends. */
+interface EncodedUnit {
+  readonly samples: readonly Message[];
+  readonly trajectories: readonly Message[];
+  readonly rolloutStats: readonly Message[];
+  readonly deadLetters: readonly Message[];
+}
+
 interface Batch {
   readonly partition: number;
   readonly generation: number;
@@ -112,6 +120,8 @@ export class TransactionalEmitter {
   readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, deadLetters: 0, tombstones: 0, discardedUnits: 0, fenced: 0 };
   private readonly producers = new Map<number, Producer>();
   private pending: OutputUnit[] = [];
+  /** Each queued unit's messages, encoded at enqueue. */
+  private readonly encoded = new WeakMap<OutputUnit, EncodedUnit>();
   /** Mark keys to delete, by the input partition whose transaction deletes them. */
   private tombstones = new Map<number, string[]>();
   private readonly lanes = new PartitionLanes<Batch>(
@@ -201,8 +211,31 @@ export class TransactionalEmitter {
     );
   }
 
+  /**
+   * Queues a unit, encoding its events now: a lane busy with a transaction writes it in its next one, and
+   * encoding it meanwhile, not after that commit, keeps the encode off its group's path to the broker.
+   */
   enqueue(unit: OutputUnit): void {
+    try {
+      this.encoded.set(unit, this.encode(unit));
+    } catch {
+      // Left to write(), which encodes it again and fails its transaction as before (TransactionFailedError).
+    }
     this.pending.push(unit);
+  }
+
+  private encode(unit: OutputUnit): EncodedUnit {
+    return {
+      samples: unit.samples.map((s) => ({ key: s.groupId, value: this.codec.encode('sample', s) })),
+      trajectories: unit.trajectories.map((t) => ({ key: t.groupId, value: this.codec.encode('trajectory', t) })),
+      rolloutStats: (unit.rolloutStats ?? []).map((r) => ({ key: r.runId, value: this.codec.encode('rollout_stats', r) })),
+      // Keyed like the source message, as the plain dead-letter route does.
+      deadLetters: (unit.deadLetters ?? []).map((d) => ({ key: d.key, value: this.codec.encode('dead_letter', deadLetterEvent(d)) })),
+    };
+  }
+
+  private encodedOf(unit: OutputUnit): EncodedUnit {
+    return this.encoded.get(unit) ?? this.encode(unit);
   }
 
   /** Writes everything queued and waits until every lane is idle. Rejects with TransactionFailedError. */
@@ -331,17 +364,16 @@ export class TransactionalEmitter {
       const started = performance.now();
       transaction = await producer.transaction();
       const begun = performance.now();
-      const samples = units.flatMap((u) => u.samples);
-      const trajectories = units.flatMap((u) => u.trajectories);
+      const encoded = units.map((u) => this.encodedOf(u));
+      const samples = encoded.flatMap((e) => e.samples);
+      const trajectories = encoded.flatMap((e) => e.trajectories);
       const marks = units.flatMap((u) => u.marks);
-      const rolloutStats = units.flatMap((u) => u.rolloutStats ?? []);
-      const deadLetters = units.flatMap((u) => u.deadLetters ?? []);
+      const deadLetters = encoded.flatMap((e) => e.deadLetters);
       const topicMessages = [
-        { topic: this.topics.samples, messages: samples.map((s) => ({ key: s.groupId, value: this.codec.encode('sample', s) })) },
-        { topic: this.topics.trajectories, messages: trajectories.map((t) => ({ key: t.groupId, value: this.codec.encode('trajectory', t) })) },
-        { topic: this.topics.rolloutStats, messages: rolloutStats.map((r) => ({ key: r.runId, value: this.codec.encode('rollout_stats', r) })) },
-        // Keyed like the source message, as the plain dead-letter route does.
-        { topic: this.topics.deadLetters, messages: deadLetters.map((d) => ({ key: d.key, value: this.codec.encode('dead_letter', deadLetterEvent(d)) })) },
+        { topic: this.topics.samples, messages: samples },
+        { topic: this.topics.trajectories, messages: trajectories },
+        { topic: this.topics.rolloutStats, messages: encoded.flatMap((e) => e.rolloutStats) },
+        { topic: this.topics.deadLetters, messages: deadLetters },
         {
           topic: this.topics.state,
           messages: [...marks.map((m) => ({ key: m.key, value: Buffer.from(JSON.stringify(m)) })), ...tombstones.map((key) => ({ key, value: null }))],
