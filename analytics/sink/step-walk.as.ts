@@ -10,7 +10,7 @@
 // host takes the decoding path. test/analytics/sink/step-transcoder.unit.spec.ts holds both paths to the same
 // bytes on valid, multi-block and fuzzed events.
 //
-// Memory: the host copies the datum (after its 10-byte header) to [input, input + length) and leaves
+// Memory: the host copies the datum (the event after its header) to [input, input + length) and leaves
 // 4 × length + 64 bytes free from `output` (a row takes at most 4 bytes per datum byte: a 1-byte varint
 // becomes an Int32).
 
