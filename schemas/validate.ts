@@ -35,42 +35,46 @@ function nonEmpty(field: string, value: string): void {
   if (value.length === 0) fail(field, 'must not be empty');
 }
 
-function nonNegativeInt(field: string, value: number): void {
-  if (!Number.isInteger(value) || value < 0) fail(field, `must be an integer >= 0, got ${value}`);
+// `prefix` (a trajectory step's "steps[i].") is joined to the field name only when a check fails: every
+// trajectory the processors write is validated, and building each field's path up front allocated ≈ 650
+// bytes per step (5 % of the processors' allocations).
+
+function nonNegativeInt(field: string, value: number, prefix = ''): void {
+  if (!Number.isInteger(value) || value < 0) fail(prefix + field, `must be an integer >= 0, got ${value}`);
 }
 
-function finite(field: string, value: number): void {
-  if (!Number.isFinite(value)) fail(field, `must be finite, got ${value}`);
+function finite(field: string, value: number, prefix = ''): void {
+  if (!Number.isFinite(value)) fail(prefix + field, `must be finite, got ${value}`);
 }
 
-function eventTime(field: string, value: number): void {
-  if (!Number.isInteger(value) || value <= 0) fail(field, `must be a positive epoch time in ms, got ${value}`);
+function eventTime(field: string, value: number, prefix = ''): void {
+  if (!Number.isInteger(value) || value <= 0) fail(prefix + field, `must be a positive epoch time in ms, got ${value}`);
 }
 
-function sameLength(field: string, actual: readonly unknown[], expected: number, of: string): void {
-  if (actual.length !== expected) fail(field, `has ${actual.length} entries, ${of} has ${expected}`);
+function sameLength(field: string, actual: readonly unknown[], expected: number, of: string, prefix = ''): void {
+  if (actual.length !== expected) fail(prefix + field, `has ${actual.length} entries, ${of} has ${expected}`);
 }
 
-function tokenIds(field: string, ids: readonly number[]): void {
+function tokenIds(field: string, ids: readonly number[], prefix = ''): void {
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]!;
-    if (!Number.isInteger(id) || id < 0) fail(`${field}[${i}]`, `token id must be an integer >= 0, got ${id}`);
+    if (!Number.isInteger(id) || id < 0) fail(`${prefix}${field}[${i}]`, `token id must be an integer >= 0, got ${id}`);
   }
 }
 
-function logProbs(field: string, values: readonly number[]): void {
+function logProbs(field: string, values: readonly number[], prefix = ''): void {
   for (let i = 0; i < values.length; i++) {
     const lp = values[i]!;
     // A log-probability is log p with 0 < p <= 1: finite and at most 0.
-    if (!Number.isFinite(lp) || lp > 0) fail(`${field}[${i}]`, `log-prob must be finite and <= 0, got ${lp}`);
+    if (!Number.isFinite(lp) || lp > 0) fail(`${prefix}${field}[${i}]`, `log-prob must be finite and <= 0, got ${lp}`);
   }
 }
 
 function action(prefix: string, s: Pick<StepEvent, 'actionTokenIds' | 'actionLogProbs' | 'observationTokenIds'>): void {
-  if (s.observationTokenIds !== null) tokenIds(`${prefix}observationTokenIds`, s.observationTokenIds);
-  tokenIds(`${prefix}actionTokenIds`, s.actionTokenIds);
-  sameLength(`${prefix}actionLogProbs`, s.actionLogProbs, s.actionTokenIds.length, 'actionTokenIds');
-  logProbs(`${prefix}actionLogProbs`, s.actionLogProbs);
+  if (s.observationTokenIds !== null) tokenIds('observationTokenIds', s.observationTokenIds, prefix);
+  tokenIds('actionTokenIds', s.actionTokenIds, prefix);
+  sameLength('actionLogProbs', s.actionLogProbs, s.actionTokenIds.length, 'actionTokenIds', prefix);
+  logProbs('actionLogProbs', s.actionLogProbs, prefix);
 }
 
 function checkStep(s: StepEvent): void {
@@ -90,14 +94,14 @@ function checkStep(s: StepEvent): void {
 }
 
 function checkTrajectoryStep(prefix: string, s: TrajectoryStep, t: TrajectoryEvent): void {
-  nonNegativeInt(`${prefix}stepIndex`, s.stepIndex);
+  nonNegativeInt('stepIndex', s.stepIndex, prefix);
   action(prefix, s);
-  nonNegativeInt(`${prefix}policyVersion`, s.policyVersion);
+  nonNegativeInt('policyVersion', s.policyVersion, prefix);
   if (s.policyVersion < t.minPolicyVersion || s.policyVersion > t.maxPolicyVersion) {
     fail(`${prefix}policyVersion`, `${s.policyVersion} is outside [minPolicyVersion, maxPolicyVersion] = [${t.minPolicyVersion}, ${t.maxPolicyVersion}]`);
   }
-  finite(`${prefix}reward`, s.reward);
-  eventTime(`${prefix}eventTimeMs`, s.eventTimeMs);
+  finite('reward', s.reward, prefix);
+  eventTime('eventTimeMs', s.eventTimeMs, prefix);
 }
 
 function checkTrajectory(t: TrajectoryEvent): void {
