@@ -99,6 +99,8 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
     console.log(`raw kafkajs produce→consume: ${fmt(result.rawStepsPerSecond)} events/s`);
     console.log(`processors steps→samples (${groups} groups of 8 × 4 steps, GRPO, exactly-once): ${fmt(result.processorsStepsPerSecond)} steps/s`);
     console.log(`ratio processors/raw: ${result.ratio.toFixed(2)} (target ≥ 0.50)`);
+    const broker = result.brokerCpuMicrosPerStep === null ? 'not measured (not trajflow\'s broker)' : `${result.brokerCpuMicrosPerStep.toFixed(1)} µs`;
+    console.log(`CPU per step in that window: processors (this process) ${result.processorsCpuMicrosPerStep.toFixed(1)} µs, broker ${broker}`);
     console.log(
       `latency last step → samples readable at ${fmt(latency.stepsPerSecond)} steps/s, ${latency.groups} groups after ${latency.warmUpSeconds} s of warm-up: p50 ${latency.p50Ms.toFixed(0)} ms, p99 ${latency.p99Ms.toFixed(0)} ms, max ${latency.maxMs.toFixed(0)} ms (target p99 ≤ 200 ms)`,
     );

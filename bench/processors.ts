@@ -12,6 +12,7 @@ import type { TransactionPhases } from '../processors/pipeline/transactional-emi
 import { StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from '../test/helpers/episodes.js';
 import { rawThroughput } from './backbone.js';
+import { kafkaCpuMs } from './server-cpu.js';
 
 const processing = { reward: { terms: [{ kind: 'env_return' as const }] }, estimator: { name: 'grpo' as const }, filters: [] };
 const GROUP_SIZE = 8;
@@ -41,7 +42,16 @@ async function publishGroups(backbone: Backbone, topic: string, groups: number):
   return count;
 }
 
-export async function processorsThroughput(backbone: Backbone, groups: number): Promise<number> {
+/** The throughput window: steps/s, and the CPU per step of this process (the processors) and of the broker. */
+export interface ThroughputResult {
+  readonly stepsPerSecond: number;
+  /** This process's CPU (user + system) per step, µs: the processors, with the bench's polling. */
+  readonly processorsCpuMicrosPerStep: number;
+  /** The managed broker's CPU per step, µs (null when the broker is not trajflow's own). */
+  readonly brokerCpuMicrosPerStep: number | null;
+}
+
+export async function processorsThroughput(backbone: Backbone, groups: number): Promise<ThroughputResult> {
   const local = await isolated(backbone);
   const stepCount = await publishGroups(backbone, topicName(local.config, 'env.steps'), groups);
   const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE });
@@ -49,10 +59,18 @@ export async function processorsThroughput(backbone: Backbone, groups: number): 
   // joining the group, reloading the marks and fencing the partitions' producers are start-up, not throughput.
   while (handle.consumer.stats.delivered === 0) await new Promise((resolve) => setTimeout(resolve, 1));
   const start = process.hrtime.bigint();
+  const cpuAtStart = process.cpuUsage();
+  const brokerAtStart = kafkaCpuMs(local.config);
   while (handle.emitter.stats.samples < groups * GROUP_SIZE) await new Promise((resolve) => setTimeout(resolve, 10));
-  const rate = (stepCount * 1e9) / Number(process.hrtime.bigint() - start);
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const cpu = process.cpuUsage(cpuAtStart);
+  const brokerNow = kafkaCpuMs(local.config);
   await handle.close();
-  return rate;
+  return {
+    stepsPerSecond: stepCount / seconds,
+    processorsCpuMicrosPerStep: (cpu.user + cpu.system) / stepCount,
+    brokerCpuMicrosPerStep: brokerAtStart === null || brokerNow === null ? null : (1000 * (brokerNow - brokerAtStart)) / stepCount,
+  };
 }
 
 /** Latency quantiles of a set of groups, ms. */
@@ -155,8 +173,15 @@ export async function measureProcessors(backbone: Backbone, options: { groups: n
   options.progress('raw kafkajs ceiling');
   const raw = await rawThroughput(backbone.kafka, options.groups * STEPS_PER_GROUP, options.eventBytes);
   options.progress('processors throughput');
-  const processors = await processorsThroughput(backbone, options.groups);
+  const throughput = await processorsThroughput(backbone, options.groups);
   options.progress('latency at 5,000 steps/s');
   const latency = await processorsLatency(backbone, 5000, options.latencySeconds ?? 10, options.warmUpSeconds ?? 5);
-  return { rawStepsPerSecond: raw, processorsStepsPerSecond: processors, ratio: processors / raw, latency };
+  return {
+    rawStepsPerSecond: raw,
+    processorsStepsPerSecond: throughput.stepsPerSecond,
+    ratio: throughput.stepsPerSecond / raw,
+    processorsCpuMicrosPerStep: throughput.processorsCpuMicrosPerStep,
+    brokerCpuMicrosPerStep: throughput.brokerCpuMicrosPerStep,
+    latency,
+  };
 }

@@ -11,17 +11,16 @@
 // are the medians of the rounds. Each side writes into a database of its own (tables emptied between
 // rounds), dropped at the end with the run's topics.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
 import { clickHouseClient } from '../infra/clickhouse/http.js';
-import { clickHousePaths } from '../infra/clickhouse/server.js';
 import { applyMigrations } from '../infra/clickhouse/migrations.js';
 import { ensureTopics } from '../infra/topics.js';
 import { Inserter } from '../analytics/sink/inserter.js';
 import { StepPublisher, type Backbone } from '../streams/index.js';
 import { SINK_DEFAULTS } from '../analytics/sink/sink.js';
+import { clickHouseCpuMs } from './server-cpu.js';
 import { benchRows, benchSteps, INSERTS_IN_FLIGHT, WARM_UP_SHARE } from './sink-rounds.js';
 import type { SideRequest, SideResult } from './sink-side.js';
 
@@ -93,17 +92,6 @@ async function database(base: TrajflowConfig, prefix: string, label: string): Pr
 }
 
 const SIDE = fileURLToPath(new URL('./sink-side.ts', import.meta.url));
-
-/** CPU ms the managed ClickHouse server has used so far (/proc, 100 ticks a second), or null when there is none to read. */
-function clickHouseCpuMs(config: TrajflowConfig): number | null {
-  try {
-    const pid = Number(readFileSync(clickHousePaths(config).pidFile, 'utf8').trim());
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return null;
-  }
-}
 
 /** Runs one side in a fresh process; its last stdout line is the result. */
 function runSide(request: SideRequest): Promise<SideResult> {
