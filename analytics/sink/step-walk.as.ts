@@ -204,60 +204,6 @@ function blockCount(): i64 {
   return -n;
 }
 
-/**
- * array<int> of token ids (each ≥ 0) as a RowBinary Array(Int32); returns the count. avsc writes one block,
- * whose count comes first: its items are decoded into place. Several blocks (other writers may split an
- * array) go 5 bytes past `out` (room for the longest count prefix) and are moved down once the count is known.
- */
-function copyTokenIds(): u32 {
-  const arrayAt = pos;
-  const first = blockCount();
-  if (!ok) return 0;
-  if (first == 0) {
-    store<u8>(out++, 0);
-    return 0;
-  }
-  if (first > <i64>(end - pos)) {
-    fail(); // every item takes at least a byte
-    return 0;
-  }
-  const rowAt = out;
-  writeVarUInt(<u32>first);
-  const n = <usize>first;
-  let at = out;
-  for (let i: usize = 0; i < n; i++) {
-    store<i32>(at, readCount());
-    at += 4;
-  }
-  out = at;
-  if (!ok) return 0;
-  if (blockCount() == 0 || !ok) return <u32>n;
-  pos = arrayAt;
-  out = rowAt;
-  return copyTokenIdBlocks();
-}
-
-function copyTokenIdBlocks(): u32 {
-  const items = out + 5;
-  let at = items;
-  for (let count = blockCount(); ok && count > 0; count = blockCount()) {
-    if (count > <i64>(end - pos)) {
-      fail();
-      return 0;
-    }
-    for (let i: i64 = 0; i < count; i++) {
-      store<i32>(at, readCount());
-      at += 4;
-    }
-  }
-  if (!ok) return 0;
-  const n = <u32>((at - items) >> 2);
-  writeVarUInt(n);
-  memory.copy(out, items, at - items);
-  out += at - items;
-  return n;
-}
-
 /** Whether the `count` floats at p are log-probs: each finite and ≤ 0 (NaN is not). */
 function logProbsValid(p: usize, count: usize): bool {
   let valid = true;
@@ -269,54 +215,50 @@ function logProbsValid(p: usize, count: usize): bool {
 }
 
 /**
- * array<float> of log-probs (each finite and ≤ 0), copied as RowBinary Float32s (the same 4 bytes); returns
- * the count. One block straight into place; several as copyTokenIds does.
+ * One Avro array block of `count` items to `at` as RowBinary items; returns where they end. Token ids
+ * (array<int>, each ≥ 0) become Int32s; log-probs (array<float>, each finite and ≤ 0) keep their 4 bytes.
  */
-function copyLogProbs(): u32 {
-  const arrayAt = pos;
-  const first = blockCount();
-  if (!ok) return 0;
-  if (first == 0) {
-    store<u8>(out++, 0);
-    return 0;
-  }
-  if (first * 4 > <i64>(end - pos)) {
+function copyBlock(tokens: bool, at: usize, count: i64): usize {
+  // Every token id takes at least a byte, every float 4.
+  if ((tokens ? count : 4 * count) > <i64>(end - pos)) {
     fail();
-    return 0;
+    return at;
   }
-  const n = <usize>first;
-  if (!logProbsValid(pos, n)) {
-    fail();
-    return 0;
+  const n = <usize>count;
+  if (tokens) {
+    for (let i: usize = 0; i < n; i++) store<i32>(at + 4 * i, readCount());
+  } else {
+    if (!logProbsValid(pos, n)) {
+      fail();
+      return at;
+    }
+    memory.copy(at, pos, 4 * n);
+    pos += 4 * n;
   }
-  const rowAt = out;
-  writeVarUInt(<u32>n);
-  memory.copy(out, pos, 4 * n);
-  out += 4 * n;
-  pos += 4 * n;
-  if (blockCount() == 0 || !ok) return <u32>n;
-  pos = arrayAt;
-  out = rowAt;
-  return copyLogProbBlocks();
+  return at + 4 * n;
 }
 
-function copyLogProbBlocks(): u32 {
+/**
+ * An array of token ids or log-probs (copyBlock) as a RowBinary Array; returns its item count. avsc writes
+ * one block, whose count comes first: its items go straight into place after the count. Several blocks
+ * (other writers may split an array) are read again from the array's start into 5 bytes past `out` (room
+ * for the longest count prefix) and moved down once the count is known.
+ */
+function copyArray(tokens: bool): u32 {
+  const arrayAt = pos;
+  const rowAt = out;
+  const first = blockCount();
+  if (!ok) return 0;
+  writeVarUInt(<u32>first); // a count copyBlock refuses fails the row, so its truncation is never kept
+  if (first == 0) return 0;
+  out = copyBlock(tokens, out, first);
+  if (!ok) return 0;
+  if (blockCount() == 0 || !ok) return <u32>first;
+  pos = arrayAt;
+  out = rowAt;
   const items = out + 5;
   let at = items;
-  for (let count = blockCount(); ok && count > 0; count = blockCount()) {
-    if (count * 4 > <i64>(end - pos)) {
-      fail();
-      return 0;
-    }
-    const bytes = <usize>count * 4;
-    if (!logProbsValid(pos, <usize>count)) {
-      fail();
-      return 0;
-    }
-    memory.copy(at, pos, bytes);
-    at += bytes;
-    pos += bytes;
-  }
+  for (let count = blockCount(); ok && count > 0; count = blockCount()) at = copyBlock(tokens, at, count);
   if (!ok) return 0;
   const n = <u32>((at - items) >> 2);
   writeVarUInt(n);
@@ -451,13 +393,13 @@ export function transcode(input: usize, length: usize, output: usize): i32 {
   const hasObservationTokens = readLong();
   if (!ok || (hasObservationTokens != 0 && hasObservationTokens != 1)) return -1;
   store<u8>(out++, <u8>hasObservationTokens);
-  if (hasObservationTokens) copyTokenIds();
+  if (hasObservationTokens) copyArray(true);
   else store<u8>(out++, 0); // an empty array
   if (!ok) return -1;
   copyString(false); // action
-  const actionTokens = copyTokenIds();
+  const actionTokens = copyArray(true);
   if (!ok) return -1;
-  const logProbs = copyLogProbs();
+  const logProbs = copyArray(false);
   if (!ok || logProbs != actionTokens) return -1;
   const policyVersion = readLong();
   if (!ok || policyVersion < 0 || pos + 8 > end) return -1;
