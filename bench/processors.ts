@@ -132,7 +132,7 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
   const measured = new Set<string>();
   const subscription = handle.emitter.committed$.subscribe((units) => {
     const at = now();
-    for (const unit of units) for (const sample of unit.samples) if (!done.has(sample.groupId)) done.set(sample.groupId, at);
+    for (const unit of units) for (const groupId of unit.sampleGroupIds) if (!done.has(groupId)) done.set(groupId, at);
   });
   // The steps come from another process, as the actors' do: the load generator does not share the
   // processors' event loop (both processes read the same wall clock).

@@ -13,6 +13,7 @@ import { ensureTopics } from '../infra/topics.js';
 import { connectBackbone, StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from '../test/helpers/episodes.js';
 import { fmt, option } from './args.js';
+import { PROCESSORS_NODE_FLAGS } from '../bin/node-flags.mjs';
 
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
 const GROUP_SIZE = 8;
@@ -42,7 +43,7 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
     await admin.createPartitions({ topicPartitions: [{ topic: topicName(config, 'env.steps'), count: PARTITIONS }] });
     for (let i = 0; i < processes; i++) {
       children.push(
-        spawn(process.execPath, [CLI, 'processors', '--instance', String(i), '--group-size', String(GROUP_SIZE), '--consumer-group', group], {
+        spawn(process.execPath, [...PROCESSORS_NODE_FLAGS, CLI, 'processors', '--instance', String(i), '--group-size', String(GROUP_SIZE), '--consumer-group', group], {
           env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix },
           stdio: 'ignore',
         }),

@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { nodeFlagsFor } from '../../bin/node-flags.mjs';
 
 const CLI = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
 
@@ -25,7 +26,7 @@ export interface RunningPart {
 }
 
 export function startPart(spec: PartSpec, write: (line: string) => void, env: NodeJS.ProcessEnv = process.env): RunningPart {
-  const child = spawn(process.execPath, [CLI, spec.name, ...spec.args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...nodeFlagsFor([spec.name, ...spec.args]), CLI, spec.name, ...spec.args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   for (const stream of [child.stdout!, child.stderr!]) {
     createInterface({ input: stream }).on('line', (line) => {
       spec.onLine?.(line);

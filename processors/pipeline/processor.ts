@@ -57,6 +57,11 @@ export interface ProcessorsOptions {
   /** Topic names (defaults: the config's prefix with env.steps, samples, trajectories, processors.state). */
   readonly topics?: Partial<{ steps: string; samples: string; trajectories: string; rolloutStats: string; state: string; deadLetters: string }>;
   readonly onBatch?: (stats: BatchStats) => void;
+  /**
+   * Fault tests only: every transaction waits at its commit until handle.emitter.commitHold.release(). The
+   * producers run on a worker thread, so a test cannot wrap them; it stages a slow commit this way.
+   */
+  readonly holdCommits?: boolean;
 }
 
 export interface ProcessorsHandle {
@@ -121,12 +126,17 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     // the partitions we got fence their previous owners (whose open transactions finish or abort), and only
     // then are the marks reloaded — so they hold everything any earlier owner committed.
     onAssignment: async (assignment) => {
+      // Synchronously, right after the consumer started the generation: a transaction of the old one that
+      // reaches its commit from here on is aborted (the worker reads this before each commit).
+      out.generationChanged();
       await out.settled();
       await out.fence(assignment[topics.steps] ?? []);
       await marks.reload(backbone.kafka, topics.state);
     },
   });
-  const out: TransactionalEmitter = new TransactionalEmitter(backbone.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, consumerGroupId);
+  const out: TransactionalEmitter = new TransactionalEmitter(config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, consumerGroupId, {
+    holdCommits: options.holdCommits === true,
+  });
 
   const markOf = (member: Member, status: EpisodeMark['status']): EpisodeMark => {
     const last = member.sources.reduce((a, b) => (BigInt(a.offset) >= BigInt(b.offset) ? a : b));

@@ -15,20 +15,28 @@
 // or lets it finish, and refuses it anything later (its epoch is stale). kafkajs 2.2.4's TxnOffsetCommit
 // carries no consumer generation (KIP-447), so this per-partition fencing — Kafka Streams' original
 // exactly-once design — is what keeps a zombie owner from committing after the new owner has started.
+// The producers run on a worker thread (transaction-worker.ts): this class decides what each transaction
+// holds and acts on how it ended; the worker builds the requests and talks to the broker, on the other core.
+//
 // A unit whose steps span partitions (steps of one group published under different keys) is written in
 // the transaction of its lowest partition together with the others' offsets: correct after crashes, but
 // only that partition fences. Such a write runs alone (after every lane is idle, before any other), so
 // no partition's offsets can be committed out of order by two lanes.
-import type { Kafka, Message, Producer, Transaction } from 'kafkajs';
 import { Subject } from 'rxjs';
 import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
-import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
+import { receiptOf, type Envelope, type TopicConsumer } from '../../streams/topic-consumer.js';
 import { deadLetterEvent, type DeadLetterInput } from '../../streams/dead-letter.js';
 import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { TrajflowError } from '../../core/errors.js';
-import { rememberingPartitioner } from '../../streams/partitioner.js';
 import type { EpisodeMark, EpisodeMarks } from './episode-marks.js';
 import { PartitionLanes } from './partition-lanes.js';
+import { TransactionClient, type CommitHold } from './transaction-client.js';
+import type { TopicMessages, TransactionOffsets, TransactionPhases } from './transaction-protocol.js';
+import type { KafkaConfig } from '../../core/config.js';
+
+type Message = TopicMessages['messages'][number];
+
+export type { TransactionPhases } from './transaction-protocol.js';
 
 export interface OutputUnit {
   readonly generation: number;
@@ -75,27 +83,6 @@ export class TransactionFailedError extends TrajflowError {
   }
 }
 
-/** The broker refused a stale producer epoch: another member initialised this partition's producer. */
-function isFenced(error: unknown): boolean {
-  const e = error as { type?: string; message?: string; cause?: unknown } | null;
-  if (!e) return false;
-  if (e.type === 'INVALID_PRODUCER_EPOCH' || e.type === 'PRODUCER_FENCED') return true;
-  if (/fenced|producer epoch/i.test(e.message ?? '')) return true;
-  return e.cause !== undefined && e.cause !== e && isFenced(e.cause);
-}
-
-/** How long one committed transaction's steps took, ms (see TransactionalEmitter.phaseLog). */
-export interface TransactionPhases {
-  /** producer.transaction(): a new transaction (the producer id was initialised at fence time). */
-  readonly beginMs: number;
-  /** sendBatch: AddPartitionsToTxn (retried while the previous transaction's markers are written) and Produce. */
-  readonly sendMs: number;
-  /** sendOffsets: AddOffsetsToTxn and TxnOffsetCommit (0 without positions). */
-  readonly offsetsMs: number;
-  /** commit: EndTxn. */
-  readonly commitMs: number;
-}
-
 /** A unit's events as the Kafka messages its transaction sends. */
 interface EncodedUnit {
   readonly samples: readonly Message[];
@@ -104,24 +91,45 @@ interface EncodedUnit {
   readonly deadLetters: readonly Message[];
 }
 
+/**
+ * A unit as it waits for its transaction: its messages encoded, its events let go. Holding a batch's
+ * samples, trajectories and decoded steps until the commit (a transaction later) kept them alive through a
+ * scavenge or two; copying them was most of the processors' GC. Only a unit whose encoding threw keeps
+ * its events, for write() to encode again and fail its transaction as any failed write does.
+ */
+interface QueuedUnit {
+  readonly generation: number;
+  readonly encoded: EncodedUnit | null;
+  readonly unit: OutputUnit | null;
+  readonly marks: readonly EpisodeMark[];
+  /** Receipts of the unit's sources: what acknowledging needs, without the decoded steps. */
+  readonly sources: readonly UnitSource[];
+}
+
+/** What committed$ tells of a unit once its transaction committed. */
+export interface CommittedUnit {
+  readonly generation: number;
+  /** The group id of each sample written (a group's samples may come in several units). */
+  readonly sampleGroupIds: readonly string[];
+  readonly trajectories: number;
+}
+
 interface Batch {
   readonly partition: number;
   readonly generation: number;
   /** Holds a unit whose steps span partitions (their offsets are in it too): written alone. */
   readonly spansPartitions: boolean;
-  readonly units: OutputUnit[];
+  readonly units: QueuedUnit[];
   readonly positions: CommitPosition[];
   readonly tombstones: string[];
 }
 
 export class TransactionalEmitter {
   /** The units of each committed transaction, once they are readable (for progress and latency measurements). */
-  readonly committed$ = new Subject<readonly OutputUnit[]>();
+  readonly committed$ = new Subject<readonly CommittedUnit[]>();
   readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, deadLetters: 0, tombstones: 0, discardedUnits: 0, fenced: 0 };
-  private readonly producers = new Map<number, Producer>();
-  private pending: OutputUnit[] = [];
-  /** Each queued unit's messages, encoded at enqueue. */
-  private readonly encoded = new WeakMap<OutputUnit, EncodedUnit>();
+  private readonly transactions: TransactionClient;
+  private pending: QueuedUnit[] = [];
   /** Mark keys to delete, by the input partition whose transaction deletes them. */
   private tombstones = new Map<number, string[]>();
   private readonly lanes = new PartitionLanes<Batch>(
@@ -142,23 +150,40 @@ export class TransactionalEmitter {
   onFailure: (error: TransactionFailedError) => void = () => undefined;
 
   constructor(
-    private readonly kafka: Kafka,
+    kafka: KafkaConfig,
     private readonly codec: EventCodec,
     private readonly consumer: TopicConsumer<unknown>,
     private readonly marks: EpisodeMarks,
     private readonly topics: EmitterTopics,
     /** Prefix of the per-partition transactional ids; the same in every process of the consumer group. */
-    private readonly transactionalIdPrefix: string,
-  ) {}
+    transactionalIdPrefix: string,
+    options: { readonly holdCommits?: boolean } = {},
+  ) {
+    this.transactions = new TransactionClient({
+      kafka,
+      clientId: 'trajflow-processors',
+      transactionalIdPrefix: `${transactionalIdPrefix}.${topics.steps}`,
+      generation: consumer.generation,
+      ...(options.holdCommits ? { holdCommits: true } : {}),
+    });
+  }
 
-  /** The transactional id of an input partition's producer. */
-  transactionalIdOf(partition: number): string {
-    return `${this.transactionalIdPrefix}.${this.topics.steps}.${partition}`;
+  /** Fault tests: the held commits (ProcessorsOptions.holdCommits), or null. */
+  get commitHold(): CommitHold | null {
+    return this.transactions.commitHold;
   }
 
   /** Partitions this member holds a (fenced-in) producer for. */
   get partitions(): number[] {
-    return [...this.producers.keys()].sort((a, b) => a - b);
+    return [...this.transactions.partitions];
+  }
+
+  /**
+   * A rebalance started a new consumer generation: call at once (before awaiting anything), so that a
+   * transaction of the old generation that reaches its commit from now on is aborted, not committed.
+   */
+  generationChanged(): void {
+    this.transactions.generation = this.consumer.generation;
   }
 
   /**
@@ -174,41 +199,7 @@ export class TransactionalEmitter {
 
   private async fenceOnce(partitions: readonly number[]): Promise<void> {
     if (this.closed) return;
-    const wanted = new Set(partitions);
-    for (const [partition, producer] of [...this.producers]) {
-      if (wanted.has(partition)) continue;
-      this.producers.delete(partition);
-      await producer.disconnect().catch(() => undefined);
-    }
-    await Promise.all(
-      [...wanted]
-        .filter((partition) => !this.producers.has(partition))
-        .map(async (partition) => {
-          // Short first retries: a transaction begun right after the previous commit meets CONCURRENT_TRANSACTIONS
-          // until the coordinator has written the markers (a few ms); the client-wide 200 ms first backoff made that
-          // the processors' latency tail. 30 retries from 20 ms, capped at 5 s, still outlast a ~100 s broker restart.
-          const producer = this.kafka.producer({
-            transactionalId: this.transactionalIdOf(partition),
-            idempotent: true,
-            maxInFlightRequests: 1,
-            transactionTimeout: 30000,
-            createPartitioner: rememberingPartitioner,
-            retry: { initialRetryTime: 20, maxRetryTime: 5000, retries: 30 },
-          });
-          try {
-            await producer.connect();
-            // kafkajs sends InitProducerId with the first transaction: an empty one does it now.
-            const transaction = await producer.transaction();
-            await transaction.abort();
-          } catch (error) {
-            await producer.disconnect().catch(() => undefined);
-            throw error;
-          }
-          // Closed meanwhile: nobody will use (or disconnect) it.
-          if (this.closed) await producer.disconnect().catch(() => undefined);
-          else this.producers.set(partition, producer);
-        }),
-    );
+    await this.transactions.fence(partitions);
   }
 
   /**
@@ -216,12 +207,13 @@ export class TransactionalEmitter {
    * encoding it meanwhile, not after that commit, keeps the encode off its group's path to the broker.
    */
   enqueue(unit: OutputUnit): void {
+    let encoded: EncodedUnit | null = null;
     try {
-      this.encoded.set(unit, this.encode(unit));
+      encoded = this.encode(unit);
     } catch {
       // Left to write(), which encodes it again and fails its transaction as before (TransactionFailedError).
     }
-    this.pending.push(unit);
+    this.pending.push({ generation: unit.generation, encoded, unit: encoded ? null : unit, marks: unit.marks, sources: unit.sources.map(receiptOf) });
   }
 
   private encode(unit: OutputUnit): EncodedUnit {
@@ -234,8 +226,8 @@ export class TransactionalEmitter {
     };
   }
 
-  private encodedOf(unit: OutputUnit): EncodedUnit {
-    return this.encoded.get(unit) ?? this.encode(unit);
+  private encodedOf(queued: QueuedUnit): EncodedUnit {
+    return queued.encoded ?? this.encode(queued.unit!);
   }
 
   /** Writes everything queued and waits until every lane is idle. Rejects with TransactionFailedError. */
@@ -258,9 +250,7 @@ export class TransactionalEmitter {
     await this.flush().catch(() => undefined);
     this.closed = true;
     await this.fencing;
-    const producers = [...this.producers.values()];
-    this.producers.clear();
-    await Promise.all(producers.map((p) => p.disconnect().catch(() => undefined)));
+    await this.transactions.close();
   }
 
   /**
@@ -311,7 +301,7 @@ export class TransactionalEmitter {
   }
 
   /** Units, positions and tombstones grouped by the input partition whose transaction writes them. */
-  private batches(units: readonly OutputUnit[], positions: readonly CommitPosition[], generation: number): Batch[] {
+  private batches(units: readonly QueuedUnit[], positions: readonly CommitPosition[], generation: number): Batch[] {
     // Partitions a unit spans are written together, in the transaction of the lowest (see the header).
     const home = new Map<number, number>();
     const find = (p: number): number => {
@@ -323,7 +313,7 @@ export class TransactionalEmitter {
       const [ra, rb] = [find(a), find(b)];
       if (ra !== rb) home.set(Math.max(ra, rb), Math.min(ra, rb));
     };
-    const partitionsOf = (unit: OutputUnit) => [...new Set(unit.sources.filter((s) => s.topic === this.topics.steps).map((s) => s.partition))];
+    const partitionsOf = (unit: QueuedUnit) => [...new Set(unit.sources.filter((s) => s.topic === this.topics.steps).map((s) => s.partition))];
     for (const unit of units) {
       const parts = partitionsOf(unit);
       for (const p of parts) if (!home.has(p)) home.set(p, p);
@@ -351,76 +341,50 @@ export class TransactionalEmitter {
   private async write(batch: Batch): Promise<void> {
     // Not while the producers are being handed over (a revoked partition's producer is disconnecting).
     await this.fencing;
-    const { generation } = batch;
-    const producer = this.producers.get(batch.partition);
-    if (!producer) {
-      // The partition was taken away: its new owner reads these steps again from the committed offsets.
-      this.stats.discardedUnits += batch.units.length;
+    const { generation, units, positions, tombstones } = batch;
+    const encoded = units.map((u) => this.encodedOf(u));
+    const samples = encoded.flatMap((e) => e.samples);
+    const trajectories = encoded.flatMap((e) => e.trajectories);
+    const marks = units.flatMap((u) => u.marks);
+    const deadLetters = encoded.flatMap((e) => e.deadLetters);
+    const topicMessages = [
+      { topic: this.topics.samples, messages: samples },
+      { topic: this.topics.trajectories, messages: trajectories },
+      { topic: this.topics.rolloutStats, messages: encoded.flatMap((e) => e.rolloutStats) },
+      { topic: this.topics.deadLetters, messages: deadLetters },
+      {
+        topic: this.topics.state,
+        messages: [...marks.map((m) => ({ key: m.key, value: Buffer.from(JSON.stringify(m)) })), ...tombstones.map((key) => ({ key, value: null }))],
+      },
+    ].filter((t) => t.messages.length > 0);
+    const offsets: TransactionOffsets | null = positions.length > 0 ? { consumerGroupId: this.marks.consumerGroupId, topics: byTopic(positions) } : null;
+    const { outcome, phases } = await this.transactions.write(batch.partition, generation, topicMessages, offsets);
+    if (outcome !== 'committed') {
+      // unowned: the partition was taken away, its new owner reads these steps again from the committed
+      // offsets. stale: a rebalance came meanwhile, the transaction was aborted. fenced: another member owns
+      // the partition now and fenced this producer; what it held is its to redo.
+      if (outcome === 'fenced') this.stats.fenced++;
+      this.stats.discardedUnits += units.length;
       return;
     }
-    const { units, positions, tombstones } = batch;
-    let transaction: Transaction | undefined;
-    try {
-      const started = performance.now();
-      transaction = await producer.transaction();
-      const begun = performance.now();
-      const encoded = units.map((u) => this.encodedOf(u));
-      const samples = encoded.flatMap((e) => e.samples);
-      const trajectories = encoded.flatMap((e) => e.trajectories);
-      const marks = units.flatMap((u) => u.marks);
-      const deadLetters = encoded.flatMap((e) => e.deadLetters);
-      const topicMessages = [
-        { topic: this.topics.samples, messages: samples },
-        { topic: this.topics.trajectories, messages: trajectories },
-        { topic: this.topics.rolloutStats, messages: encoded.flatMap((e) => e.rolloutStats) },
-        { topic: this.topics.deadLetters, messages: deadLetters },
-        {
-          topic: this.topics.state,
-          messages: [...marks.map((m) => ({ key: m.key, value: Buffer.from(JSON.stringify(m)) })), ...tombstones.map((key) => ({ key, value: null }))],
-        },
-      ].filter((t) => t.messages.length > 0);
-      if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
-      const sent = performance.now();
-      if (positions.length > 0) {
-        await transaction.sendOffsets({ consumerGroupId: this.marks.consumerGroupId, topics: byTopic(positions) });
-      }
-      const offsetsSent = performance.now();
-      if (this.consumer.generation !== generation) {
-        // A rebalance came while the transaction was being written: its steps may already be read again by
-        // the new generation. Abort; they are processed again from the committed offsets.
-        await transaction.abort();
-        this.stats.discardedUnits += units.length;
-        return;
-      }
-      await transaction.commit();
-      this.phaseLog?.push({ beginMs: begun - started, sendMs: sent - begun, offsetsMs: offsetsSent - sent, commitMs: performance.now() - offsetsSent });
-      this.stats.transactions++;
-      this.stats.samples += samples.length;
-      this.stats.trajectories += trajectories.length;
-      this.stats.marks += marks.length;
-      this.stats.deadLetters += deadLetters.length;
-      this.stats.tombstones += tombstones.length;
-      for (const mark of marks) this.marks.add(mark);
-      this.committed$.next(units);
-      // Episodes now wholly below the committed offsets can never be read again — by a generation that
-      // fetches its offsets after this commit. A rebalance during the commit may have fetched the older
-      // offsets already and will re-read these episodes: their marks must stay until a commit of a stable
-      // generation passes them again.
-      if (this.consumer.generation === generation) {
-        const released = this.marks.release(positions);
-        if (released.length > 0) this.tombstones.set(batch.partition, [...(this.tombstones.get(batch.partition) ?? []), ...released]);
-      }
-    } catch (error) {
-      await transaction?.abort().catch(() => undefined);
-      if (isFenced(error)) {
-        // Another member owns the partition now and fenced this producer: what it held is its to redo.
-        this.stats.fenced++;
-        this.stats.discardedUnits += units.length;
-        if (this.producers.get(batch.partition) === producer) this.producers.delete(batch.partition);
-        await producer.disconnect().catch(() => undefined);
-        return;
-      }
-      throw error;
+    if (phases) this.phaseLog?.push(phases);
+    this.stats.transactions++;
+    this.stats.samples += samples.length;
+    this.stats.trajectories += trajectories.length;
+    this.stats.marks += marks.length;
+    this.stats.deadLetters += deadLetters.length;
+    this.stats.tombstones += tombstones.length;
+    for (const mark of marks) this.marks.add(mark);
+    this.committed$.next(
+      units.map((u, i) => ({ generation: u.generation, sampleGroupIds: encoded[i]!.samples.map((m) => m.key as string), trajectories: encoded[i]!.trajectories.length })),
+    );
+    // Episodes now wholly below the committed offsets can never be read again — by a generation that
+    // fetches its offsets after this commit. A rebalance during the commit may have fetched the older
+    // offsets already and will re-read these episodes: their marks must stay until a commit of a stable
+    // generation passes them again.
+    if (this.consumer.generation === generation) {
+      const released = this.marks.release(positions);
+      if (released.length > 0) this.tombstones.set(batch.partition, [...(this.tombstones.get(batch.partition) ?? []), ...released]);
     }
   }
 }

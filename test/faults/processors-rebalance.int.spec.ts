@@ -24,7 +24,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
-import type { Consumer, Kafka, Producer, Transaction } from 'kafkajs';
+import type { Consumer } from 'kafkajs';
 import { loadConfig, topicName, type TrajflowConfig } from '../../core/config.js';
 import { ensureTopics } from '../../infra/topics.js';
 import { startProcessors } from '../../processors/pipeline/processor.js';
@@ -49,45 +49,6 @@ after(async () => {
   await backbone.close();
 });
 
-/** A Kafka whose transactional producers hold the first commit (or, with `every`, every commit) until `release` is called. */
-function holdingFirstCommit(kafka: Kafka, { every = false } = {}) {
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const state = { held: false, release };
-  const wrapTransaction = (transaction: Transaction): Transaction =>
-    new Proxy(transaction, {
-      get(target, prop, receiver) {
-        if (prop === 'commit') {
-          return async () => {
-            if (!state.held || every) {
-              state.held = true;
-              await released;
-            }
-            return target.commit();
-          };
-        }
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-  const wrapProducer = (producer: Producer): Producer =>
-    new Proxy(producer, {
-      get(target, prop, receiver) {
-        if (prop === 'transaction') return async () => wrapTransaction(await target.transaction());
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-    });
-  const proxy = new Proxy(kafka, {
-    get(target, prop, receiver) {
-      if (prop === 'producer') return (options: Parameters<Kafka['producer']>[0]) => (options?.transactionalId ? wrapProducer(target.producer(options)) : target.producer(options));
-      const value = Reflect.get(target, prop, receiver) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return { kafka: proxy, state };
-}
-
 test('processors: a transaction in flight across a rebalance writes its trajectories and samples once', { timeout: 120_000 }, async () => {
   const runId = uniqueName('run').replace(/\./g, '-');
   const steps = groupSteps(runId, 12, 4, 3);
@@ -97,12 +58,13 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
     return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value.episodeId);
   };
   const consumerGroupId = `${config.topicPrefix}.processors`;
-  // Every commit waits: the first flush's transactions (one per partition) are all open during the rebalance,
-  // so the partitions the processors keep are re-read from offsets older than what those transactions commit.
-  const { kafka, state } = holdingFirstCommit(backbone.kafka, { every: true });
+  // Every commit waits (holdCommits: in the transaction worker, after the generation check): the first flush's
+  // transactions (one per partition) are all open during the rebalance, so the partitions the processors keep
+  // are re-read from offsets older than what those transactions commit.
   // Interval flushing: the first flush then holds the groups of the (already published) steps, the
   // interleaving this test stages; written as soon as queued, the first transaction may hold only some.
-  const handle = await startProcessors({ ...backbone, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50, writeAsQueued: false });
+  const handle = await startProcessors(backbone, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50, writeAsQueued: false, holdCommits: true });
+  const state = handle.emitter.commitHold!;
   // The worst order for the marks: the new generation reloads them only after a later transaction had the
   // chance to write the tombstones of marks the held commit released (up to 3 s; with the fix none are written).
   const reload = handle.marks.reload.bind(handle.marks);
@@ -166,8 +128,8 @@ test('processors: a partition moving to another member fences the old owner\'s o
   await new StepPublisher(backbone.producer, topicName(own, 'env.steps')).publishAll(steps);
   const consumerGroupId = `${own.topicPrefix}.processors`;
   // The first member's transactions all reach their commit and wait there, open, while a second member joins.
-  const { kafka, state } = holdingFirstCommit(backbone.kafka, { every: true });
-  const first = await startProcessors({ ...scoped, kafka }, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+  const first = await startProcessors(scoped, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50, holdCommits: true });
+  const state = first.emitter.commitHold!;
   first.done.catch(() => undefined);
   let second: Awaited<ReturnType<typeof startProcessors>> | undefined;
   const episodes = steps.length / 3;

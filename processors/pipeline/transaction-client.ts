@@ -1,0 +1,117 @@
+// The main thread's handle on the transaction worker (transaction-worker.ts): each call posts one request
+// and resolves with its reply. The consumer generation the worker checks before a commit is shared memory
+// the main thread stores into when a rebalance starts a generation, so the check reads the generation of
+// that moment without a round trip to a main thread that may be busy.
+import { Worker } from 'node:worker_threads';
+import type { KafkaConfig } from '../../core/config.js';
+import { packMessages, transferables, type TopicMessages, type TransactionOffsets, type TransactionWorkerData, type WorkerReply, type WorkerRequest } from './transaction-protocol.js';
+
+type Written = Extract<WorkerReply, { kind: 'written' }>;
+
+export interface TransactionClientOptions {
+  readonly kafka: KafkaConfig;
+  readonly clientId: string;
+  readonly transactionalIdPrefix: string;
+  readonly generation: number;
+  /** Fault tests: hold every commit until commitHold.release() (TransactionWorkerData.holdCommits). */
+  readonly holdCommits?: boolean;
+}
+
+/** Commits held for a fault test: `held` once a transaction waits at its commit; release() lets them all go. */
+export interface CommitHold {
+  readonly held: boolean;
+  release(): void;
+}
+
+export class TransactionClient {
+  private readonly worker: Worker;
+  private readonly generationCell = new Int32Array(new SharedArrayBuffer(4));
+  private readonly waiting = new Map<number, { resolve: (reply: WorkerReply) => void; reject: (error: Error) => void }>();
+  private nextId = 0;
+  private failure: Error | null = null;
+  private closing = false;
+  /** Set when the commits are held (TransactionClientOptions.holdCommits). */
+  readonly commitHold: CommitHold | null = null;
+  /** Partitions the worker holds a producer for: as of the last fence, less those fenced out since. */
+  partitions: readonly number[] = [];
+
+  constructor(options: TransactionClientOptions) {
+    this.generation = options.generation;
+    const data: TransactionWorkerData = {
+      kafka: options.kafka,
+      clientId: options.clientId,
+      transactionalIdPrefix: options.transactionalIdPrefix,
+      generation: this.generationCell.buffer as SharedArrayBuffer,
+      holdCommits: options.holdCommits === true,
+    };
+    if (options.holdCommits) {
+      const hold = { held: false, release: () => void this.request({ kind: 'release-commits', id: this.nextId++ }).catch(() => undefined) };
+      this.commitHold = hold;
+    }
+    this.worker = new Worker(new URL('./transaction-worker.mjs', import.meta.url), { workerData: data });
+    this.worker.on('message', (reply: WorkerReply) => this.receive(reply));
+    this.worker.on('error', (error) => this.fail(error));
+    this.worker.on('exit', (code) => {
+      if (!this.closing) this.fail(new Error(`processors: the transaction worker exited with code ${code}`));
+    });
+  }
+
+  /** The consumer generation the worker compares each transaction's with before committing it. */
+  set generation(generation: number) {
+    Atomics.store(this.generationCell, 0, generation);
+  }
+
+  /** Takes over the producers of `partitions` (initialising each fences its earlier owners) and drops the rest. */
+  async fence(partitions: readonly number[]): Promise<void> {
+    await this.request({ kind: 'fence', id: this.nextId++, partitions: [...partitions] });
+  }
+
+  /** Runs one transaction on `partition`'s producer: the messages, the offsets, then commit (or abort if `generation` is stale). */
+  async write(partition: number, generation: number, topicMessages: readonly TopicMessages[], offsets: TransactionOffsets | null): Promise<Written> {
+    const messages = packMessages(topicMessages);
+    const reply = await this.request({ kind: 'write', id: this.nextId++, partition, generation, messages, offsets }, transferables(messages));
+    return reply as Written;
+  }
+
+  /** Disconnects the producers and stops the worker. */
+  async close(): Promise<void> {
+    if (!this.failure) await this.request({ kind: 'close', id: this.nextId++ }).catch(() => undefined);
+    this.closing = true;
+    await this.worker.terminate();
+  }
+
+  private request(request: WorkerRequest, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      this.waiting.set(request.id, { resolve, reject });
+      this.worker.postMessage(request, transfer);
+    });
+  }
+
+  private receive(reply: WorkerReply): void {
+    if (reply.kind === 'commit-held') {
+      if (this.commitHold) (this.commitHold as { held: boolean }).held = true;
+      return;
+    }
+    const waiter = this.waiting.get(reply.id);
+    if (!waiter) return this.fail(new Error(`processors: the transaction worker answered an unknown request ${reply.id}`));
+    this.waiting.delete(reply.id);
+    if (reply.kind === 'failed') {
+      const error = new Error(reply.message);
+      if (reply.stack) error.stack = reply.stack;
+      return waiter.reject(error);
+    }
+    if (reply.kind === 'fenced-in') this.partitions = reply.partitions;
+    else if (reply.kind === 'written' && reply.outcome === 'fenced') this.partitions = this.partitions.filter((p) => p !== reply.partition);
+    waiter.resolve(reply);
+  }
+
+  /** The worker died: every request waiting, and every later one, fails (the processors restart). */
+  private fail(error: Error): void {
+    if (this.failure) return;
+    this.failure = error;
+    const waiting = [...this.waiting.values()];
+    this.waiting.clear();
+    for (const waiter of waiting) waiter.reject(error);
+  }
+}

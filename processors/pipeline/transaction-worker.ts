@@ -1,0 +1,147 @@
+// The processors' transactional producers, on a worker thread. Building kafkajs' produce requests (record
+// batches, CRC-32C, copies) and writing them to the socket were ≈ 30 % of the processors' main thread, the
+// thread that bounds their throughput while the machine's second core sat partly idle; here they run beside
+// it. The main thread (transaction-client.ts, for transactional-emitter.ts) decides what goes into which
+// transaction and when; this thread only runs each one: begin, send, offsets, the generation check, commit.
+//
+// One producer per input partition, transactional id `<prefix>.<partition>` (see transactional-emitter.ts
+// for why fencing per partition is what keeps exactly-once across members).
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Producer, Transaction } from 'kafkajs';
+import { createKafka } from '../../streams/kafka-client.js';
+import { rememberingPartitioner } from '../../streams/partitioner.js';
+import { unpackMessages, type TransactionWorkerData, type WorkerReply, type WorkerRequest, type WriteOutcome } from './transaction-protocol.js';
+
+const data = workerData as TransactionWorkerData;
+const kafka = createKafka({ kafka: data.kafka }, { clientId: data.clientId });
+const sharedGeneration = new Int32Array(data.generation);
+const producers = new Map<number, Producer>();
+let closed = false;
+// TransactionWorkerData.holdCommits: commits wait on this until the main thread releases them.
+let releaseCommits: () => void = () => undefined;
+const commitsReleased = data.holdCommits ? new Promise<void>((resolve) => (releaseCommits = resolve)) : null;
+let told = false;
+
+/** The broker refused a stale producer epoch: another member initialised this partition's producer. */
+function isFenced(error: unknown): boolean {
+  const e = error as { type?: string; message?: string; cause?: unknown } | null;
+  if (!e) return false;
+  if (e.type === 'INVALID_PRODUCER_EPOCH' || e.type === 'PRODUCER_FENCED') return true;
+  if (/fenced|producer epoch/i.test(e.message ?? '')) return true;
+  return e.cause !== undefined && e.cause !== e && isFenced(e.cause);
+}
+
+async function fence(partitions: readonly number[]): Promise<void> {
+  if (closed) return;
+  const wanted = new Set(partitions);
+  for (const [partition, producer] of [...producers]) {
+    if (wanted.has(partition)) continue;
+    producers.delete(partition);
+    await producer.disconnect().catch(() => undefined);
+  }
+  await Promise.all(
+    [...wanted]
+      .filter((partition) => !producers.has(partition))
+      .map(async (partition) => {
+        // Short first retries: a transaction begun right after the previous commit meets CONCURRENT_TRANSACTIONS
+        // until the coordinator has written the markers (a few ms); the client-wide 200 ms first backoff made that
+        // the processors' latency tail. 30 retries from 20 ms, capped at 5 s, still outlast a ~100 s broker restart.
+        const producer = kafka.producer({
+          transactionalId: `${data.transactionalIdPrefix}.${partition}`,
+          idempotent: true,
+          maxInFlightRequests: 1,
+          transactionTimeout: 30000,
+          createPartitioner: rememberingPartitioner,
+          retry: { initialRetryTime: 20, maxRetryTime: 5000, retries: 30 },
+        });
+        try {
+          await producer.connect();
+          // kafkajs sends InitProducerId with the first transaction: an empty one does it now.
+          const transaction = await producer.transaction();
+          await transaction.abort();
+        } catch (error) {
+          await producer.disconnect().catch(() => undefined);
+          throw error;
+        }
+        // Closed meanwhile: nobody will use (or disconnect) it.
+        if (closed) await producer.disconnect().catch(() => undefined);
+        else producers.set(partition, producer);
+      }),
+  );
+}
+
+async function write(request: Extract<WorkerRequest, { kind: 'write' }>): Promise<WorkerReply> {
+  const reply = (outcome: WriteOutcome, phases: Extract<WorkerReply, { kind: 'written' }>['phases'] = null): WorkerReply => ({
+    kind: 'written',
+    id: request.id,
+    partition: request.partition,
+    outcome,
+    phases,
+  });
+  const producer = producers.get(request.partition);
+  if (!producer) return reply('unowned');
+  let transaction: Transaction | undefined;
+  try {
+    const started = performance.now();
+    transaction = await producer.transaction();
+    const begun = performance.now();
+    const topicMessages = unpackMessages(request.messages);
+    if (topicMessages.length > 0) await transaction.sendBatch({ topicMessages });
+    const sent = performance.now();
+    if (request.offsets) await transaction.sendOffsets({ consumerGroupId: request.offsets.consumerGroupId, topics: request.offsets.topics.map((t) => ({ topic: t.topic, partitions: [...t.partitions] })) });
+    const offsetsSent = performance.now();
+    if (Atomics.load(sharedGeneration, 0) !== request.generation) {
+      // A rebalance came while the transaction was being written: its steps may already be read again by
+      // the new generation. Abort; they are processed again from the committed offsets.
+      await transaction.abort();
+      return reply('stale');
+    }
+    if (commitsReleased) {
+      if (!told) parentPort!.postMessage({ kind: 'commit-held', id: -1 } satisfies WorkerReply);
+      told = true;
+      await commitsReleased;
+    }
+    await transaction.commit();
+    return reply('committed', { beginMs: begun - started, sendMs: sent - begun, offsetsMs: offsetsSent - sent, commitMs: performance.now() - offsetsSent });
+  } catch (error) {
+    await transaction?.abort().catch(() => undefined);
+    if (!isFenced(error)) throw error;
+    // Another member owns the partition now and fenced this producer: what it held is its to redo.
+    if (producers.get(request.partition) === producer) producers.delete(request.partition);
+    await producer.disconnect().catch(() => undefined);
+    return reply('fenced');
+  }
+}
+
+async function close(): Promise<void> {
+  closed = true;
+  const all = [...producers.values()];
+  producers.clear();
+  await Promise.all(all.map((p) => p.disconnect().catch(() => undefined)));
+}
+
+async function handle(request: WorkerRequest): Promise<WorkerReply> {
+  switch (request.kind) {
+    case 'fence':
+      await fence(request.partitions);
+      return { kind: 'fenced-in', id: request.id, partitions: [...producers.keys()].sort((a, b) => a - b) };
+    case 'write':
+      return write(request);
+    case 'release-commits':
+      releaseCommits();
+      return { kind: 'released', id: request.id };
+    case 'close':
+      await close();
+      return { kind: 'closed', id: request.id };
+  }
+}
+
+parentPort!.on('message', (request: WorkerRequest) => {
+  handle(request).then(
+    (reply) => parentPort!.postMessage(reply),
+    (error: unknown) => {
+      const e = error instanceof Error ? error : new Error(String(error));
+      parentPort!.postMessage({ kind: 'failed', id: request.id, message: e.message, stack: e.stack } satisfies WorkerReply);
+    },
+  );
+});
