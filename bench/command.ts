@@ -110,7 +110,7 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
     const { count, phases } = latency.transactions;
     const phase = (name: string, q: { p50Ms: number; p99Ms: number }) => `${name} ${q.p50Ms.toFixed(1)} / ${q.p99Ms.toFixed(1)}`;
     console.log(
-      `its ${count} transactions, p50 / p99 ms of each step: ${phase('begin', phases.beginMs)}, ${phase('sendBatch', phases.sendMs)}, ${phase('sendOffsets', phases.offsetsMs)}, ${phase('commit', phases.commitMs)}`,
+      `its ${count} transactions, p50 / p99 ms of each step: ${phase('begin', phases.beginMs)}, ${phase('sendBatch', phases.sendMs)}, ${phase('sendOffsets', phases.offsetsMs)}, ${phase('commit', phases.commitMs)}; the hand-over to the producers' worker thread and back ${phase('', phases.handOffMs).trim()}`,
     );
     if (json) console.log(JSON.stringify({ bench: 'processors', machine, groups, ...result }));
     return 0;

@@ -101,7 +101,7 @@ function phaseQuantiles(log: readonly TransactionPhases[]): LatencyResult['trans
     const sorted = log.map((t) => t[phase]).sort((a, b) => a - b);
     return { p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99) };
   };
-  return { beginMs: of('beginMs'), sendMs: of('sendMs'), offsetsMs: of('offsetsMs'), commitMs: of('commitMs') };
+  return { beginMs: of('beginMs'), sendMs: of('sendMs'), offsetsMs: of('offsetsMs'), commitMs: of('commitMs'), handOffMs: of('handOffMs') };
 }
 
 function latencyQuantiles(latencies: readonly number[]): LatencyQuantiles {

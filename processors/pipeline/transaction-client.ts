@@ -4,9 +4,23 @@
 // that moment without a round trip to a main thread that may be busy.
 import { Worker } from 'node:worker_threads';
 import type { KafkaConfig } from '../../core/config.js';
-import { packMessages, transferables, type TopicMessages, type TransactionOffsets, type TransactionWorkerData, type WorkerReply, type WorkerRequest } from './transaction-protocol.js';
+import {
+  packMessages,
+  transferables,
+  type TopicMessages,
+  type TransactionOffsets,
+  type TransactionPhases,
+  type TransactionWorkerData,
+  type WorkerReply,
+  type WorkerRequest,
+  type WriteOutcome,
+} from './transaction-protocol.js';
 
-type Written = Extract<WorkerReply, { kind: 'written' }>;
+/** How a write ended, with its phases (the hand-over included) when it committed. */
+export interface Written {
+  readonly outcome: WriteOutcome;
+  readonly phases: TransactionPhases | null;
+}
 
 export interface TransactionClientOptions {
   readonly kafka: KafkaConfig;
@@ -69,8 +83,10 @@ export class TransactionClient {
   /** Runs one transaction on `partition`'s producer: the messages, the offsets, then commit (or abort if `generation` is stale). */
   async write(partition: number, generation: number, topicMessages: readonly TopicMessages[], offsets: TransactionOffsets | null): Promise<Written> {
     const messages = packMessages(topicMessages);
-    const reply = await this.request({ kind: 'write', id: this.nextId++, partition, generation, messages, offsets }, transferables(messages));
-    return reply as Written;
+    const posted = performance.now();
+    const reply = (await this.request({ kind: 'write', id: this.nextId++, partition, generation, messages, offsets }, transferables(messages))) as Extract<WorkerReply, { kind: 'written' }>;
+    const handOffMs = performance.now() - posted - reply.workerMs;
+    return { outcome: reply.outcome, phases: reply.phases && { ...reply.phases, handOffMs } };
   }
 
   /** Disconnects the producers and stops the worker. */

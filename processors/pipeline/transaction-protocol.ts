@@ -13,7 +13,15 @@ export interface TransactionPhases {
   readonly offsetsMs: number;
   /** commit: EndTxn. */
   readonly commitMs: number;
+  /**
+   * The hand-over: the main thread's round trip to the transaction worker less the worker's time on it —
+   * the request and the reply each waiting for their thread (one busy, or no core free).
+   */
+  readonly handOffMs: number;
 }
+
+/** The phases the worker times (the hand-over is timed by the main thread). */
+export type WorkerPhases = Omit<TransactionPhases, 'handOffMs'>;
 
 /** The messages of one topic in a transaction, as kafkajs takes them. */
 export interface TopicMessages {
@@ -61,7 +69,15 @@ export type WriteOutcome = 'committed' | 'stale' | 'unowned' | 'fenced';
 
 export type WorkerReply =
   | { readonly kind: 'fenced-in'; readonly id: number; readonly partitions: readonly number[] }
-  | { readonly kind: 'written'; readonly id: number; readonly partition: number; readonly outcome: WriteOutcome; readonly phases: TransactionPhases | null }
+  | {
+      readonly kind: 'written';
+      readonly id: number;
+      readonly partition: number;
+      readonly outcome: WriteOutcome;
+      readonly phases: WorkerPhases | null;
+      /** From the request's arrival in the worker to this reply, ms. */
+      readonly workerMs: number;
+    }
   | { readonly kind: 'closed'; readonly id: number }
   | { readonly kind: 'released'; readonly id: number }
   /** Unasked (id −1): a transaction reached its commit and waits there (TransactionWorkerData.holdCommits). */

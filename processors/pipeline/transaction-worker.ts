@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Producer, Transaction } from 'kafkajs';
 import { createKafka } from '../../streams/kafka-client.js';
 import { rememberingPartitioner } from '../../streams/partitioner.js';
-import { unpackMessages, type TransactionWorkerData, type WorkerReply, type WorkerRequest, type WriteOutcome } from './transaction-protocol.js';
+import { unpackMessages, type TransactionWorkerData, type WorkerPhases, type WorkerReply, type WorkerRequest, type WriteOutcome } from './transaction-protocol.js';
 
 const data = workerData as TransactionWorkerData;
 const kafka = createKafka({ kafka: data.kafka }, { clientId: data.clientId });
@@ -70,13 +70,14 @@ async function fence(partitions: readonly number[]): Promise<void> {
   );
 }
 
-async function write(request: Extract<WorkerRequest, { kind: 'write' }>): Promise<WorkerReply> {
-  const reply = (outcome: WriteOutcome, phases: Extract<WorkerReply, { kind: 'written' }>['phases'] = null): WorkerReply => ({
+async function write(request: Extract<WorkerRequest, { kind: 'write' }>, receivedAt: number): Promise<WorkerReply> {
+  const reply = (outcome: WriteOutcome, phases: WorkerPhases | null = null): WorkerReply => ({
     kind: 'written',
     id: request.id,
     partition: request.partition,
     outcome,
     phases,
+    workerMs: performance.now() - receivedAt,
   });
   const producer = producers.get(request.partition);
   if (!producer) return reply('unowned');
@@ -120,13 +121,13 @@ async function close(): Promise<void> {
   await Promise.all(all.map((p) => p.disconnect().catch(() => undefined)));
 }
 
-async function handle(request: WorkerRequest): Promise<WorkerReply> {
+async function handle(request: WorkerRequest, receivedAt: number): Promise<WorkerReply> {
   switch (request.kind) {
     case 'fence':
       await fence(request.partitions);
       return { kind: 'fenced-in', id: request.id, partitions: [...producers.keys()].sort((a, b) => a - b) };
     case 'write':
-      return write(request);
+      return write(request, receivedAt);
     case 'release-commits':
       releaseCommits();
       return { kind: 'released', id: request.id };
@@ -137,7 +138,7 @@ async function handle(request: WorkerRequest): Promise<WorkerReply> {
 }
 
 parentPort!.on('message', (request: WorkerRequest) => {
-  handle(request).then(
+  handle(request, performance.now()).then(
     (reply) => parentPort!.postMessage(reply),
     (error: unknown) => {
       const e = error instanceof Error ? error : new Error(String(error));

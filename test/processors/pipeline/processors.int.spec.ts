@@ -54,6 +54,8 @@ test('steps in, samples out: every complete group becomes one sample per episode
   await handle.close();
   assert.equal(handle.emitter.phaseLog.length, handle.emitter.stats.transactions);
   assert.ok(handle.emitter.phaseLog.some((t) => t.sendMs > 0 && t.offsetsMs > 0 && t.commitMs > 0), JSON.stringify(handle.emitter.phaseLog));
+  // The hand-over to the worker thread and back: the main thread's round trip less the worker's own time.
+  assert.ok(handle.emitter.phaseLog.every((t) => t.handOffMs >= 0 && t.handOffMs < 60_000), JSON.stringify(handle.emitter.phaseLog));
 
   const samples = await readSamples(config);
   assert.equal(samples.length, 24);
