@@ -44,8 +44,8 @@ export class TransactionClient {
   private nextId = 0;
   private failure: Error | null = null;
   private closing = false;
-  /** Set when the commits are held (TransactionClientOptions.holdCommits). */
-  readonly commitHold: CommitHold | null = null;
+  /** Set when the commits are held (TransactionClientOptions.holdCommits); `held` is set by the worker's message. */
+  private readonly hold: { held: boolean; release(): void } | null;
   /** Partitions the worker holds a producer for: as of the last fence, less those fenced out since. */
   partitions: readonly number[] = [];
 
@@ -58,16 +58,17 @@ export class TransactionClient {
       generation: this.generationCell.buffer as SharedArrayBuffer,
       holdCommits: options.holdCommits === true,
     };
-    if (options.holdCommits) {
-      const hold = { held: false, release: () => void this.request({ kind: 'release-commits', id: this.nextId++ }).catch(() => undefined) };
-      this.commitHold = hold;
-    }
+    this.hold = options.holdCommits ? { held: false, release: () => void this.request({ kind: 'release-commits', id: this.nextId++ }).catch(() => undefined) } : null;
     this.worker = new Worker(new URL('./transaction-worker.mjs', import.meta.url), { workerData: data });
     this.worker.on('message', (reply: WorkerReply) => this.receive(reply));
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', (code) => {
       if (!this.closing) this.fail(new Error(`processors: the transaction worker exited with code ${code}`));
     });
+  }
+
+  get commitHold(): CommitHold | null {
+    return this.hold;
   }
 
   /** The consumer generation the worker compares each transaction's with before committing it. */
@@ -106,7 +107,7 @@ export class TransactionClient {
 
   private receive(reply: WorkerReply): void {
     if (reply.kind === 'commit-held') {
-      if (this.commitHold) (this.commitHold as { held: boolean }).held = true;
+      if (this.hold) this.hold.held = true;
       return;
     }
     const waiter = this.waiting.get(reply.id);

@@ -164,7 +164,7 @@ export class TransactionalEmitter {
       clientId: 'trajflow-processors',
       transactionalIdPrefix: `${transactionalIdPrefix}.${topics.steps}`,
       generation: consumer.generation,
-      ...(options.holdCommits ? { holdCommits: true } : {}),
+      holdCommits: options.holdCommits === true,
     });
   }
 
