@@ -17,6 +17,7 @@ import { createEnv, envNames, type EnvName } from '../envs/index.js';
 import { UniformRandomPolicy } from '../envs/policy/index.js';
 import { connectBackbone } from '../streams/index.js';
 import { fmt, option } from './args.js';
+import { deletePrefixedTopics } from './bench-topics.js';
 
 export interface ActorsBenchOptions {
   /** Steps to run per environment and mode (at least; whole episodes / groups). */
@@ -84,21 +85,11 @@ export async function measureActors(options: ActorsBenchOptions = {}): Promise<A
     }
   } finally {
     await backbone.close();
-    await deleteTopics(config);
+    await deletePrefixedTopics(config);
   }
   return results;
 }
 
-async function deleteTopics(config: TrajflowConfig): Promise<void> {
-  const admin = createKafka(config, { quiet: true }).admin();
-  await admin.connect();
-  try {
-    const ours = (await admin.listTopics()).filter((topic) => topic.startsWith(`${config.topicPrefix}.`));
-    if (ours.length > 0) await admin.deleteTopics({ topics: ours });
-  } finally {
-    await admin.disconnect();
-  }
-}
 
 
 

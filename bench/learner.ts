@@ -29,12 +29,7 @@ import { PolicyTrainer } from '../learner/train/trainer.js';
 import { Rng } from '../envs/random.js';
 import type { TrainingSampleEvent } from '../schemas/index.js';
 import { fmt, option } from './args.js';
-
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
+import { median } from './median.js';
 
 /** One plain tf.matMul of [m, k]·[k, n], its operands kept for the run; `time()` is one timed repetition. */
 export class MatMulProbe {

@@ -12,15 +12,20 @@ import type { TransactionPhases } from '../processors/pipeline/transactional-emi
 import { StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from '../test/helpers/episodes.js';
 import { rawThroughput } from './backbone.js';
+import { deletePrefixedTopics } from './bench-topics.js';
 import { kafkaCpuMs } from './server-cpu.js';
+import { median, medianOrNull } from './median.js';
 
 const processing = { reward: { terms: [{ kind: 'env_return' as const }] }, estimator: { name: 'grpo' as const }, filters: [] };
 const GROUP_SIZE = 8;
 const EPISODE_LENGTH = 4;
 const STEPS_PER_GROUP = GROUP_SIZE * EPISODE_LENGTH;
 
+/** Every measurement of this process is under this prefix; deleteProcessorsBenchTopics drops them all. */
+const RUN_PREFIX = `bench.processors.${randomUUID().slice(0, 8)}`;
+
 async function isolated(backbone: Backbone): Promise<Backbone> {
-  const config: TrajflowConfig = { ...loadConfig(), topicPrefix: `bench.processors.${randomUUID().slice(0, 8)}` };
+  const config: TrajflowConfig = { ...loadConfig(), topicPrefix: `${RUN_PREFIX}.${randomUUID().slice(0, 8)}` };
   await ensureTopics(config);
   return { ...backbone, config };
 }
@@ -169,19 +174,41 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
   };
 }
 
-export async function measureProcessors(backbone: Backbone, options: { groups: number; eventBytes: number; latencySeconds?: number; warmUpSeconds?: number; progress: (line: string) => void }) {
-  options.progress('raw kafkajs ceiling');
-  const raw = await rawThroughput(backbone.kafka, options.groups * STEPS_PER_GROUP, options.eventBytes);
-  options.progress('processors throughput');
-  const throughput = await processorsThroughput(backbone, options.groups);
+/** Deletes the topics of every measurement this process made; call once their producers are closed. */
+export async function deleteProcessorsBenchTopics(config: TrajflowConfig): Promise<void> {
+  await deletePrefixedTopics(config, RUN_PREFIX);
+}
+
+/** One round of the throughput comparison: the raw ceiling, then the processors, back to back. */
+export interface ProcessorsRound extends ThroughputResult {
+  readonly rawStepsPerSecond: number;
+  readonly ratio: number;
+}
+
+/**
+ * Rounds of (raw ceiling, processors) back to back, then the latency. The throughput figures are medians
+ * over the rounds, the ratio the median of the per-round ratios: on a shared machine the raw ceiling alone
+ * moved 28,900–52,600 events/s between runs minutes apart (2026-12-01), so a ratio of one raw run and one
+ * processors run minutes apart said as much about the neighbours as about the processors.
+ */
+export async function measureProcessors(backbone: Backbone, options: { groups: number; eventBytes: number; rounds?: number; latencySeconds?: number; warmUpSeconds?: number; progress: (line: string) => void }) {
+  const rounds: ProcessorsRound[] = [];
+  for (let round = 1; round <= (options.rounds ?? 3); round++) {
+    options.progress(`round ${round}: raw kafkajs ceiling`);
+    const raw = await rawThroughput(backbone.kafka, options.groups * STEPS_PER_GROUP, options.eventBytes);
+    options.progress(`round ${round}: processors throughput`);
+    const throughput = await processorsThroughput(backbone, options.groups);
+    rounds.push({ rawStepsPerSecond: raw, ...throughput, ratio: throughput.stepsPerSecond / raw });
+  }
   options.progress('latency at 5,000 steps/s');
   const latency = await processorsLatency(backbone, 5000, options.latencySeconds ?? 10, options.warmUpSeconds ?? 5);
   return {
-    rawStepsPerSecond: raw,
-    processorsStepsPerSecond: throughput.stepsPerSecond,
-    ratio: throughput.stepsPerSecond / raw,
-    processorsCpuMicrosPerStep: throughput.processorsCpuMicrosPerStep,
-    brokerCpuMicrosPerStep: throughput.brokerCpuMicrosPerStep,
+    rounds,
+    rawStepsPerSecond: median(rounds.map((r) => r.rawStepsPerSecond)),
+    processorsStepsPerSecond: median(rounds.map((r) => r.stepsPerSecond)),
+    ratio: median(rounds.map((r) => r.ratio)),
+    processorsCpuMicrosPerStep: median(rounds.map((r) => r.processorsCpuMicrosPerStep)),
+    brokerCpuMicrosPerStep: medianOrNull(rounds.map((r) => r.brokerCpuMicrosPerStep)),
     latency,
   };
 }

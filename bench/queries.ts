@@ -22,6 +22,7 @@ import { createApiServices } from '../dashboards/api/services.js';
 import { connectBackbone } from '../streams/index.js';
 import { fmt, option } from './args.js';
 import { DEAD_LETTERS, GROUP_SIZE, generate, deadLettersSql, layoutKey, planLayout, type Layout, type TableTiming } from './queries-data.js';
+import { median } from './median.js';
 
 export const TARGET_MS = 1000;
 const META_TABLE = 'bench_queries_meta';
@@ -71,12 +72,6 @@ export interface QueriesBenchResult {
   readonly endpoints: EndpointResult[];
   readonly serverErrors: string[];
 }
-
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 const count = (value: unknown): number => (Array.isArray(value) ? value.length : typeof value === 'number' ? value : 0);
 

@@ -23,6 +23,7 @@ import { SINK_DEFAULTS } from '../analytics/sink/sink.js';
 import { clickHouseCpuMs } from './server-cpu.js';
 import { benchRows, benchSteps, INSERTS_IN_FLIGHT, WARM_UP_SHARE } from './sink-rounds.js';
 import type { SideRequest, SideResult } from './sink-side.js';
+import { median, medianOrNull } from './median.js';
 
 export interface SinkBenchRound {
   /** Steady rates: from the first insert confirmed past WARM_UP_SHARE of the rows to the last (sink-rounds.ts). */
@@ -76,14 +77,6 @@ export interface SinkBenchResult {
   readonly clickHouseMicrosPerRowSink: number | null;
   readonly rounds: readonly SinkBenchRound[];
 }
-
-const median = (xs: readonly number[]): number => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
-
-const medianOrNull = (xs: readonly (number | null)[]): number | null => (xs.some((x) => x === null) ? null : median(xs as number[]));
 
 async function database(base: TrajflowConfig, prefix: string, label: string): Promise<TrajflowConfig> {
   const config: TrajflowConfig = { ...base, topicPrefix: prefix, clickhouse: { ...base.clickhouse, database: `bench_${label}_${prefix.split('.').pop()}` } };

@@ -15,7 +15,7 @@ import { jsonObjectFlag, positiveInt } from '../../cli/flags.js';
 const usage =
   'trajflow processors [--estimator grpo|dr_grpo|rloo|starpo|reinforce_plus_plus|reinforce_plus_plus_baseline|gigpo] ' +
   '[--filter dynamic_sampling|starpo_s_variance|ragen2_snr_top_p]… [--group-size 8] [--min-group-size 2] ' +
-  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--batch-window-ms 50] [--max-batch-groups 64] [--flush-ms 100] ' +
+  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--batch-window-ms 20] [--max-batch-groups 64] [--flush-ms 100] ' +
   '[--consumer-group <prefix>.processors] [--instance 0]';
 
 export const processorsCommand: Command = {
@@ -69,7 +69,7 @@ export const processorsCommand: Command = {
         minGroupSize: positiveInt('min-group-size', values['min-group-size'], 2),
         idleTimeoutMs: positiveInt('idle-timeout-ms', values['idle-timeout-ms'], 120_000),
         groupTimeoutMs: positiveInt('group-timeout-ms', values['group-timeout-ms'], 300_000),
-        batchWindowMs: positiveInt('batch-window-ms', values['batch-window-ms'], 50),
+        batchWindowMs: positiveInt('batch-window-ms', values['batch-window-ms'], 20),
         maxBatchGroups: positiveInt('max-batch-groups', values['max-batch-groups'], 64),
         flushIntervalMs: positiveInt('flush-ms', values['flush-ms'], 100),
         onBatch: (stats) =>

@@ -42,8 +42,11 @@ export interface ProcessorsOptions {
   readonly groupTimeoutMs?: number;
   /**
    * A rollout batch (what filters and batch estimators see together) closes batchWindowMs after its first
-   * group (default 50) or when it holds maxBatchGroups groups (default 64), whichever comes first
-   * (rollout-batches.ts). Set maxBatchGroups to the actors' groups per iteration for RAGEN's batches.
+   * group (default 20) or when it holds maxBatchGroups groups (default 64), whichever comes first
+   * (rollout-batches.ts). Set maxBatchGroups to the actors' groups per iteration for RAGEN's batches, with a
+   * window long enough to collect them (trajflow train: 5 s). The default window is latency every group
+   * pays (on average half of it); at 5,000 steps/s on the 2-core VM 20 ms took 10–22 ms off the p50 and
+   * ≈ 19 ms off the p99 against 50 ms, for ≈ 50 % more (smaller) transactions.
    */
   readonly batchWindowMs?: number;
   readonly maxBatchGroups?: number;
@@ -81,7 +84,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     minGroupSize = 2,
     idleTimeoutMs = 120_000,
     groupTimeoutMs = 300_000,
-    batchWindowMs = 50,
+    batchWindowMs = 20,
     maxBatchGroups = 64,
     flushIntervalMs = 100,
     writeAsQueued = true,

@@ -7,9 +7,12 @@ import type { KafkaConfig } from '../../core/config.js';
 export interface TransactionPhases {
   /** producer.transaction(): a new transaction (the producer id was initialised at fence time). */
   readonly beginMs: number;
-  /** sendBatch: AddPartitionsToTxn (retried while the previous transaction's markers are written) and Produce. */
+  /**
+   * sendBatch: AddPartitionsToTxn (retried while the previous transaction's markers are written) and Produce;
+   * the offsets are sent beside the Produce (transaction-worker.ts), so their time is partly in here too.
+   */
   readonly sendMs: number;
-  /** sendOffsets: AddOffsetsToTxn and TxnOffsetCommit (0 without positions). */
+  /** sendOffsets (AddOffsetsToTxn, TxnOffsetCommit): what is left of it once the Produce returned (0 without positions). */
   readonly offsetsMs: number;
   /** commit: EndTxn. */
   readonly commitMs: number;

@@ -1,6 +1,7 @@
 // Unit: the speed patches scripts/patch-kafkajs.mjs applies to kafkajs 2.2.4 at install — the record batch
 // CRC-32C computed slicing-by-8 and the protocol Encoder allocating with allocUnsafe — are in place and give
-// the same bytes as kafkajs' own byte-at-a-time CRC and zero-filled buffers.
+// the same bytes as kafkajs' own byte-at-a-time CRC and zero-filled buffers; and the [partitions-added] hook
+// of a transactional send (one AddPartitionsToTxn, then the caller's hook, then the produce requests).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -166,5 +167,67 @@ test('the patched batch keeps exactly the messages at or after the fetched offse
     const fetched = (base + 4n).toString();
     const batch = new Batch('t', fetched, { partition: 0, highWatermark: '0', messages, abortedTransactions: [] });
     assert.deepEqual(batch.messages.map((m) => m.offset), messages.filter((m, i) => i >= 4 && !m.isControlRecord).map((m) => m.offset), `base ${base}`);
+  }
+});
+
+test('a transactional send given onPartitionsAdded adds all its partitions in one call, then calls the hook once, then produces', async () => {
+  assert.match(readFileSync(require.resolve('kafkajs/src/producer/sendMessages.js'), 'utf8'), /\[partitions-added\]/);
+  const createSendMessages = require('kafkajs/src/producer/sendMessages.js') as (deps: Record<string, unknown>) => (args: Record<string, unknown>) => Promise<unknown>;
+  // Doubles of kafkajs' cluster and EOS manager: topic a has partitions 0 and 1, led by brokers 1 and 2; topic b one partition on broker 2.
+  const log: string[] = [];
+  const brokers = new Map([1, 2].map((nodeId) => [nodeId, {
+    nodeId,
+    produce: async ({ topicData }: { topicData: { topic: string; partitions: { partition: number }[] }[] }) => {
+      log.push(`produce@${nodeId} ${topicData.map((t) => `${t.topic}:${t.partitions.map((p) => p.partition).join(',')}`).join(' ')}`);
+      return { topics: topicData.map((t) => ({ topicName: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode: 0, baseOffset: '0' })) })) };
+    },
+  }]));
+  const leaders: Record<string, Record<string, number>> = { a: { 0: 1, 1: 2 }, b: { 0: 2 } };
+  const cluster = {
+    refreshMetadataIfNecessary: async () => undefined,
+    addMultipleTargetTopics: async () => undefined,
+    isConnected: () => true,
+    findTopicPartitionMetadata: (topic: string) => Object.keys(leaders[topic]!).map((p) => ({ partitionId: Number(p), leader: leaders[topic]![p] })),
+    findLeaderForPartitions: (topic: string, partitions: string[]) => {
+      const byLeader: Record<number, number[]> = {};
+      for (const p of partitions) (byLeader[leaders[topic]![p]!] ??= []).push(Number(p));
+      return byLeader;
+    },
+    findBroker: async ({ nodeId }: { nodeId: number }) => brokers.get(Number(nodeId)),
+  };
+  const added = new Set<string>();
+  const eosManager = {
+    isTransactional: () => true,
+    addPartitionsToTransaction: async (topicData: { topic: string; partitions: { partition: number }[] }[]) => {
+      const fresh = topicData.flatMap((t) => t.partitions.map((p) => `${t.topic}:${p.partition}`)).filter((tp) => !added.has(tp));
+      if (fresh.length > 0) log.push(`addPartitions ${fresh.sort().join(' ')}`);
+      for (const tp of fresh) added.add(tp);
+    },
+    acquireBrokerLock: async () => undefined,
+    releaseBrokerLock: async () => undefined,
+    getSequence: () => 0,
+    updateSequence: () => undefined,
+    getTransactionalId: () => 'tx',
+    getProducerId: () => '1',
+    getProducerEpoch: () => 0,
+  };
+  const sendMessages = createSendMessages({ logger: { debug: () => undefined }, cluster, eosManager, partitioner: ({ message }: { message: { partition: number } }) => message.partition, retrier: (fn: (bail: unknown, n: number, t: number) => unknown) => fn(() => undefined, 0, 0) });
+  const topicMessages = [
+    { topic: 'a', messages: [{ partition: 0, value: 'x' }, { partition: 1, value: 'y' }] },
+    { topic: 'b', messages: [{ partition: 0, value: 'z' }] },
+  ];
+  await sendMessages({ acks: -1, topicMessages, onPartitionsAdded: () => log.push('hook') });
+  assert.deepEqual(log.slice(0, 2), ['addPartitions a:0 a:1 b:0', 'hook']);
+  assert.deepEqual(log.slice(2).sort(), ['produce@1 a:0', 'produce@2 a:1 b:0']);
+
+  // Without the hook, kafkajs' own order: each leader adds its partitions before its produce.
+  log.length = 0;
+  added.clear();
+  await sendMessages({ acks: -1, topicMessages });
+  assert.equal(log.filter((line) => line === 'hook').length, 0);
+  assert.equal(log.filter((line) => line.startsWith('addPartitions')).length, 2);
+  for (const nodeId of [1, 2]) {
+    const produce = log.findIndex((line) => line.startsWith(`produce@${nodeId}`));
+    assert.ok(produce > 0 && log.slice(0, produce).some((line) => line.startsWith('addPartitions')), log.join(' | '));
   }
 });
