@@ -231,3 +231,54 @@ test('a transactional send given onPartitionsAdded adds all its partitions in on
     assert.ok(produce > 0 && log.slice(0, produce).some((line) => line.startsWith('addPartitions')), log.join(' | '));
   }
 });
+
+test('a produce request written in one pass has the bytes of kafkajs’ own encoding, and headers or compression take kafkajs’ path', async () => {
+  assert.match(readFileSync(require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js'), 'utf8'), /\[produce-one-pass\]/);
+  const produce = require('kafkajs/src/protocol/requests/produce/v3/request.js') as ((args: Record<string, unknown>) => { encode(): Promise<{ buffer: Buffer }> }) & { kafkajsPath?: boolean };
+  const Long = require('kafkajs/src/utils/long.js') as { fromValue(v: number | string): unknown };
+  const rng = new Rng(11);
+  const bytesOf = async (args: Record<string, unknown>, kafkajsPath: boolean) => {
+    produce.kafkajsPath = kafkajsPath;
+    try {
+      return (await produce(args).encode()).buffer;
+    } finally {
+      produce.kafkajsPath = false;
+    }
+  };
+  const realNow = Date.now;
+  Date.now = () => 1_764_547_200_123; // partitions without timestamps take the clock: the same in both paths
+  try {
+    for (let trial = 0; trial < 40; trial++) {
+      const withTimestamps = trial % 3 !== 0;
+      const message = (i: number) => ({
+        key: [() => `group-${rng.int(1000)}`, () => Buffer.from(`k${i}-ünï`), () => null][rng.int(3)]!(),
+        value: [() => Buffer.alloc(rng.int(3000), rng.int(256)), () => `value ${i} ${'x'.repeat(rng.int(300))}`, () => null][rng.int(3)]!(),
+        ...(withTimestamps ? { timestamp: String(1_764_547_000_000 + rng.int(100_000)) } : {}),
+        ...(trial === 7 ? { headers: {} } : {}),
+      });
+      const topicData = Array.from({ length: 1 + rng.int(3) }, (_, t) => ({
+        topic: `trajflow.t${t}.samples`,
+        partitions: Array.from({ length: 1 + rng.int(4) }, (_, p) => ({
+          partition: p,
+          firstSequence: rng.int(100_000),
+          messages: Array.from({ length: 1 + rng.int(trial === 5 ? 400 : 40) }, (_, i) => message(i)),
+        })),
+      }));
+      const args = {
+        acks: -1,
+        timeout: 30000,
+        transactionalId: trial % 2 === 0 ? `trajflow.processors.p${trial}` : null,
+        producerId: Long.fromValue(trial % 2 === 0 ? 4242 + trial : -1),
+        producerEpoch: trial % 4,
+        topicData,
+      };
+      assert.deepEqual(await bytesOf(args, false), await bytesOf(args, true), `trial ${trial}`);
+    }
+    // Headers and compression are left to kafkajs: the one-pass writer knows neither.
+    const withHeaders = { acks: -1, timeout: 1000, topicData: [{ topic: 't', partitions: [{ partition: 0, messages: [{ key: 'k', value: 'v', headers: { h: 'x' } }] }] }] };
+    assert.deepEqual(await bytesOf(withHeaders, false), await bytesOf(withHeaders, true));
+    assert.ok((await bytesOf(withHeaders, false)).includes(Buffer.from('h')));
+  } finally {
+    Date.now = realNow;
+  }
+});
