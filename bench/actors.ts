@@ -11,13 +11,12 @@ import { cpus } from 'node:os';
 import { loadConfig, type TrajflowConfig } from '../core/config.js';
 import { ensureUp } from '../infra/commands.js';
 import { createKafka } from '../infra/kafka/client.js';
-import { ensureTopics, topicSpecs } from '../infra/topics.js';
+import { deleteTopicsUnder, ensureTopics, topicSpecs } from '../infra/topics.js';
 import { actorsConfig, episodeIdOf, groupIdOf, startActors, turnSeedOf } from '../envs/actors/index.js';
 import { createEnv, envNames, type EnvName } from '../envs/index.js';
 import { UniformRandomPolicy } from '../envs/policy/index.js';
 import { connectBackbone } from '../streams/index.js';
 import { fmt, option } from './args.js';
-import { deletePrefixedTopics } from './bench-topics.js';
 
 export interface ActorsBenchOptions {
   /** Steps to run per environment and mode (at least; whole episodes / groups). */
@@ -85,7 +84,7 @@ export async function measureActors(options: ActorsBenchOptions = {}): Promise<A
     }
   } finally {
     await backbone.close();
-    await deletePrefixedTopics(config);
+    await deleteTopicsUnder(config);
   }
   return results;
 }

@@ -6,13 +6,12 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
-import { ensureTopics } from '../infra/topics.js';
+import { deleteTopicsUnder, ensureTopics } from '../infra/topics.js';
 import { startProcessors } from '../processors/pipeline/processor.js';
 import type { TransactionPhases } from '../processors/pipeline/transactional-emitter.js';
 import { StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from '../test/helpers/episodes.js';
 import { rawThroughput } from './backbone.js';
-import { deletePrefixedTopics } from './bench-topics.js';
 import { kafkaCpuMs } from './server-cpu.js';
 import { median, medianOrNull } from './median.js';
 
@@ -176,7 +175,7 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
 
 /** Deletes the topics of every measurement this process made; call once their producers are closed. */
 export async function deleteProcessorsBenchTopics(config: TrajflowConfig): Promise<void> {
-  await deletePrefixedTopics(config, RUN_PREFIX);
+  await deleteTopicsUnder(config, RUN_PREFIX);
 }
 
 /** One round of the throughput comparison: the raw ceiling, then the processors, back to back. */

@@ -171,3 +171,22 @@ async function ensureTopicsOnce(config: TrajflowConfig, admin: Admin | undefined
     if (own) await client.disconnect().catch(() => undefined);
   }
 }
+
+/**
+ * Deletes every topic under `${prefix}.`. Benches and integration tests isolate each run under a prefix of
+ * its own; left behind, their topics pile up on a long-lived broker (≈ 90 `bench processors` runs left 53 GB
+ * and 7,400 partition directories) and slow it: the raw ceiling of `bench processors` went from ≈ 45,000 to
+ * ≈ 82,000 events/s once they were gone. Call after every producer that wrote to them is closed (a kafkajs
+ * producer keeps asking for a deleted topic's metadata; see bench/backbone.ts).
+ */
+export async function deleteTopicsUnder(config: TrajflowConfig, prefix: string = config.topicPrefix): Promise<number> {
+  const admin = createKafka(config, { quiet: true }).admin();
+  await admin.connect();
+  try {
+    const ours = (await admin.listTopics()).filter((topic) => topic.startsWith(`${prefix}.`));
+    for (let i = 0; i < ours.length; i += 100) await admin.deleteTopics({ topics: ours.slice(i, i + 100), timeout: 60_000 });
+    return ours.length;
+  } finally {
+    await admin.disconnect();
+  }
+}

@@ -4,6 +4,8 @@ import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../core/config.js';
+import { deleteTopicsUnder } from '../infra/topics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tiers = process.argv.slice(2);
@@ -31,4 +33,15 @@ const result = spawnSync(
   ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
   { cwd: root, stdio: 'inherit' },
 );
+// Integration tests isolate themselves under `test.<name>.<time>.<random>` topic prefixes; on a long-lived
+// broker (a developer's) they would pile up run after run and slow it (see deleteTopicsUnder). A fresh
+// clone starts clean anyway. TRAJFLOW_KEEP_TEST_TOPICS=1 keeps them for a look after a failure.
+if (wanted.some((tier) => tier !== 'unit') && !process.env.TRAJFLOW_KEEP_TEST_TOPICS) {
+  try {
+    // Quietly: the run's last lines are the test counts.
+    await deleteTopicsUnder(loadConfig(), 'test');
+  } catch (error) {
+    console.error(`could not delete the test topics: ${(error as Error).message}`);
+  }
+}
 process.exit(result.status ?? 1);

@@ -4,16 +4,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
-import { randomBytes } from 'node:crypto';
 import { loadConfig, topicName } from '../../../core/config.js';
 import { createKafka } from '../../../infra/kafka/client.js';
 import { ensureTopics } from '../../../infra/topics.js';
 import { actorsConfig, startActors } from '../../../envs/actors/index.js';
 import type { PolicyVersionEvent, StepEvent } from '../../../schemas/index.js';
 import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone, type Envelope } from '../../../streams/index.js';
-import { waitFor } from '../../helpers/kafka.js';
+import { uniqueName, waitFor } from '../../helpers/kafka.js';
 
-const config = { ...loadConfig(), topicPrefix: `actorstest-${Date.now().toString(36)}${randomBytes(3).toString('hex')}` };
+const config = { ...loadConfig(), topicPrefix: uniqueName('actors') };
 let backbone: Backbone;
 
 before(async () => {
