@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Producer, Transaction } from 'kafkajs';
 import { createKafka } from '../../streams/kafka-client.js';
 import { rememberingPartitioner } from '../../streams/partitioner.js';
+import { splitIntoRequests } from './produce-requests.js';
 import { unpackMessages, type TransactionWorkerData, type WorkerPhases, type WorkerReply, type WorkerRequest, type WriteOutcome } from './transaction-protocol.js';
 
 const data = workerData as TransactionWorkerData;
@@ -92,9 +93,12 @@ async function write(request: Extract<WorkerRequest, { kind: 'write' }>, receive
     const sendOffsets = () => transaction!.sendOffsets({ consumerGroupId: offsets!.consumerGroupId, topics: offsets!.topics.map((t) => ({ topic: t.topic, partitions: [...t.partitions] })) });
     // The offsets go beside the Produce, once the output partitions are in the transaction (the kafkajs patch
     // [partitions-added] in scripts/patch-kafkajs.mjs says why that is safe): one round trip less per transaction.
-    if (topicMessages.length > 0) {
-      const onPartitionsAdded = offsets ? () => void (offsetsBeside = sendOffsets()).catch(() => undefined) : undefined;
-      await transaction.sendBatch({ topicMessages, onPartitionsAdded } as Parameters<Transaction['sendBatch']>[0]);
+    // Several produce requests when a topic's messages are above what a broker takes in one batch
+    // (produce-requests.ts); the offsets start with the last, once every partition is in the transaction.
+    const requests = splitIntoRequests(topicMessages);
+    for (let i = 0; i < requests.length; i++) {
+      const onPartitionsAdded = offsets && i === requests.length - 1 ? () => void (offsetsBeside = sendOffsets()).catch(() => undefined) : undefined;
+      await transaction.sendBatch({ topicMessages: requests[i]!, onPartitionsAdded } as Parameters<Transaction['sendBatch']>[0]);
     }
     const sent = performance.now();
     if (offsetsBeside) await offsetsBeside;
