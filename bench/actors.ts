@@ -10,7 +10,6 @@ import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { loadConfig, type TrajflowConfig } from '../core/config.js';
 import { ensureUp } from '../infra/commands.js';
-import { createKafka } from '../infra/kafka/client.js';
 import { deleteTopicsUnder, ensureTopics, topicSpecs } from '../infra/topics.js';
 import { actorsConfig, episodeIdOf, groupIdOf, startActors, turnSeedOf } from '../envs/actors/index.js';
 import { createEnv, envNames, type EnvName } from '../envs/index.js';
@@ -88,9 +87,6 @@ export async function measureActors(options: ActorsBenchOptions = {}): Promise<A
   }
   return results;
 }
-
-
-
 
 /** The `bench actors` branch of `trajflow bench`: prints the table, and with --json one JSON line last. */
 export async function runActorsBench(args: readonly string[]): Promise<number> {

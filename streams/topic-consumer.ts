@@ -447,11 +447,6 @@ export class TopicConsumer<T> {
   }
 }
 
-/**
- * One delivered message. A class rather than an object literal with an `ack` closure: the sink and the
- * processors take one per event, and a closure per message (wrapped in tsx's `__name` helper) was ≈ 4 % of
- * the sink's busy time in a profile.
- */
 /** What acknowledging a message needs, without its value. */
 export type Receipt = Pick<Envelope<unknown>, 'topic' | 'partition' | 'offset' | 'ack'>;
 
@@ -465,6 +460,11 @@ export function receiptOf(envelope: Receipt): Receipt {
   return { topic: envelope.topic, partition: envelope.partition, offset: envelope.offset, ack: () => envelope.ack() };
 }
 
+/**
+ * One delivered message. A class rather than an object literal with an `ack` closure: the sink and the
+ * processors take one per event, and a closure per message (wrapped in tsx's `__name` helper) was ≈ 4 % of
+ * the sink's busy time in a profile.
+ */
 class Delivery<T> implements Envelope<T> {
   readonly topic: string;
   readonly partition: number;

@@ -35,11 +35,13 @@ const result = spawnSync(
 );
 // Integration tests isolate themselves under `test.<name>.<time>.<random>` topic prefixes; on a long-lived
 // broker (a developer's) they would pile up run after run and slow it (see deleteTopicsUnder). A fresh
-// clone starts clean anyway. TRAJFLOW_KEEP_TEST_TOPICS=1 keeps them for a look after a failure.
-if (wanted.some((tier) => tier !== 'unit') && !process.env.TRAJFLOW_KEEP_TEST_TOPICS) {
+// clone starts clean anyway. Only on trajflow's own broker: a cluster given by TRAJFLOW_KAFKA_BROKERS may
+// hold `test.*` topics that are not ours. TRAJFLOW_KEEP_TEST_TOPICS=1 keeps them for a look after a failure.
+const config = loadConfig();
+if (wanted.some((tier) => tier !== 'unit') && config.kafka.managed && !process.env.TRAJFLOW_KEEP_TEST_TOPICS) {
   try {
     // Quietly: the run's last lines are the test counts.
-    await deleteTopicsUnder(loadConfig(), 'test');
+    await deleteTopicsUnder(config, 'test');
   } catch (error) {
     console.error(`could not delete the test topics: ${(error as Error).message}`);
   }

@@ -139,14 +139,17 @@ export function transferables(packed: PackedMessages): ArrayBuffer[] {
 }
 
 /** The packed messages as kafkajs' topicMessages again; values are views of the one buffer, not copies. */
-export function unpackMessages(packed: PackedMessages): { topic: string; messages: { key: string | Buffer | null; value: Buffer | null }[] }[] {
+/** A message as kafkajs takes it (unpacked in the worker). */
+type OutgoingMessage = { key: string | Buffer | null; value: Buffer | null };
+
+export function unpackMessages(packed: PackedMessages): { topic: string; messages: OutgoingMessage[] }[] {
   const values = Buffer.from(packed.values.buffer, packed.values.byteOffset, packed.values.byteLength);
-  const out: { topic: string; messages: { key: string | Buffer | null; value: Buffer | null }[] }[] = [];
+  const out: { topic: string; messages: OutgoingMessage[] }[] = [];
   let i = 0;
   let start = 0;
   packed.topics.forEach((topic, t) => {
     const count = packed.counts[t]!;
-    const messages = new Array<{ key: string | Buffer | null; value: Buffer | null }>(count);
+    const messages = new Array<OutgoingMessage>(count);
     for (let m = 0; m < count; m++, i++) {
       const key = packed.keys[i]!;
       const end = packed.ends[i]!;

@@ -24,7 +24,7 @@
 // no partition's offsets can be committed out of order by two lanes.
 import { Subject } from 'rxjs';
 import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
-import { receiptOf, type Envelope, type TopicConsumer } from '../../streams/topic-consumer.js';
+import { receiptOf, type Receipt, type TopicConsumer } from '../../streams/topic-consumer.js';
 import { deadLetterEvent, type DeadLetterInput } from '../../streams/dead-letter.js';
 import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { TrajflowError } from '../../core/errors.js';
@@ -50,7 +50,8 @@ export interface OutputUnit {
   readonly sources: readonly UnitSource[];
 }
 
-export type UnitSource = Pick<Envelope<unknown>, 'topic' | 'partition' | 'offset' | 'ack'>;
+/** A step message a unit acknowledges once written: an envelope, or its receipt once queued. */
+export type UnitSource = Receipt;
 
 export interface EmitterTopics {
   /** The input topic whose partitions the transactional producers follow. */
