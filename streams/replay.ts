@@ -5,6 +5,7 @@
 // The end is fixed when the replay starts (the high watermark, or the offset of a timestamp), so a
 // replay of a live topic completes instead of following it forever.
 import type { Admin, Kafka } from 'kafkajs';
+import { retryRetriable } from '../infra/kafka/retry.js';
 import { TopicConsumer, type TopicConsumerOptions } from './topic-consumer.js';
 
 /** Where a replay starts or ends, on every partition of the topic. */
@@ -20,22 +21,6 @@ export interface ReplayOptions<T> extends Pick<TopicConsumerOptions<T>, 'decode'
   readonly from?: ReplayPosition;
   /** Exclusive end; defaults to the high watermark at start. */
   readonly to?: ReplayPosition;
-}
-
-/**
- * Runs an admin call again on Kafka's retriable errors (NOT_LEADER_FOR_PARTITION and the like right after a
- * broker restart, which kafkajs' admin gives up on at once), up to `attempts` times with a growing pause.
- */
-export async function retryRetriable<T>(call: () => Promise<T>, attempts = 8): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await call();
-    } catch (error) {
-      const retriable = (error as { retriable?: boolean } | null)?.retriable === true;
-      if (!retriable || attempt >= attempts) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
-    }
-  }
 }
 
 export async function positionsOf(admin: Admin, topic: string, position: ReplayPosition): Promise<Map<number, bigint>> {

@@ -19,6 +19,7 @@
 import { lastValueFrom, map, mergeMap, from, type Subscription } from 'rxjs';
 import type { Kafka } from 'kafkajs';
 import { topicName } from '../../core/config.js';
+import { retryRetriable } from '../../infra/kafka/retry.js';
 import { DecodeError, validateEvent, type AnyEvent, type CollapseAlertEvent, type EventCodec } from '../../schemas/index.js';
 import type { Backbone } from '../../streams/backbone.js';
 import { classifyDecodeError } from '../../streams/event-consumer.js';
@@ -98,7 +99,7 @@ async function partitionsOf(kafka: Kafka, topic: string): Promise<string[]> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const [metadata] = (await admin.fetchTopicMetadata({ topics: [topic] })).topics;
+    const [metadata] = (await retryRetriable(() => admin.fetchTopicMetadata({ topics: [topic] }))).topics;
     return (metadata?.partitions ?? []).map((p) => partitionKey(topic, p.partitionId)).sort();
   } finally {
     await admin.disconnect();
@@ -111,8 +112,8 @@ async function committedRanges(kafka: Kafka, groupId: string, topics: readonly s
   await admin.connect();
   try {
     const ranges = new Map<string, Record<number, bigint>>();
-    for (const { topic, partitions } of await admin.fetchOffsets({ groupId, topics: [...topics] })) {
-      const lows = new Map((await admin.fetchTopicOffsets(topic)).map((w) => [w.partition, BigInt(w.low)]));
+    for (const { topic, partitions } of await retryRetriable(() => admin.fetchOffsets({ groupId, topics: [...topics] }))) {
+      const lows = new Map((await retryRetriable(() => admin.fetchTopicOffsets(topic))).map((w) => [w.partition, BigInt(w.low)]));
       const ends: Record<number, bigint> = {};
       for (const { partition, offset } of partitions) {
         const committed = BigInt(offset);

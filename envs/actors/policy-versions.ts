@@ -7,6 +7,7 @@
 // actors that (re)join a running learner wait for it, instead of sampling with version 0 first.
 import { concatMap, type Subscription } from 'rxjs';
 import type { Kafka } from 'kafkajs';
+import { retryRetriable } from '../../infra/kafka/retry.js';
 import type { EventCodec, PolicyVersionEvent } from '../../schemas/index.js';
 import { createEventConsumer, isKafkaOutage, type TopicConsumer } from '../../streams/index.js';
 
@@ -37,7 +38,7 @@ export async function followPolicyVersions(kafka: Kafka, codec: EventCodec, opti
   // The offset of the last record per partition at start (-1: the partition is empty).
   const lastAtStart = new Map<number, bigint>();
   try {
-    for (const { partition, high } of await admin.fetchTopicOffsets(options.topic)) lastAtStart.set(partition, BigInt(high) - 1n);
+    for (const { partition, high } of await retryRetriable(() => admin.fetchTopicOffsets(options.topic))) lastAtStart.set(partition, BigInt(high) - 1n);
   } finally {
     await admin.disconnect();
   }

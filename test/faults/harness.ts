@@ -14,7 +14,8 @@ import { applyMigrations } from '../../infra/clickhouse/migrations.js';
 import { clickHouseClient, type ClickHouseHttp } from '../../infra/clickhouse/http.js';
 import { ensureTopics } from '../../infra/topics.js';
 import type { EventName, EventTypes } from '../../schemas/index.js';
-import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, retryRetriable, type Backbone } from '../../streams/index.js';
+import { retryRetriable } from '../../infra/kafka/retry.js';
+import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone } from '../../streams/index.js';
 import { groupSteps } from '../helpers/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 

@@ -5,6 +5,7 @@
 // partition the group has never committed on counts everything still retained (high − low) as lag, since
 // the project's consumers start from the beginning. The pure part (lagReport) is separate from the calls.
 import type { Admin } from 'kafkajs';
+import { retryRetriable } from '../../../infra/kafka/retry.js';
 import { patternParam, readQuery, type RawQuery } from './params.js';
 
 /** The calls this module makes on a kafkajs admin client. */
@@ -98,8 +99,8 @@ export function topicLag(topic: string, committed: Committed[number]['partitions
 export async function consumerLag(admin: LagAdmin, prefix: string, q: LagQuery = {}): Promise<LagReport> {
   const listed = q.group === undefined ? (await admin.listGroups()).groups.map((g) => g.groupId) : [];
   const { groups, truncated } = groupsToReport(prefix, listed, q.group);
-  const described = new Map((await admin.describeGroups(groups)).groups.map((g) => [g.groupId, g]));
-  const committedByGroup = await Promise.all(groups.map((groupId) => admin.fetchOffsets({ groupId }) as Promise<Committed>));
+  const described = new Map((await retryRetriable(() => admin.describeGroups(groups))).groups.map((g) => [g.groupId, g]));
+  const committedByGroup = await Promise.all(groups.map((groupId) => retryRetriable(() => admin.fetchOffsets({ groupId }) as Promise<Committed>)));
   const topics = new Set(committedByGroup.flatMap((committed) => committed.map((t) => t.topic)));
   const watermarks = new Map<string, Watermarks | null>();
   await Promise.all(
