@@ -12,6 +12,7 @@ import { topicName } from '../../core/config.js';
 import { makeStep } from '../fixtures/events.js';
 import { waitFor } from '../helpers/kafka.js';
 import { createFaultRun, freePort } from './harness.js';
+import { retryRetriable } from '../../infra/kafka/retry.js';
 
 const CHILD = fileURLToPath(new URL('./slow-consumer-child.ts', import.meta.url));
 const EVENTS = 40_000;
@@ -74,7 +75,7 @@ test('a slow consumer: memory stays bounded while a producer runs far ahead (bac
     // The broker's own view, for comparison.
     const admin = run.backbone.kafka.admin();
     await admin.connect();
-    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const [committed] = await retryRetriable(() => admin.fetchOffsets({ groupId, topics: [topic] }));
     const high = await admin.fetchTopicOffsets(topic);
     await admin.disconnect();
     const brokerLag = high.reduce((n, p) => n + Number(p.high), 0) - committed!.partitions.reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);

@@ -8,6 +8,7 @@ import { loadConfig } from '../../core/config.js';
 import { createKafka } from '../../infra/kafka/client.js';
 import { waitUntil } from '../../infra/process.js';
 import { uniqueSuffix } from './helpers.js';
+import { retryRetriable } from '../../infra/kafka/retry.js';
 
 const { ConfigResourceTypes, Partitioners } = kafkajs;
 const config = loadConfig();
@@ -58,7 +59,7 @@ test('messages produced with keys are consumed in a group, and committed offsets
     assert.equal(new Set(mine.map((p) => p.partition)).size, 1);
     assert.deepEqual(mine.map((p) => Number(p.message.headers?.n?.toString())), [...mine.map((p) => Number(p.message.headers?.n?.toString()))].sort((a, b) => a - b));
   }
-  const committed = await admin.fetchOffsets({ groupId, topics: [topic] });
+  const committed = await retryRetriable(() => admin.fetchOffsets({ groupId, topics: [topic] }));
   const total = committed[0]!.partitions.reduce((sum, p) => sum + Number(p.offset), 0);
   assert.equal(total, messages.length);
 });

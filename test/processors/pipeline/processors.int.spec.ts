@@ -17,6 +17,7 @@ const episodesOf = (runId: string, groupId: string, episodes: number[]) =>
   episodes.flatMap((episode) => episodeSteps({ runId, groupId, groupSize: 4, episode, length: 3, finalReward: episode % 2 }));
 import { uniqueName, waitFor } from '../../helpers/kafka.js';
 import { testProcessing } from '../helpers/processing.js';
+import { retryRetriable } from '../../../infra/kafka/retry.js';
 
 let backbone: Backbone;
 before(async () => {
@@ -99,7 +100,7 @@ test('a dead-lettered step is committed with no output after it, so a restart do
     for (const key of garbage) await backbone.producer.sendRaw(stepsTopic, { key, value: Buffer.from(`not avro ${key}`) });
     const lagging = async () => {
       const ends = await admin.fetchTopicOffsets(stepsTopic);
-      const [committed] = await admin.fetchOffsets({ groupId: consumerGroupId, topics: [stepsTopic] });
+      const [committed] = await retryRetriable(() => admin.fetchOffsets({ groupId: consumerGroupId, topics: [stepsTopic] }));
       return ends.filter((end) => committed!.partitions.find((p) => p.partition === end.partition)?.offset !== end.high);
     };
     await waitFor(async () => (await lagging()).length === 0, 'the committed offsets to pass the dead-lettered steps', 30_000, 200);

@@ -5,6 +5,7 @@
 // mode SIGTERM closes it gracefully (commit, leave the group, exit 0).
 import { loadConfig } from '../../../core/config.js';
 import { connectBackbone, createEventConsumer, shutdownOnSignals } from '../../../streams/index.js';
+import { retryRetriable } from '../../../infra/kafka/retry.js';
 
 const [topic, groupId, expectedText, ackText, mode] = process.argv.slice(2);
 if (!topic || !groupId || !expectedText || !ackText || (mode !== 'hang' && mode !== 'signals')) {
@@ -36,7 +37,7 @@ async function reportWhenCommitted(): Promise<void> {
   await admin.connect();
   // Poll the group's committed offset until it covers the acknowledged events.
   for (;;) {
-    const [committed] = await admin.fetchOffsets({ groupId: groupId!, topics: [topic!] });
+    const [committed] = await retryRetriable(() => admin.fetchOffsets({ groupId: groupId!, topics: [topic!] }));
     const offset = Number(committed?.partitions[0]?.offset ?? -1);
     if (offset >= ackCount) break;
     await new Promise((resolve) => setTimeout(resolve, 50));
