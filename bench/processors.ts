@@ -12,6 +12,7 @@ import type { TransactionPhases } from '../processors/pipeline/transactional-emi
 import { StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from '../test/helpers/episodes.js';
 import { rawThroughput } from './backbone.js';
+import { exactlyOnceCopyThroughput } from './exactly-once-copy.js';
 import { kafkaCpuMs } from './server-cpu.js';
 import { median, medianOrNull } from './median.js';
 
@@ -55,9 +56,14 @@ export interface ThroughputResult {
   readonly brokerCpuMicrosPerStep: number | null;
 }
 
-export async function processorsThroughput(backbone: Backbone, groups: number): Promise<ThroughputResult> {
+/** Topics of their own with the groups' steps on their steps topic. */
+async function stepsOnTopic(backbone: Backbone, groups: number): Promise<{ local: Backbone; stepCount: number }> {
   const local = await isolated(backbone);
-  const stepCount = await publishGroups(backbone, topicName(local.config, 'env.steps'), groups);
+  return { local, stepCount: await publishGroups(backbone, topicName(local.config, 'env.steps'), groups) };
+}
+
+export async function processorsThroughput(backbone: Backbone, groups: number): Promise<ThroughputResult> {
+  const { local, stepCount } = await stepsOnTopic(backbone, groups);
   const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE });
   // The clock starts at the first step delivered, as the raw ceiling's starts after its consumer joined:
   // joining the group, reloading the marks and fencing the partitions' producers are start-up, not throughput.
@@ -178,10 +184,15 @@ export async function deleteProcessorsBenchTopics(config: TrajflowConfig): Promi
   await deleteTopicsUnder(config, RUN_PREFIX);
 }
 
-/** One round of the throughput comparison: the raw ceiling, then the processors, back to back. */
+/** One round of the throughput comparison: the raw ceiling, the exactly-once copy, then the processors, back to back. */
 export interface ProcessorsRound extends ThroughputResult {
   readonly rawStepsPerSecond: number;
   readonly ratio: number;
+  /** The processors' Kafka I/O without processing (exactly-once-copy.ts), steps/s. */
+  readonly copyStepsPerSecond: number;
+  readonly copyCpuMicrosPerStep: number;
+  /** processors / copy: the share of the I/O floor the processing leaves. */
+  readonly ratioToCopy: number;
 }
 
 /**
@@ -195,9 +206,19 @@ export async function measureProcessors(backbone: Backbone, options: { groups: n
   for (let round = 1; round <= (options.rounds ?? 3); round++) {
     options.progress(`round ${round}: raw kafkajs ceiling`);
     const raw = await rawThroughput(backbone.kafka, options.groups * STEPS_PER_GROUP, options.eventBytes);
+    options.progress(`round ${round}: exactly-once copy (the processors' Kafka I/O, no processing)`);
+    const { local, stepCount } = await stepsOnTopic(backbone, options.groups);
+    const copy = await exactlyOnceCopyThroughput(local, stepCount);
     options.progress(`round ${round}: processors throughput`);
     const throughput = await processorsThroughput(backbone, options.groups);
-    rounds.push({ rawStepsPerSecond: raw, ...throughput, ratio: throughput.stepsPerSecond / raw });
+    rounds.push({
+      rawStepsPerSecond: raw,
+      ...throughput,
+      ratio: throughput.stepsPerSecond / raw,
+      copyStepsPerSecond: copy.stepsPerSecond,
+      copyCpuMicrosPerStep: copy.cpuMicrosPerStep,
+      ratioToCopy: throughput.stepsPerSecond / copy.stepsPerSecond,
+    });
   }
   options.progress('latency at 5,000 steps/s');
   const latency = await processorsLatency(backbone, 5000, options.latencySeconds ?? 10, options.warmUpSeconds ?? 5);
@@ -206,6 +227,10 @@ export async function measureProcessors(backbone: Backbone, options: { groups: n
     rawStepsPerSecond: median(rounds.map((r) => r.rawStepsPerSecond)),
     processorsStepsPerSecond: median(rounds.map((r) => r.stepsPerSecond)),
     ratio: median(rounds.map((r) => r.ratio)),
+    copyStepsPerSecond: median(rounds.map((r) => r.copyStepsPerSecond)),
+    copyRatio: median(rounds.map((r) => r.copyStepsPerSecond / r.rawStepsPerSecond)),
+    ratioToCopy: median(rounds.map((r) => r.ratioToCopy)),
+    copyCpuMicrosPerStep: median(rounds.map((r) => r.copyCpuMicrosPerStep)),
     processorsCpuMicrosPerStep: median(rounds.map((r) => r.processorsCpuMicrosPerStep)),
     brokerCpuMicrosPerStep: medianOrNull(rounds.map((r) => r.brokerCpuMicrosPerStep)),
     latency,
