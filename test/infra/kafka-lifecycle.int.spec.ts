@@ -9,6 +9,7 @@ import { createKafka } from '../../infra/kafka/client.js';
 import { kafkaPaths, kafkaStatus, startKafka, stopKafka } from '../../infra/kafka/server.js';
 import { isAlive, readPidFile, writePidFile } from '../../infra/process.js';
 import { deadPid, privateConfig } from './helpers.js';
+import { retryRetriable } from '../../infra/kafka/retry.js';
 
 const { Partitioners } = kafkajs;
 const config = await privateConfig();
@@ -23,7 +24,8 @@ after(async () => {
 async function readAll(): Promise<string[]> {
   const admin = createKafka(config).admin();
   await admin.connect();
-  const offsets = await admin.fetchTopicOffsets(topic);
+  // Right after a restart the partition may have no leader yet (NOT_LEADER_FOR_PARTITION, retriable).
+  const offsets = await retryRetriable(() => admin.fetchTopicOffsets(topic));
   await admin.disconnect();
   const end = Number(offsets[0]!.high);
   const values: string[] = [];
