@@ -94,7 +94,7 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
     const { latency } = result;
     result.rounds.forEach((r, i) =>
       console.log(
-        `  round ${i + 1}: raw ${fmt(r.rawStepsPerSecond)} events/s, exactly-once copy ${fmt(r.copyStepsPerSecond)} steps/s, processors ${fmt(r.stepsPerSecond)} steps/s, ratio ${r.ratio.toFixed(2)} (to the copy ${r.ratioToCopy.toFixed(2)}), CPU per step: processors ${r.processorsCpuMicrosPerStep.toFixed(1)} µs, copy ${r.copyCpuMicrosPerStep.toFixed(1)} µs`,
+        `  round ${i + 1}: raw ${fmt(r.rawStepsPerSecond)} events/s, exactly-once copy ${fmt(r.copyStepsPerSecond)} steps/s, processors ${fmt(r.stepsPerSecond)} steps/s, ratio ${r.ratio.toFixed(2)} (to the copy ${r.ratioToCopy.toFixed(2)}), CPU per step: processors ${r.processorsCpuMicrosPerStep.toFixed(1)} µs${r.mainThreadCpuMicrosPerStep === null ? '' : ` (main thread ${r.mainThreadCpuMicrosPerStep.toFixed(1)})`}, copy ${r.copyCpuMicrosPerStep.toFixed(1)} µs`,
       ),
     );
     console.log(`raw kafkajs produce→consume: ${fmt(result.rawStepsPerSecond)} events/s (median of ${rounds} rounds)`);
@@ -104,7 +104,8 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
       `exactly-once copy (the processors' reads and transactional writes of ≈ 2× the bytes, no decode, no processing): ${fmt(result.copyStepsPerSecond)} steps/s (median), ${result.copyRatio.toFixed(2)} of raw; processors/copy ${result.ratioToCopy.toFixed(2)}; CPU per step ${result.copyCpuMicrosPerStep.toFixed(1)} µs`,
     );
     const broker = result.brokerCpuMicrosPerStep === null ? 'not measured (not trajflow\'s broker)' : `${result.brokerCpuMicrosPerStep.toFixed(1)} µs`;
-    console.log(`CPU per step in the throughput windows (medians): processors (this process) ${result.processorsCpuMicrosPerStep.toFixed(1)} µs, broker ${broker}`);
+    const main = result.mainThreadCpuMicrosPerStep === null ? '' : ` (main thread ${result.mainThreadCpuMicrosPerStep.toFixed(1)} µs, other threads ${(result.processorsCpuMicrosPerStep - result.mainThreadCpuMicrosPerStep).toFixed(1)} µs)`;
+    console.log(`CPU per step in the throughput windows (medians): processors (this process) ${result.processorsCpuMicrosPerStep.toFixed(1)} µs${main}, broker ${broker}`);
     console.log(
       `latency last step → samples readable at ${fmt(latency.stepsPerSecond)} steps/s, ${latency.groups} groups after ${latency.warmUpSeconds} s of warm-up: p50 ${latency.p50Ms.toFixed(0)} ms, p99 ${latency.p99Ms.toFixed(0)} ms, max ${latency.maxMs.toFixed(0)} ms (target p99 ≤ 200 ms)`,
     );

@@ -13,7 +13,7 @@ import { StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from '../test/helpers/episodes.js';
 import { rawThroughput } from './backbone.js';
 import { exactlyOnceCopyThroughput } from './exactly-once-copy.js';
-import { kafkaCpuMs } from './server-cpu.js';
+import { kafkaCpuMs, threadCpuMs } from './server-cpu.js';
 import { median, medianOrNull } from './median.js';
 
 const processing = { reward: { terms: [{ kind: 'env_return' as const }] }, estimator: { name: 'grpo' as const }, filters: [] };
@@ -52,6 +52,8 @@ export interface ThroughputResult {
   readonly stepsPerSecond: number;
   /** This process's CPU (user + system) per step, µs: the processors, with the bench's polling. */
   readonly processorsCpuMicrosPerStep: number;
+  /** Of it, the main thread's (null off Linux); the rest is the producers' worker and V8's helper threads. */
+  readonly mainThreadCpuMicrosPerStep: number | null;
   /** The managed broker's CPU per step, µs (null when the broker is not trajflow's own). */
   readonly brokerCpuMicrosPerStep: number | null;
 }
@@ -70,15 +72,18 @@ export async function processorsThroughput(backbone: Backbone, groups: number): 
   while (handle.consumer.stats.delivered === 0) await new Promise((resolve) => setTimeout(resolve, 1));
   const start = process.hrtime.bigint();
   const cpuAtStart = process.cpuUsage();
+  const mainAtStart = threadCpuMs();
   const brokerAtStart = kafkaCpuMs(local.config);
   while (handle.emitter.stats.samples < groups * GROUP_SIZE) await new Promise((resolve) => setTimeout(resolve, 10));
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   const cpu = process.cpuUsage(cpuAtStart);
+  const mainNow = threadCpuMs();
   const brokerNow = kafkaCpuMs(local.config);
   await handle.close();
   return {
     stepsPerSecond: stepCount / seconds,
     processorsCpuMicrosPerStep: (cpu.user + cpu.system) / stepCount,
+    mainThreadCpuMicrosPerStep: mainAtStart === null || mainNow === null ? null : (1000 * (mainNow - mainAtStart)) / stepCount,
     brokerCpuMicrosPerStep: brokerAtStart === null || brokerNow === null ? null : (1000 * (brokerNow - brokerAtStart)) / stepCount,
   };
 }
@@ -232,6 +237,7 @@ export async function measureProcessors(backbone: Backbone, options: { groups: n
     ratioToCopy: median(rounds.map((r) => r.ratioToCopy)),
     copyCpuMicrosPerStep: median(rounds.map((r) => r.copyCpuMicrosPerStep)),
     processorsCpuMicrosPerStep: median(rounds.map((r) => r.processorsCpuMicrosPerStep)),
+    mainThreadCpuMicrosPerStep: medianOrNull(rounds.map((r) => r.mainThreadCpuMicrosPerStep)),
     brokerCpuMicrosPerStep: medianOrNull(rounds.map((r) => r.brokerCpuMicrosPerStep)),
     latency,
   };
