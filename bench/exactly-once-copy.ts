@@ -12,13 +12,15 @@
 // no processing at all, so the gap between it and the processors is the processing.
 import { randomUUID } from 'node:crypto';
 import { topicName } from '../core/config.js';
+import { topicSpecs } from '../infra/topics.js';
 import { TransactionClient } from '../processors/pipeline/transaction-client.js';
 import type { TopicMessages } from '../processors/pipeline/transaction-protocol.js';
 import type { Backbone } from '../streams/index.js';
 
 /** Consecutive steps of a partition written as one message (the bench's episodes have 4 steps). */
 const STEPS_PER_MESSAGE = 4;
-const PARTITIONS = [0, 1, 2, 3];
+/** The steps topic's partitions, as ensureTopics creates them: one transactional producer each. */
+const PARTITIONS = Array.from({ length: topicSpecs.find((spec) => spec.name === 'env.steps')!.partitions }, (_, p) => p);
 
 interface Pending {
   readonly values: Buffer[];

@@ -1,17 +1,17 @@
-// Integration (real Kafka): the exactly-once copy of `bench processors` copies every step's bytes, in order,
-// into both output topics in committed transactions, and commits the steps' offsets with them.
+// Integration (real Kafka): the exactly-once copy of `bench processors` copies every step's bytes once into
+// both output topics in committed transactions, and commits the steps' offsets with them.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig, topicName } from '../../core/config.js';
 import { ensureTopics } from '../../infra/topics.js';
 import { retryRetriable } from '../../infra/kafka/retry.js';
-import { lastValueFrom, toArray } from 'rxjs';
 import { classifyDecodeError, connectBackbone, createReplay, StepPublisher } from '../../streams/index.js';
 import { exactlyOnceCopyThroughput } from '../../bench/exactly-once-copy.js';
 import { groupSteps } from '../helpers/episodes.js';
 import { uniqueName } from '../helpers/kafka.js';
 
-test('the exactly-once copy writes every step’s bytes in order to both outputs, committed, with the steps’ offsets', { timeout: 120_000 }, async () => {
+test('the exactly-once copy writes every step’s bytes once to both outputs, committed, with the steps’ offsets', { timeout: 120_000 }, async () => {
   const backbone = await connectBackbone(loadConfig(), { clientId: 'test-bench-copy' });
   const config = { ...loadConfig(), topicPrefix: uniqueName('copy') };
   await ensureTopics(config);
