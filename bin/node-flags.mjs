@@ -13,7 +13,18 @@
 // And one V8 helper thread instead of four: on a 2-core machine the transaction worker's messages (and the
 // replies) waited for a core behind GC helpers; with --v8-pool-size=1 the latency's p50 at a steady 5,000
 // steps/s was 81–88 ms against 96–106 ms, 3 alternating pairs, the CPU per step unchanged within the noise.
-export const PROCESSORS_NODE_FLAGS = Object.freeze(['--max-semi-space-size=64', '--v8-pool-size=1']);
+//
+// And a 256 MB old generation before any mark-compact: V8 counts the ArrayBuffers an isolate allocates
+// against its old generation's limit, and the transaction worker's heap is small (≈ 9 MB live) while it
+// takes in every transaction's packed messages and builds its produce requests (megabytes a second of
+// buffers): its limit (≈ 25–40 MB) was crossed every 100–150 ms, each time a full mark-compact (≈ 30 in
+// a 4-second throughput run, a third of the worker's CPU, their marking on the one helper thread too).
+// --initial-old-space-size also makes that size the floor under which V8 skips full GCs (heap.cc), so the
+// limit does not shrink back after the first one. It applies to the main isolate as well (mark-compacts
+// ≈ 22 → 11 per run). AMD EPYC 2-core VM, scratch/proc-prof.ts, 4,000 groups, 2 runs in one process,
+// alternating with and without, twice: worker thread 8.9–11.6 vs 11.0–19.5 µs per step, V8 helper thread
+// 8.7–12.8 vs 10.5–15.5, steps/s 27.2k–28.1k (cold) and 31.1k–31.4k (warm) vs 24.0k–26.3k and 29.0k–29.7k.
+export const PROCESSORS_NODE_FLAGS = Object.freeze(['--max-semi-space-size=64', '--v8-pool-size=1', '--initial-old-space-size=256']);
 
 /** The node flags `trajflow <args>` runs under. */
 export function nodeFlagsFor(args) {
