@@ -9,6 +9,7 @@ import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
 import { makeStep } from '../test/fixtures/events.js';
 import { createEventConsumer, type Backbone } from '../streams/index.js';
+import type { CpuMeter } from './server-cpu.js';
 
 export interface ThroughputRound {
   readonly raw: number;
@@ -45,8 +46,11 @@ export async function deleteBenchTopics(kafka: Kafka): Promise<void> {
   }
 }
 
-/** kafkajs alone: N messages of `bytes` bytes, keyed over 64 groups; events/s from first send to last receipt. */
-export async function rawThroughput(kafka: Kafka, events: number, bytes: number): Promise<number> {
+/**
+ * kafkajs alone: N messages of `bytes` bytes, keyed over 64 groups; events/s from first send to last receipt.
+ * `meter`, when given, is started and stopped with that clock (the CPU of the window, not of the set-up).
+ */
+export async function rawThroughput(kafka: Kafka, events: number, bytes: number, meter?: CpuMeter): Promise<number> {
   return withTopic(kafka, async (topic) => {
     const consumer = kafka.consumer({ groupId: `bench-raw-${randomUUID()}`, maxWaitTimeInMs: 200 });
     const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, createPartitioner: Partitioners.DefaultPartitioner });
@@ -65,6 +69,7 @@ export async function rawThroughput(kafka: Kafka, events: number, bytes: number)
       });
       await joined;
       const payloads = Array.from({ length: 256 }, () => randomBytes(bytes));
+      meter?.start();
       const start = process.hrtime.bigint();
       for (let sent = 0; sent < events; ) {
         const n = Math.min(5000, events - sent);
@@ -73,7 +78,9 @@ export async function rawThroughput(kafka: Kafka, events: number, bytes: number)
         sent += n;
       }
       await all;
-      return (events * 1e9) / Number(process.hrtime.bigint() - start);
+      const rate = (events * 1e9) / Number(process.hrtime.bigint() - start);
+      meter?.stop();
+      return rate;
     } finally {
       await consumer.disconnect();
       await producer.disconnect();

@@ -16,6 +16,7 @@ import { topicSpecs } from '../infra/topics.js';
 import { TransactionClient } from '../processors/pipeline/transaction-client.js';
 import type { TopicMessages } from '../processors/pipeline/transaction-protocol.js';
 import type { Backbone } from '../streams/index.js';
+import { CpuMeter, type CpuPerItem } from './server-cpu.js';
 
 /** Consecutive steps of a partition written as one message (the bench's episodes have 4 steps). */
 const STEPS_PER_MESSAGE = 4;
@@ -27,8 +28,8 @@ interface Pending {
   lastOffset: string;
 }
 
-/** Steps/s and this process's CPU per step, over `stepCount` steps already on `local`'s steps topic. */
-export async function exactlyOnceCopyThroughput(local: Backbone, stepCount: number): Promise<{ stepsPerSecond: number; cpuMicrosPerStep: number }> {
+/** Steps/s and the CPU per step (this process's, the broker's), over `stepCount` steps already on `local`'s steps topic. */
+export async function exactlyOnceCopyThroughput(local: Backbone, stepCount: number): Promise<{ stepsPerSecond: number; cpu: CpuPerItem }> {
   const steps = topicName(local.config, 'env.steps');
   const outputs = [topicName(local.config, 'trajectories'), topicName(local.config, 'samples')];
   const groupId = `bench-copy-${randomUUID()}`;
@@ -69,12 +70,15 @@ export async function exactlyOnceCopyThroughput(local: Backbone, stepCount: numb
     await consumer.connect();
     await consumer.subscribe({ topics: [steps], fromBeginning: true });
     let start: bigint | null = null;
-    let cpuAtStart: NodeJS.CpuUsage | null = null;
+    const meter = new CpuMeter(local.config);
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch }) => {
         // The clock starts at the first step delivered, as the processors' does.
-        if (start === null) [start, cpuAtStart] = [process.hrtime.bigint(), process.cpuUsage()];
+        if (start === null) {
+          start = process.hrtime.bigint();
+          meter.start();
+        }
         if (batch.messages.length === 0) return;
         const queued = pending.get(batch.partition) ?? { values: [], lastOffset: '' };
         for (const message of batch.messages) queued.values.push(message.value!);
@@ -86,8 +90,8 @@ export async function exactlyOnceCopyThroughput(local: Backbone, stepCount: numb
     await finished;
     if (failure) throw failure;
     const seconds = Number(process.hrtime.bigint() - start!) / 1e9;
-    const cpu = process.cpuUsage(cpuAtStart!);
-    return { stepsPerSecond: stepCount / seconds, cpuMicrosPerStep: (cpu.user + cpu.system) / stepCount };
+    meter.stop();
+    return { stepsPerSecond: stepCount / seconds, cpu: meter.perItem(stepCount) };
   } finally {
     await consumer.disconnect();
     await client.close();

@@ -3,6 +3,7 @@
 //  - latency: steps published at a steady rate; for each group, the time from its last step being
 //    acknowledged by the broker to its samples being readable (read_committed), p50 and p99.
 import { spawn } from 'node:child_process';
+import { cpus } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
@@ -13,7 +14,8 @@ import { StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from '../test/helpers/episodes.js';
 import { rawThroughput } from './backbone.js';
 import { exactlyOnceCopyThroughput } from './exactly-once-copy.js';
-import { kafkaCpuMs, threadCpuMs } from './server-cpu.js';
+import { CpuMeter } from './server-cpu.js';
+import { cpuBudgetMicrosPerStep } from './cpu-budget.js';
 import { median, medianOrNull } from './median.js';
 
 const processing = { reward: { terms: [{ kind: 'env_return' as const }] }, estimator: { name: 'grpo' as const }, filters: [] };
@@ -70,21 +72,19 @@ export async function processorsThroughput(backbone: Backbone, groups: number): 
   // The clock starts at the first step delivered, as the raw ceiling's starts after its consumer joined:
   // joining the group, reloading the marks and fencing the partitions' producers are start-up, not throughput.
   while (handle.consumer.stats.delivered === 0) await new Promise((resolve) => setTimeout(resolve, 1));
+  const meter = new CpuMeter(local.config);
   const start = process.hrtime.bigint();
-  const cpuAtStart = process.cpuUsage();
-  const mainAtStart = threadCpuMs();
-  const brokerAtStart = kafkaCpuMs(local.config);
+  meter.start();
   while (handle.emitter.stats.samples < groups * GROUP_SIZE) await new Promise((resolve) => setTimeout(resolve, 10));
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  const cpu = process.cpuUsage(cpuAtStart);
-  const mainNow = threadCpuMs();
-  const brokerNow = kafkaCpuMs(local.config);
+  meter.stop();
   await handle.close();
+  const cpu = meter.perItem(stepCount);
   return {
     stepsPerSecond: stepCount / seconds,
-    processorsCpuMicrosPerStep: (cpu.user + cpu.system) / stepCount,
-    mainThreadCpuMicrosPerStep: mainAtStart === null || mainNow === null ? null : (1000 * (mainNow - mainAtStart)) / stepCount,
-    brokerCpuMicrosPerStep: brokerAtStart === null || brokerNow === null ? null : (1000 * (brokerNow - brokerAtStart)) / stepCount,
+    processorsCpuMicrosPerStep: cpu.processMicros,
+    mainThreadCpuMicrosPerStep: cpu.mainThreadMicros,
+    brokerCpuMicrosPerStep: cpu.brokerMicros,
   };
 }
 
@@ -189,13 +189,25 @@ export async function deleteProcessorsBenchTopics(config: TrajflowConfig): Promi
   await deleteTopicsUnder(config, RUN_PREFIX);
 }
 
+/** The ratio to the raw ceiling the issue asks of the processors (#3). */
+export const TARGET_RATIO = 0.5;
+
 /** One round of the throughput comparison: the raw ceiling, the exactly-once copy, then the processors, back to back. */
 export interface ProcessorsRound extends ThroughputResult {
   readonly rawStepsPerSecond: number;
+  /** The raw ceiling's CPU per event, µs: the bench process (its producer and consumer) and the broker. */
+  readonly rawCpuMicrosPerEvent: number;
+  readonly rawBrokerCpuMicrosPerEvent: number | null;
   readonly ratio: number;
   /** The processors' Kafka I/O without processing (exactly-once-copy.ts), steps/s. */
   readonly copyStepsPerSecond: number;
   readonly copyCpuMicrosPerStep: number;
+  readonly copyBrokerCpuMicrosPerStep: number | null;
+  /**
+   * µs of CPU per step, all threads and the broker together, that TARGET_RATIO of this round's raw ceiling
+   * leaves on this machine's cores (cpu-budget.ts): above it, a side cannot reach the target here.
+   */
+  readonly budgetMicrosPerStep: number;
   /** processors / copy: the share of the I/O floor the processing leaves. */
   readonly ratioToCopy: number;
 }
@@ -210,7 +222,9 @@ export async function measureProcessors(backbone: Backbone, options: { groups: n
   const rounds: ProcessorsRound[] = [];
   for (let round = 1; round <= (options.rounds ?? 3); round++) {
     options.progress(`round ${round}: raw kafkajs ceiling`);
-    const raw = await rawThroughput(backbone.kafka, options.groups * STEPS_PER_GROUP, options.eventBytes);
+    const rawMeter = new CpuMeter(backbone.config);
+    const raw = await rawThroughput(backbone.kafka, options.groups * STEPS_PER_GROUP, options.eventBytes, rawMeter);
+    const rawCpu = rawMeter.perItem(options.groups * STEPS_PER_GROUP);
     options.progress(`round ${round}: exactly-once copy (the processors' Kafka I/O, no processing)`);
     const { local, stepCount } = await stepsOnTopic(backbone, options.groups);
     const copy = await exactlyOnceCopyThroughput(local, stepCount);
@@ -218,10 +232,14 @@ export async function measureProcessors(backbone: Backbone, options: { groups: n
     const throughput = await processorsThroughput(backbone, options.groups);
     rounds.push({
       rawStepsPerSecond: raw,
+      rawCpuMicrosPerEvent: rawCpu.processMicros,
+      rawBrokerCpuMicrosPerEvent: rawCpu.brokerMicros,
       ...throughput,
       ratio: throughput.stepsPerSecond / raw,
       copyStepsPerSecond: copy.stepsPerSecond,
-      copyCpuMicrosPerStep: copy.cpuMicrosPerStep,
+      copyCpuMicrosPerStep: copy.cpu.processMicros,
+      copyBrokerCpuMicrosPerStep: copy.cpu.brokerMicros,
+      budgetMicrosPerStep: cpuBudgetMicrosPerStep(cpus().length, raw, TARGET_RATIO),
       ratioToCopy: throughput.stepsPerSecond / copy.stepsPerSecond,
     });
   }
@@ -236,6 +254,11 @@ export async function measureProcessors(backbone: Backbone, options: { groups: n
     copyRatio: median(rounds.map((r) => r.copyStepsPerSecond / r.rawStepsPerSecond)),
     ratioToCopy: median(rounds.map((r) => r.ratioToCopy)),
     copyCpuMicrosPerStep: median(rounds.map((r) => r.copyCpuMicrosPerStep)),
+    copyBrokerCpuMicrosPerStep: medianOrNull(rounds.map((r) => r.copyBrokerCpuMicrosPerStep)),
+    rawCpuMicrosPerEvent: median(rounds.map((r) => r.rawCpuMicrosPerEvent)),
+    rawBrokerCpuMicrosPerEvent: medianOrNull(rounds.map((r) => r.rawBrokerCpuMicrosPerEvent)),
+    budgetMicrosPerStep: median(rounds.map((r) => r.budgetMicrosPerStep)),
+    cores: cpus().length,
     processorsCpuMicrosPerStep: median(rounds.map((r) => r.processorsCpuMicrosPerStep)),
     mainThreadCpuMicrosPerStep: medianOrNull(rounds.map((r) => r.mainThreadCpuMicrosPerStep)),
     brokerCpuMicrosPerStep: medianOrNull(rounds.map((r) => r.brokerCpuMicrosPerStep)),

@@ -33,3 +33,60 @@ export const threadCpuMs = (): number | null => statCpuMs('/proc/thread-self/sta
 export const clickHouseCpuMs = (config: TrajflowConfig): number | null => cpuMsOf(clickHousePaths(config).pidFile);
 
 export const kafkaCpuMs = (config: TrajflowConfig): number | null => cpuMsOf(kafkaPaths(config).pidFile);
+
+/** CPU a measured window used, µs per item: this process, its main thread, and the managed broker. */
+export interface CpuPerItem {
+  readonly processMicros: number;
+  /** null off Linux. */
+  readonly mainThreadMicros: number | null;
+  /** null when the broker is not trajflow's own (no pid file to read). */
+  readonly brokerMicros: number | null;
+}
+
+interface CpuReading {
+  readonly process: NodeJS.CpuUsage;
+  readonly mainMs: number | null;
+  readonly brokerMs: number | null;
+}
+
+/**
+ * The CPU of one throughput window: start() where its clock starts, stop() where it stops, then perItem.
+ * Every bench side (the raw ceiling, the exactly-once copy, the processors) is metered the same way, so the
+ * CPU each spends per step can be set beside the budget a target leaves (cpu-budget.ts).
+ */
+export class CpuMeter {
+  private started: CpuReading | null = null;
+  private spent: { processMicros: number; mainMs: number | null; brokerMs: number | null } | null = null;
+
+  constructor(private readonly config: TrajflowConfig) {}
+
+  start(): void {
+    this.started = this.read();
+  }
+
+  stop(): void {
+    if (this.started === null) throw new Error('CpuMeter.stop() before start()');
+    const now = this.read();
+    const { process: before, mainMs, brokerMs } = this.started;
+    const delta = (a: number | null, b: number | null) => (a === null || b === null ? null : a - b);
+    this.spent = {
+      processMicros: now.process.user - before.user + now.process.system - before.system,
+      mainMs: delta(now.mainMs, mainMs),
+      brokerMs: delta(now.brokerMs, brokerMs),
+    };
+  }
+
+  perItem(count: number): CpuPerItem {
+    if (this.spent === null) throw new Error('CpuMeter.perItem() before stop()');
+    const { processMicros, mainMs, brokerMs } = this.spent;
+    return {
+      processMicros: processMicros / count,
+      mainThreadMicros: mainMs === null ? null : (1000 * mainMs) / count,
+      brokerMicros: brokerMs === null ? null : (1000 * brokerMs) / count,
+    };
+  }
+
+  private read(): CpuReading {
+    return { process: process.cpuUsage(), mainMs: threadCpuMs(), brokerMs: kafkaCpuMs(this.config) };
+  }
+}

@@ -1,0 +1,48 @@
+// The CPU budget of `bench processors` (cpu-budget.ts) with hand-computed numbers, and the CPU meter every
+// side of it is measured with (server-cpu.ts): a window sees the CPU burnt inside it and not outside it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { coresBusy, cpuBoundStepsPerSecond, cpuBudgetMicrosPerStep } from '../../bench/cpu-budget.js';
+import { CpuMeter } from '../../bench/server-cpu.js';
+import { loadConfig } from '../../core/config.js';
+
+test('unit: 0.5 of a 200,000 events/s ceiling on 2 cores leaves 20 µs of CPU per step', () => {
+  // 0.5 × 200,000 = 100,000 steps/s; 2 cores = 2,000,000 µs of CPU a second; 2e6 / 1e5 = 20.
+  assert.equal(cpuBudgetMicrosPerStep(2, 200_000, 0.5), 20);
+  // 1 core, 50,000 events/s, the whole rate: 1e6 / 5e4 = 20 µs too.
+  assert.equal(cpuBudgetMicrosPerStep(1, 50_000, 1), 20);
+  assert.throws(() => cpuBudgetMicrosPerStep(2, 0, 0.5), /must be > 0/);
+  assert.throws(() => cpuBudgetMicrosPerStep(2, 100_000, Number.NaN), /must be > 0/);
+});
+
+test('unit: the rate a cost per step allows, and the cores a rate keeps busy, are inverses of each other', () => {
+  // 40 µs per step on 2 cores: 2e6 / 40 = 50,000 steps/s, which keeps exactly the 2 cores busy.
+  assert.equal(cpuBoundStepsPerSecond(2, 40), 50_000);
+  assert.equal(coresBusy(50_000, 40), 2);
+  // A raw ceiling of 200,000 events/s at 7 µs an event keeps 1.4 cores busy: it is not bound by CPU.
+  assert.ok(Math.abs(coresBusy(200_000, 7) - 1.4) < 1e-12);
+});
+
+test('unit: a CPU meter counts the work inside its window, per item, and refuses to be read before it stopped', () => {
+  const meter = new CpuMeter(loadConfig());
+  assert.throws(() => meter.perItem(1), /before stop/);
+  assert.throws(() => meter.stop(), /before start/);
+  const spin = (ms: number) => {
+    const until = performance.now() + ms;
+    let x = 0;
+    while (performance.now() < until) x += Math.sqrt(x + 1);
+    return x;
+  };
+  spin(100); // outside the window: not counted
+  meter.start();
+  spin(60);
+  meter.stop();
+  spin(100); // after it: not counted either
+  const cpu = meter.perItem(1000);
+  // 60 ms of one busy thread over 1,000 items is ≈ 60 µs each; a loaded machine can steal some of the
+  // wall time, and the 100 ms spins on each side must not leak in (that would be ≥ 160 µs).
+  assert.ok(cpu.processMicros > 20 && cpu.processMicros < 150, `process ${cpu.processMicros} µs per item`);
+  if (cpu.mainThreadMicros !== null) {
+    assert.ok(cpu.mainThreadMicros > 20 && cpu.mainThreadMicros < 150, `main thread ${cpu.mainThreadMicros} µs per item`);
+  }
+});
