@@ -78,6 +78,18 @@ function action(prefix: string, s: Pick<StepEvent, 'actionTokenIds' | 'actionLog
 }
 
 function checkStep(s: StepEvent): void {
+  checkStepIdentity(s);
+  action('', s);
+  checkStepOutcome(s);
+}
+
+// checkStep without the token arrays and log-probs, in the same order: wire-step.ts checks those on the bytes.
+function checkStepScalars(s: StepEvent): void {
+  checkStepIdentity(s);
+  checkStepOutcome(s);
+}
+
+function checkStepIdentity(s: StepEvent): void {
   nonEmpty('eventId', s.eventId);
   nonEmpty('runId', s.runId);
   nonEmpty('envName', s.envName);
@@ -85,7 +97,9 @@ function checkStep(s: StepEvent): void {
   nonEmpty('groupId', s.groupId);
   nonEmpty('episodeId', s.episodeId);
   nonNegativeInt('stepIndex', s.stepIndex);
-  action('', s);
+}
+
+function checkStepOutcome(s: StepEvent): void {
   nonNegativeInt('policyVersion', s.policyVersion);
   finite('reward', s.reward);
   // terminated && truncated is allowed: Gymnasium lets an env report both on the same step.
@@ -252,6 +266,17 @@ const CHECKS: { [N in EventName]: (value: EventTypes[N]) => void } = {
  * Semantic checks of a value that already fits its Avro schema (decoded, or about to be encoded).
  * `field` is a dotted path like `actionLogProbs[3]` or `steps[2].reward`.
  */
+/** validateEvent('step', s) without reading the token arrays and log-probs (a WireStep has checked those on its bytes). */
+export function validateStepScalars(s: StepEvent): ValidationResult {
+  try {
+    checkStepScalars(s);
+    return OK;
+  } catch (err) {
+    if (err instanceof Invalid) return { ok: false, field: err.field, message: err.message };
+    return { ok: false, field: '', message: `not a valid step event: ${(err as Error).message}` };
+  }
+}
+
 export function validateEvent<N extends EventName>(event: N, value: EventTypes[N]): ValidationResult {
   try {
     (CHECKS[event] as (value: EventTypes[N]) => void)(value);

@@ -11,6 +11,7 @@ import { reinforcePlusPlusAdvantages } from './reinforce-plus-plus.js';
 import { reinforcePlusPlusBaselineAdvantages } from './reinforce-plus-plus-baseline.js';
 import { rlooAdvantages } from './rloo.js';
 import { starpoAdvantages, type StarpoOptions } from './starpo.js';
+import { actionTokenCount } from '../../schemas/wire-step.js';
 
 export interface GroupAdvantages {
   groupId: string;
@@ -59,7 +60,7 @@ function trajectoryLevel<O>(name: string, fn: (scores: number[], options?: O) =>
 
 function actionTokens(group: Group, i: number, t?: number): number {
   const steps = group.trajectories[i]!.steps;
-  return t === undefined ? steps.reduce((sum, step) => sum + step.actionTokenIds.length, 0) : steps[t]!.actionTokenIds.length;
+  return t === undefined ? steps.reduce((sum, step) => sum + actionTokenCount(step), 0) : actionTokenCount(steps[t]!);
 }
 
 function checkWeighting(name: string, weighting: unknown): void {

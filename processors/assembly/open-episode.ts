@@ -2,6 +2,7 @@
 // the end found, and the TrajectoryEvent built once the episode closes. Pure (no RxJS, no clock), so
 // the operator stays small and the assembly rules can be tested on their own.
 import type { StepEvent, TrajectoryEvent, TrajectoryStep } from '../../schemas/index.js';
+import { WireStep } from '../../schemas/wire-step.js';
 
 export type TrajectoryOutcome = 'terminated' | 'truncated' | 'incomplete';
 
@@ -146,6 +147,9 @@ function groupSizeOf(step: StepEvent): number | undefined {
 }
 
 function toTrajectoryStep(s: StepEvent): TrajectoryStep {
+  // A WireStep is its own trajectory step (a trajectory step's fields are a subset of a step's): copying its
+  // fields would decode what it keeps in its bytes, and the trajectory writer copies those bytes instead.
+  if (s instanceof WireStep) return s;
   return {
     stepIndex: s.stepIndex,
     observation: s.observation,

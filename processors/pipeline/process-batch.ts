@@ -12,7 +12,8 @@ import type { DroppedGroup } from '../filters/types.js';
 import { scoreGroup, type Group } from '../group.js';
 import { buildRewardFn } from '../rewards/index.js';
 import type { RewardSpec } from '../rewards/types.js';
-import { buildSample, type SampleAdvantages } from '../samples/index.js';
+import { type SampleAdvantages } from '../samples/index.js';
+import { planSample } from '../samples/planned-sample.js';
 import type { Tokenizer } from '../samples/tokenizer.js';
 import { batchStats, type BatchStats } from '../stats/batch-stats.js';
 import { mean, unbiasedStd } from '../stats/moments.js';
@@ -58,7 +59,8 @@ export function batchProcessor(config: ProcessingConfig): (groups: readonly RawG
           ? { level: 'trajectory', advantage: groupAdvantages.perTrajectory[i]! }
           : { level: 'step', stepAdvantages: groupAdvantages.perStep[i]! };
         samples.push(
-          buildSample(trajectory, adv, {
+          // planSample: buildSample's sample, planned when the steps are WireSteps (written from their bytes).
+          planSample(trajectory, adv, {
             estimator: config.estimator.name,
             group: groupInfo,
             reward: group.rewards[i]!.total,

@@ -123,6 +123,9 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
       },
     },
     commits: 'external',
+    // Steps stay in their bytes until read (schemas/wire-step.ts): their text, token ids and log-probs are
+    // copied from them into the trajectories and samples (processors/pipeline/output-encoder.ts).
+    wireSteps: true,
     // Open episodes and groups hold their steps un-acknowledged until their outputs are written.
     maxInFlight: 500_000,
     // Before anything of the new assignment is read: our own transaction in flight settles, the producers of

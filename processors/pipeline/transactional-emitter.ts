@@ -22,6 +22,7 @@
 // the transaction of its lowest partition together with the others' offsets: correct after crashes, but
 // only that partition fences. Such a write runs alone (after every lane is idle, before any other), so
 // no partition's offsets can be committed out of order by two lanes.
+import { OutputEncoder } from './output-encoder.js';
 import { Subject } from 'rxjs';
 import type { EventCodec, RolloutStatsEvent, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
 import { receiptOf, type Receipt, type TopicConsumer } from '../../streams/topic-consumer.js';
@@ -149,6 +150,7 @@ export class TransactionalEmitter {
   phaseLog: TransactionPhases[] | null = null;
   /** Told of the first failed transaction (the processors restart from the committed offsets). */
   onFailure: (error: TransactionFailedError) => void = () => undefined;
+  private readonly output: OutputEncoder;
 
   constructor(
     kafka: KafkaConfig,
@@ -167,6 +169,7 @@ export class TransactionalEmitter {
       generation: consumer.generation,
       holdCommits: options.holdCommits === true,
     });
+    this.output = new OutputEncoder(codec);
   }
 
   /** Fault tests: the held commits (ProcessorsOptions.holdCommits), or null. */
@@ -219,8 +222,8 @@ export class TransactionalEmitter {
 
   private encode(unit: OutputUnit): EncodedUnit {
     return {
-      samples: unit.samples.map((s) => ({ key: s.groupId, value: this.codec.encode('sample', s) })),
-      trajectories: unit.trajectories.map((t) => ({ key: t.groupId, value: this.codec.encode('trajectory', t) })),
+      samples: unit.samples.map((s) => ({ key: s.groupId, value: this.output.sample(s) })),
+      trajectories: unit.trajectories.map((t) => ({ key: t.groupId, value: this.output.trajectory(t) })),
       rolloutStats: (unit.rolloutStats ?? []).map((r) => ({ key: r.runId, value: this.codec.encode('rollout_stats', r) })),
       // Keyed like the source message, as the plain dead-letter route does.
       deadLetters: (unit.deadLetters ?? []).map((d) => ({ key: d.key, value: this.codec.encode('dead_letter', deadLetterEvent(d)) })),

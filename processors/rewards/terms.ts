@@ -5,6 +5,7 @@ import type { TrajectoryEvent } from '../../schemas/index.js';
 import { dapoOverlongPenalty } from './overlong.js';
 import { registeredReward } from './registry.js';
 import type { RewardTerm } from './types.js';
+import { actionTokenCount } from '../../schemas/wire-step.js';
 
 export interface TermValue {
   /** One value per step. */
@@ -54,9 +55,9 @@ export function termValue(term: RewardTerm, trajectory: TrajectoryEvent): TermVa
     case 'overlong_penalty': {
       const options = { maxLength: term.maxLength, cacheLength: term.cacheLength, factor: term.factor ?? 1.0 };
       if (term.scope === 'turn') {
-        return { perStep: steps.map((step) => dapoOverlongPenalty(step.actionTokenIds.length, options)), scalar: 0 };
+        return { perStep: steps.map((step) => dapoOverlongPenalty(actionTokenCount(step), options)), scalar: 0 };
       }
-      const length = steps.reduce((sum, step) => sum + step.actionTokenIds.length, 0);
+      const length = steps.reduce((sum, step) => sum + actionTokenCount(step), 0);
       return { perStep: perStepOf(trajectory, () => 0), scalar: dapoOverlongPenalty(length, options) };
     }
     case 'custom':

@@ -153,7 +153,7 @@ export function sampleIdOf(runId: string, episodeId: string, scope = ''): string
 }
 
 /** The float32 advantage of each step, checked to be finite (the schema stores floats). */
-function advantagePerStep(steps: readonly TrajectoryStep[], advantages: SampleAdvantages): number[] {
+export function advantagePerStep(steps: readonly TrajectoryStep[], advantages: SampleAdvantages): number[] {
   const values = advantages.level === 'trajectory' ? steps.map(() => advantages.advantage) : [...advantages.stepAdvantages];
   if (values.length !== steps.length) {
     throw new SampleError(`got ${values.length} step advantages for ${steps.length} steps`);

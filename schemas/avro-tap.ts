@@ -1,0 +1,30 @@
+// avsc's Tap (a buffer and a position, with Avro's primitive reads and writes), which avsc 5.7 does not
+// export from its entry point. The wire paths (wire-step.ts, wire-events.ts) read and write the fields they
+// do not splice with the schema's own avsc types through a Tap, so those bytes are exactly what the codec
+// reads and writes.
+import { createRequire } from 'node:module';
+import type { Tap } from './avro-arrays.js';
+
+export interface WritableTap extends Tap {
+  isValid(): boolean;
+  writeString(s: string): void;
+}
+
+const { Tap: TapClass } = createRequire(import.meta.url)('avsc/lib/utils.js') as { Tap: new (buf: Buffer, pos: number) => WritableTap };
+
+export function tapAt(buf: Buffer, pos: number): WritableTap {
+  return new TapClass(buf, pos);
+}
+
+/** The avsc type of one field of a record type (the types the codec itself reads and writes with). */
+export interface FieldType {
+  _read(tap: Tap): unknown;
+  _write(tap: Tap, value: unknown): void;
+}
+
+/** The field types of a record type by name, checked against the names and order the caller was written for. */
+export function recordFields(type: unknown, expected: readonly string[]): FieldType[] | null {
+  const fields = (type as { fields?: { name: string; type: FieldType }[] }).fields;
+  if (!fields || fields.length !== expected.length || fields.some((f, i) => f.name !== expected[i])) return null;
+  return fields.map((f) => f.type);
+}

@@ -1,0 +1,262 @@
+// Step events read without decoding their text and token arrays: a WireStep keeps the event's bytes and
+// where each field lies in them.
+//
+// Why: the processors pass a step's observation, action, token ids and log-probs through unchanged — into
+// the trajectory (the same fields, in the same Avro encoding) and into the sample (token ids and log-probs
+// again, beside masks and advantages made from counts). Decoding them into JS strings and arrays and
+// encoding them back was most of the processors' codec work, and the decoded arrays, alive until their
+// group's transaction commits, most of what each scavenge copied. wire-events.ts writes trajectories and
+// samples by copying those byte ranges.
+//
+// What it guarantees: a WireStep is only made where the ordinary path (codec.decode + validateEvent) would
+// accept the same bytes and decode the same values. The scalar fields are read with the schema's own avsc
+// types; the five passed-through fields are only walked, and checked as validateEvent checks them (token ids
+// integers >= 0, log-probs finite and <= 0, as many log-probs as action tokens). Anything else — another
+// writer schema, an array in several blocks, a failed check, a corrupt datum — gets no WireStep, and the
+// caller decodes it the ordinary way, which gives the ordinary values or the ordinary error. The
+// passed-through fields decode on first access, with the same avsc types.
+import { tapAt, recordFields, type FieldType } from './avro-tap.js';
+import type { EventCodec } from './codec.js';
+import { HEADER_BYTES } from './registry.js';
+import type { StepEvent } from './generated/types.js';
+import { validateStepScalars } from './validate.js';
+
+/** The step v1 fields, in order: the layout this file walks. */
+const STEP_FIELDS = [
+  'eventId', 'runId', 'envName', 'envVersion', 'groupId', 'episodeId', 'stepIndex', 'observation', 'observationTokenIds',
+  'action', 'actionTokenIds', 'actionLogProbs', 'policyVersion', 'reward', 'terminated', 'truncated', 'actionValid',
+  'stateKey', 'metrics', 'info', 'eventTimeMs',
+] as const;
+const F = Object.fromEntries(STEP_FIELDS.map((name, i) => [name, i])) as { [K in (typeof STEP_FIELDS)[number]]: number };
+
+/** The items of an array written as one block: `count` items in bytes [start, end). */
+export interface WireItems {
+  readonly count: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+/**
+ * Where a step's fields lie in its bytes. A trajectory step is the step's fields stepIndex … reward,
+ * actionValid … stateKey and eventTimeMs, in that order and with the same types, so it is three ranges.
+ */
+export interface StepLayout {
+  readonly observation: { readonly start: number; readonly end: number };
+  /** null when the step has no observation token ids. */
+  readonly observationTokens: WireItems | null;
+  readonly action: { readonly start: number; readonly end: number };
+  readonly actionTokens: WireItems;
+  readonly actionLogProbs: WireItems;
+  /** [stepIndex … reward], [actionValid … stateKey], [eventTimeMs]: a trajectory step's bytes. */
+  readonly trajectoryStep: readonly [number, number, number, number, number, number];
+}
+
+/** A decoded step whose text and token fields stay in `bytes` until something reads them. */
+export class WireStep implements StepEvent {
+  private full: { observation: string; observationTokenIds: number[] | null; action: string; actionTokenIds: number[]; actionLogProbs: number[] } | undefined;
+
+  constructor(
+    readonly eventId: string,
+    readonly runId: string,
+    readonly envName: string,
+    readonly envVersion: string,
+    readonly groupId: string,
+    readonly episodeId: string,
+    readonly stepIndex: number,
+    readonly policyVersion: number,
+    readonly reward: number,
+    readonly terminated: boolean,
+    readonly truncated: boolean,
+    readonly actionValid: boolean,
+    readonly stateKey: string | null,
+    readonly metrics: Record<string, number>,
+    readonly info: Record<string, string>,
+    readonly eventTimeMs: number,
+    /** The whole event (header included); the layout's offsets index it. */
+    readonly bytes: Buffer,
+    readonly layout: StepLayout,
+    private readonly fields: readonly FieldType[],
+  ) {
+    this.full = undefined;
+  }
+
+  get observation(): string {
+    return this.passedThrough().observation;
+  }
+
+  get observationTokenIds(): number[] | null {
+    return this.passedThrough().observationTokenIds;
+  }
+
+  get action(): string {
+    return this.passedThrough().action;
+  }
+
+  get actionTokenIds(): number[] {
+    return this.passedThrough().actionTokenIds;
+  }
+
+  get actionLogProbs(): number[] {
+    return this.passedThrough().actionLogProbs;
+  }
+
+  /** The five passed-through fields, read once with the schema's own types (stepIndex is read to pass it). */
+  private passedThrough(): NonNullable<WireStep['full']> {
+    if (this.full === undefined) {
+      const f = this.fields;
+      const tap = tapAt(this.bytes, this.layout.trajectoryStep[0]);
+      f[F.stepIndex]!._read(tap);
+      this.full = {
+        observation: f[F.observation]!._read(tap) as string,
+        observationTokenIds: f[F.observationTokenIds]!._read(tap) as number[] | null,
+        action: f[F.action]!._read(tap) as string,
+        actionTokenIds: f[F.actionTokenIds]!._read(tap) as number[],
+        actionLogProbs: f[F.actionLogProbs]!._read(tap) as number[],
+      };
+    }
+    return this.full;
+  }
+}
+
+/** The number of action tokens of a step, without decoding them when it is a WireStep. */
+export function actionTokenCount(step: Pick<StepEvent, 'actionTokenIds'>): number {
+  return step instanceof WireStep ? step.layout.actionTokens.count : step.actionTokenIds.length;
+}
+
+/** Reads step events of the registry's current step schema as WireSteps. */
+export class WireStepReader {
+  private constructor(
+    private readonly header: Buffer,
+    private readonly fields: readonly FieldType[],
+    private readonly maxEventBytes: number,
+  ) {}
+
+  /** A reader for the codec's current step schema, or null when it is not the v1 layout this file walks. */
+  static of(codec: EventCodec): WireStepReader | null {
+    const entry = codec.registry.current('step');
+    const fields = entry.version === 1 ? recordFields(entry.type, STEP_FIELDS) : null;
+    return fields === null ? null : new WireStepReader(entry.header, fields, codec.maxEventBytes);
+  }
+
+  /**
+   * The step in `bytes` as a WireStep, or null when the ordinary decode must handle it (another writer schema,
+   * an unusual encoding, or anything the ordinary path would reject: it then gives the error).
+   */
+  read(bytes: Buffer): WireStep | null {
+    if (bytes.length < HEADER_BYTES || bytes.length > this.maxEventBytes) return null;
+    // The marker and the writer's fingerprint: only the current step schema's own bytes are walked.
+    for (let i = 0; i < HEADER_BYTES; i++) if (bytes[i] !== this.header[i]) return null;
+    try {
+      return this.walk(bytes);
+    } catch {
+      return null; // a corrupt datum: the ordinary decode says what is wrong with it
+    }
+  }
+
+  private walk(bytes: Buffer): WireStep | null {
+    const f = this.fields;
+    const tap = tapAt(bytes, HEADER_BYTES);
+    const eventId = f[F.eventId]!._read(tap) as string;
+    const runId = f[F.runId]!._read(tap) as string;
+    const envName = f[F.envName]!._read(tap) as string;
+    const envVersion = f[F.envVersion]!._read(tap) as string;
+    const groupId = f[F.groupId]!._read(tap) as string;
+    const episodeId = f[F.episodeId]!._read(tap) as string;
+    const stepStart = tap.pos;
+    const stepIndex = f[F.stepIndex]!._read(tap) as number;
+    const observation = stringAt(tap);
+    if (observation === null) return null;
+    const union = tap.readLong();
+    let observationTokens: WireItems | null = null;
+    if (union === 1) {
+      observationTokens = tokenItems(tap);
+      if (observationTokens === null) return null;
+    } else if (union !== 0) return null;
+    const action = stringAt(tap);
+    if (action === null) return null;
+    const actionTokens = tokenItems(tap);
+    if (actionTokens === null) return null;
+    const actionLogProbs = logProbItems(tap);
+    if (actionLogProbs === null || actionLogProbs.count !== actionTokens.count) return null;
+    const policyVersion = f[F.policyVersion]!._read(tap) as number;
+    const reward = f[F.reward]!._read(tap) as number;
+    const stepEnd = tap.pos;
+    const terminated = f[F.terminated]!._read(tap) as boolean;
+    const truncated = f[F.truncated]!._read(tap) as boolean;
+    const validStart = tap.pos;
+    const actionValid = f[F.actionValid]!._read(tap) as boolean;
+    const stateKey = f[F.stateKey]!._read(tap) as string | null;
+    const validEnd = tap.pos;
+    const metrics = f[F.metrics]!._read(tap) as Record<string, number>;
+    const info = f[F.info]!._read(tap) as Record<string, string>;
+    const timeStart = tap.pos;
+    const eventTimeMs = f[F.eventTimeMs]!._read(tap) as number;
+    if (tap.pos !== bytes.length) return null; // truncated, or trailing bytes
+    const step = new WireStep(
+      eventId, runId, envName, envVersion, groupId, episodeId, stepIndex, policyVersion, reward, terminated, truncated, actionValid,
+      stateKey, metrics, info, eventTimeMs, bytes,
+      { observation, observationTokens, action, actionTokens, actionLogProbs, trajectoryStep: [stepStart, stepEnd, validStart, validEnd, timeStart, tap.pos] },
+      f,
+    );
+    return validateStepScalars(step).ok ? step : null;
+  }
+}
+
+interface ReadTap {
+  buf: Buffer;
+  pos: number;
+  readLong(): number;
+}
+
+/** The byte range of a string's UTF-8 bytes, or null when its length does not fit the datum. */
+function stringAt(tap: ReadTap): { start: number; end: number } | null {
+  const len = tap.readLong();
+  const start = tap.pos;
+  if (!(len >= 0) || start + len > tap.buf.length) return null;
+  tap.pos = start + len;
+  return { start, end: start + len };
+}
+
+/** One block of ints then the end marker, each an id >= 0 of at most 32 bits; null for anything else. */
+function tokenItems(tap: ReadTap): WireItems | null {
+  const count = tap.readLong();
+  if (count === 0) return { count: 0, start: tap.pos, end: tap.pos };
+  const buf = tap.buf;
+  if (!(count > 0) || count > buf.length - tap.pos) return null;
+  const start = tap.pos;
+  let pos = start;
+  for (let n = 0; n < count; n++) {
+    // Zigzag: an even value is >= 0. At most 5 bytes, the 5th carrying 4 bits (readIntArray's limit).
+    if (buf[pos]! & 1) return null;
+    let bytes = 1;
+    while (buf[pos]! & 0x80) {
+      if (++bytes > 5) return null;
+      pos++;
+    }
+    if (bytes === 5 && buf[pos]! & 0xf0) return null;
+    pos++;
+  }
+  if (pos >= buf.length || buf[pos] !== 0) return null; // another block follows (or the datum ends)
+  tap.pos = pos + 1;
+  return { count, start, end: pos };
+}
+
+/** One block of floats then the end marker, each finite and <= 0; null for anything else. */
+function logProbItems(tap: ReadTap): WireItems | null {
+  const count = tap.readLong();
+  if (count === 0) return { count: 0, start: tap.pos, end: tap.pos };
+  const buf = tap.buf;
+  const start = tap.pos;
+  const end = start + 4 * count;
+  if (!(count > 0) || end >= buf.length || buf[end] !== 0) return null;
+  // Checked on the bits of each little-endian float32, without reading it: finite and <= 0 is the sign bit set
+  // with an exponent below 0xff (not -Infinity, not a NaN), or +0 (all bits clear).
+  for (let pos = start; pos < end; pos += 4) {
+    const high = buf[pos + 3]!;
+    if (high & 0x80) {
+      if ((high & 0x7f) === 0x7f && buf[pos + 2]! & 0x80) return null; // exponent 0xff: -Infinity or a NaN
+    } else if (high !== 0 || buf[pos + 2] !== 0 || buf[pos + 1] !== 0 || buf[pos] !== 0) return null; // > 0, or a NaN
+  }
+  tap.pos = end + 1;
+  return { count, start, end };
+}
