@@ -156,7 +156,11 @@ export class WireStepReader {
   private walk(bytes: Buffer): WireStep | null {
     const f = this.fields;
     const tap = tapAt(bytes, HEADER_BYTES);
-    const eventId = f[F.eventId]!._read(tap) as string;
+    // The event id is unique per step: read past readStringCached, whose misses copy their bytes into a cache
+    // slot that the repeating ids (run, env, group) would hit. The same UTF-8 decoding either way.
+    const eventId = stringAt(tap);
+    if (eventId === null) return null;
+    const eventIdText = (bytes as Buffer & { utf8Slice(start: number, end: number): string }).utf8Slice(eventId.start, eventId.end);
     const runId = f[F.runId]!._read(tap) as string;
     const envName = f[F.envName]!._read(tap) as string;
     const envVersion = f[F.envVersion]!._read(tap) as string;
@@ -193,7 +197,7 @@ export class WireStepReader {
     const eventTimeMs = f[F.eventTimeMs]!._read(tap) as number;
     if (tap.pos !== bytes.length) return null; // truncated, or trailing bytes
     const step = new WireStep(
-      eventId, runId, envName, envVersion, groupId, episodeId, stepIndex, policyVersion, reward, terminated, truncated, actionValid,
+      eventIdText, runId, envName, envVersion, groupId, episodeId, stepIndex, policyVersion, reward, terminated, truncated, actionValid,
       stateKey, metrics, info, eventTimeMs, bytes,
       { observation, observationTokens, action, actionTokens, actionLogProbs, trajectoryStep: [stepStart, stepEnd, validStart, validEnd, timeStart, tap.pos] },
       f,

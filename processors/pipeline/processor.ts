@@ -11,6 +11,7 @@ import { ConfigError } from '../../core/errors.js';
 import type { StepEvent, TrainingSampleEvent } from '../../schemas/index.js';
 import type { Backbone } from '../../streams/backbone.js';
 import { createEventConsumer } from '../../streams/event-consumer.js';
+import { offsetAtLeast } from '../../streams/offset-order.js';
 import type { Envelope, TopicConsumer } from '../../streams/topic-consumer.js';
 import {
   assembleGroups,
@@ -145,7 +146,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   });
 
   const markOf = (member: Member, status: EpisodeMark['status']): EpisodeMark => {
-    const last = member.sources.reduce((a, b) => (BigInt(a.offset) >= BigInt(b.offset) ? a : b));
+    const last = member.sources.reduce((a, b) => (offsetAtLeast(a.offset, b.offset) ? a : b));
     return {
       key: episodeMarkKey(consumerGroupId, member.trajectory.runId, member.trajectory.episodeId),
       topic: last.topic,
