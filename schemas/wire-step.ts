@@ -29,26 +29,32 @@ const STEP_FIELDS = [
 ] as const;
 const F = Object.fromEntries(STEP_FIELDS.map((name, i) => [name, i])) as { [K in (typeof STEP_FIELDS)[number]]: number };
 
-/** The items of an array written as one block: `count` items in bytes [start, end). */
-export interface WireItems {
-  readonly count: number;
-  readonly start: number;
-  readonly end: number;
-}
-
 /**
- * Where a step's fields lie in its bytes. A trajectory step is the step's fields stepIndex … reward,
- * actionValid … stateKey and eventTimeMs, in that order and with the same types, so it is three ranges.
+ * Where a step's fields lie in its bytes, as one flat object (a step lives until its group's transaction
+ * commits, so every object it holds is copied by the scavenges until then). Arrays are single blocks: their
+ * items are bytes [start, end). A trajectory step is the step's fields stepIndex … reward, actionValid …
+ * stateKey and eventTimeMs, in that order and with the same types: three ranges.
  */
 export interface StepLayout {
-  readonly observation: { readonly start: number; readonly end: number };
-  /** null when the step has no observation token ids. */
-  readonly observationTokens: WireItems | null;
-  readonly action: { readonly start: number; readonly end: number };
-  readonly actionTokens: WireItems;
-  readonly actionLogProbs: WireItems;
-  /** [stepIndex … reward], [actionValid … stateKey], [eventTimeMs]: a trajectory step's bytes. */
-  readonly trajectoryStep: readonly [number, number, number, number, number, number];
+  /** [stepIndex … reward] */
+  readonly stepStart: number;
+  readonly stepEnd: number;
+  /** [actionValid … stateKey] */
+  readonly validStart: number;
+  readonly validEnd: number;
+  /** [eventTimeMs] */
+  readonly timeStart: number;
+  readonly timeEnd: number;
+  /** -1 when the step has no observation token ids. */
+  readonly observationTokenCount: number;
+  readonly observationTokensStart: number;
+  readonly observationTokensEnd: number;
+  readonly actionTokenCount: number;
+  readonly actionTokensStart: number;
+  readonly actionTokensEnd: number;
+  /** As many as action tokens. */
+  readonly logProbsStart: number;
+  readonly logProbsEnd: number;
 }
 
 /** A decoded step whose text and token fields stay in `bytes` until something reads them. */
@@ -104,7 +110,7 @@ export class WireStep implements StepEvent {
   private passedThrough(): NonNullable<WireStep['full']> {
     if (this.full === undefined) {
       const f = this.fields;
-      const tap = tapAt(this.bytes, this.layout.trajectoryStep[0]);
+      const tap = tapAt(this.bytes, this.layout.stepStart);
       f[F.stepIndex]!._read(tap);
       this.full = {
         observation: f[F.observation]!._read(tap) as string,
@@ -120,7 +126,7 @@ export class WireStep implements StepEvent {
 
 /** The number of action tokens of a step, without decoding them when it is a WireStep. */
 export function actionTokenCount(step: Pick<StepEvent, 'actionTokenIds'>): number {
-  return step instanceof WireStep ? step.layout.actionTokens.count : step.actionTokenIds.length;
+  return step instanceof WireStep ? step.layout.actionTokenCount : step.actionTokenIds.length;
 }
 
 /** Reads step events of the registry's current step schema as WireSteps. */
@@ -153,14 +159,18 @@ export class WireStepReader {
     }
   }
 
+  // One tap for every walk (a walk is synchronous and the field types keep no reference to it).
+  private readonly tap = tapAt(Buffer.alloc(0), 0);
+
   private walk(bytes: Buffer): WireStep | null {
     const f = this.fields;
-    const tap = tapAt(bytes, HEADER_BYTES);
+    const tap = this.tap;
+    tap.buf = bytes;
+    tap.pos = HEADER_BYTES;
     // The event id is unique per step: read past readStringCached, whose misses copy their bytes into a cache
     // slot that the repeating ids (run, env, group) would hit. The same UTF-8 decoding either way.
-    const eventId = stringAt(tap);
-    if (eventId === null) return null;
-    const eventIdText = (bytes as Buffer & { utf8Slice(start: number, end: number): string }).utf8Slice(eventId.start, eventId.end);
+    if (!skipString(tap)) return null;
+    const eventId = (bytes as Buffer & { utf8Slice(start: number, end: number): string }).utf8Slice(skipped.start, skipped.end);
     const runId = f[F.runId]!._read(tap) as string;
     const envName = f[F.envName]!._read(tap) as string;
     const envVersion = f[F.envVersion]!._read(tap) as string;
@@ -168,20 +178,25 @@ export class WireStepReader {
     const episodeId = f[F.episodeId]!._read(tap) as string;
     const stepStart = tap.pos;
     const stepIndex = f[F.stepIndex]!._read(tap) as number;
-    const observation = stringAt(tap);
-    if (observation === null) return null;
+    if (!skipString(tap)) return null; // observation
     const union = tap.readLong();
-    let observationTokens: WireItems | null = null;
+    let observationTokenCount = -1;
+    let observationTokensStart = 0;
+    let observationTokensEnd = 0;
     if (union === 1) {
-      observationTokens = tokenItems(tap);
-      if (observationTokens === null) return null;
+      if (!skipTokenIds(tap)) return null;
+      observationTokenCount = skipped.count;
+      observationTokensStart = skipped.start;
+      observationTokensEnd = skipped.end;
     } else if (union !== 0) return null;
-    const action = stringAt(tap);
-    if (action === null) return null;
-    const actionTokens = tokenItems(tap);
-    if (actionTokens === null) return null;
-    const actionLogProbs = logProbItems(tap);
-    if (actionLogProbs === null || actionLogProbs.count !== actionTokens.count) return null;
+    if (!skipString(tap)) return null; // action
+    if (!skipTokenIds(tap)) return null;
+    const actionTokenCount = skipped.count;
+    const actionTokensStart = skipped.start;
+    const actionTokensEnd = skipped.end;
+    if (!skipLogProbs(tap) || skipped.count !== actionTokenCount) return null;
+    const logProbsStart = skipped.start;
+    const logProbsEnd = skipped.end;
     const policyVersion = f[F.policyVersion]!._read(tap) as number;
     const reward = f[F.reward]!._read(tap) as number;
     const stepEnd = tap.pos;
@@ -196,11 +211,15 @@ export class WireStepReader {
     const timeStart = tap.pos;
     const eventTimeMs = f[F.eventTimeMs]!._read(tap) as number;
     if (tap.pos !== bytes.length) return null; // truncated, or trailing bytes
+    const layout: StepLayout = {
+      stepStart, stepEnd, validStart, validEnd, timeStart, timeEnd: tap.pos,
+      observationTokenCount, observationTokensStart, observationTokensEnd,
+      actionTokenCount, actionTokensStart, actionTokensEnd,
+      logProbsStart, logProbsEnd,
+    };
     const step = new WireStep(
-      eventIdText, runId, envName, envVersion, groupId, episodeId, stepIndex, policyVersion, reward, terminated, truncated, actionValid,
-      stateKey, metrics, info, eventTimeMs, bytes,
-      { observation, observationTokens, action, actionTokens, actionLogProbs, trajectoryStep: [stepStart, stepEnd, validStart, validEnd, timeStart, tap.pos] },
-      f,
+      eventId, runId, envName, envVersion, groupId, episodeId, stepIndex, policyVersion, reward, terminated, truncated, actionValid,
+      stateKey, metrics, info, eventTimeMs, bytes, layout, f,
     );
     return validateStepScalars(step).ok ? step : null;
   }
@@ -212,55 +231,68 @@ interface ReadTap {
   readLong(): number;
 }
 
-/** The byte range of a string's UTF-8 bytes, or null when its length does not fit the datum. */
-function stringAt(tap: ReadTap): { start: number; end: number } | null {
+/** What the last skip walked over (one reader on one thread: no allocation per field). */
+const skipped = { count: 0, start: 0, end: 0 };
+
+/** Skips a string whose length fits the datum; its UTF-8 bytes are `skipped`. */
+function skipString(tap: ReadTap): boolean {
   const len = tap.readLong();
   const start = tap.pos;
-  if (!(len >= 0) || start + len > tap.buf.length) return null;
+  if (!(len >= 0) || start + len > tap.buf.length) return false;
   tap.pos = start + len;
-  return { start, end: start + len };
+  skipped.count = len;
+  skipped.start = start;
+  skipped.end = start + len;
+  return true;
 }
 
-/** One block of ints then the end marker, each an id >= 0 of at most 32 bits; null for anything else. */
-function tokenItems(tap: ReadTap): WireItems | null {
+/** Skips one block of ints then the end marker, each an id >= 0 of at most 32 bits; false for anything else. */
+function skipTokenIds(tap: ReadTap): boolean {
   const count = tap.readLong();
-  if (count === 0) return { count: 0, start: tap.pos, end: tap.pos };
   const buf = tap.buf;
-  if (!(count > 0) || count > buf.length - tap.pos) return null;
   const start = tap.pos;
+  if (count === 0) return setSkipped(0, start, start);
+  if (!(count > 0) || count > buf.length - start) return false;
   let pos = start;
   for (let n = 0; n < count; n++) {
     // Zigzag: an even value is >= 0. At most 5 bytes, the 5th carrying 4 bits (readIntArray's limit).
-    if (buf[pos]! & 1) return null;
+    if (buf[pos]! & 1) return false;
     let bytes = 1;
     while (buf[pos]! & 0x80) {
-      if (++bytes > 5) return null;
+      if (++bytes > 5) return false;
       pos++;
     }
-    if (bytes === 5 && buf[pos]! & 0xf0) return null;
+    if (bytes === 5 && buf[pos]! & 0xf0) return false;
     pos++;
   }
-  if (pos >= buf.length || buf[pos] !== 0) return null; // another block follows (or the datum ends)
+  if (pos >= buf.length || buf[pos] !== 0) return false; // another block follows (or the datum ends)
   tap.pos = pos + 1;
-  return { count, start, end: pos };
+  return setSkipped(count, start, pos);
 }
 
-/** One block of floats then the end marker, each finite and <= 0; null for anything else. */
-function logProbItems(tap: ReadTap): WireItems | null {
+/** Skips one block of floats then the end marker, each finite and <= 0; false for anything else. */
+function skipLogProbs(tap: ReadTap): boolean {
   const count = tap.readLong();
-  if (count === 0) return { count: 0, start: tap.pos, end: tap.pos };
   const buf = tap.buf;
   const start = tap.pos;
+  if (count === 0) return setSkipped(0, start, start);
   const end = start + 4 * count;
-  if (!(count > 0) || end >= buf.length || buf[end] !== 0) return null;
+  if (!(count > 0) || end >= buf.length || buf[end] !== 0) return false;
   // Checked on the bits of each little-endian float32, without reading it: finite and <= 0 is the sign bit set
   // with an exponent below 0xff (not -Infinity, not a NaN), or +0 (all bits clear).
   for (let pos = start; pos < end; pos += 4) {
     const high = buf[pos + 3]!;
     if (high & 0x80) {
-      if ((high & 0x7f) === 0x7f && buf[pos + 2]! & 0x80) return null; // exponent 0xff: -Infinity or a NaN
-    } else if (high !== 0 || buf[pos + 2] !== 0 || buf[pos + 1] !== 0 || buf[pos] !== 0) return null; // > 0, or a NaN
+      if ((high & 0x7f) === 0x7f && buf[pos + 2]! & 0x80) return false; // exponent 0xff: -Infinity or a NaN
+    } else if (high !== 0 || buf[pos + 2] !== 0 || buf[pos + 1] !== 0 || buf[pos] !== 0) return false; // > 0, or a NaN
   }
   tap.pos = end + 1;
-  return { count, start, end };
+  return setSkipped(count, start, end);
+}
+
+function setSkipped(count: number, start: number, end: number): true {
+  skipped.count = count;
+  skipped.start = start;
+  skipped.end = end;
+  return true;
 }

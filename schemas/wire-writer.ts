@@ -5,6 +5,7 @@
 import { tapAt, recordFields, type FieldType, type WritableTap } from './avro-tap.js';
 import type { EventCodec } from './codec.js';
 import type { EventName, TrajectoryEvent } from './generated/types.js';
+import { OversizeEventError } from './errors.js';
 import { HEADER_BYTES } from './registry.js';
 import { WireStep } from './wire-step.js';
 
@@ -46,6 +47,8 @@ const INITIAL_SCRATCH_BYTES = 64 * 1024;
 /** One event kind's header and field types, and a scratch buffer to write into. */
 export class WireEventWriter {
   private scratch = Buffer.allocUnsafe(INITIAL_SCRATCH_BYTES);
+  // One tap for every write (writes are synchronous; the field types keep no reference to it).
+  private readonly tap = tapAt(this.scratch, HEADER_BYTES);
 
   constructor(
     readonly header: Buffer,
@@ -62,12 +65,16 @@ export class WireEventWriter {
 
   /** The event `body` writes (its datum), with the header, in a buffer of its own. */
   write(event: EventName, body: (tap: WritableTap) => void): Buffer {
-    let tap = tapAt(this.scratch, HEADER_BYTES);
+    const tap = this.tap;
+    tap.buf = this.scratch;
+    tap.pos = HEADER_BYTES;
     body(tap);
+    // tap.pos counts the header too, as the codec's limit does.
+    if (tap.pos > this.maxEventBytes) throw new OversizeEventError(event, tap.pos, this.maxEventBytes);
     if (!tap.isValid()) {
-      if (tap.pos > this.maxEventBytes) throw new RangeError(`a ${event} event of ${tap.pos} bytes is over maxEventBytes (${this.maxEventBytes})`);
       this.scratch = Buffer.allocUnsafe(Math.min(this.maxEventBytes, Math.max(tap.pos, 2 * this.scratch.length)));
-      tap = tapAt(this.scratch, HEADER_BYTES);
+      tap.buf = this.scratch;
+      tap.pos = HEADER_BYTES;
       body(tap);
     }
     const out = Buffer.allocUnsafe(tap.pos);
@@ -106,10 +113,10 @@ export class WireTrajectoryWriter {
       if (steps.length > 0) {
         tap.writeLong(steps.length);
         for (const step of steps as unknown as WireStep[]) {
-          const [a, b, c, d, e, f] = step.layout.trajectoryStep;
-          copyBytes(tap, step.bytes, a, b);
-          copyBytes(tap, step.bytes, c, d);
-          copyBytes(tap, step.bytes, e, f);
+          const { layout, bytes } = step;
+          copyBytes(tap, bytes, layout.stepStart, layout.stepEnd);
+          copyBytes(tap, bytes, layout.validStart, layout.validEnd);
+          copyBytes(tap, bytes, layout.timeStart, layout.timeEnd);
         }
       }
       tap.writeLong(0);

@@ -84,10 +84,10 @@ export function planSample(trajectory: TrajectoryEvent, advantages: SampleAdvant
   const stepAdvantage = advantagePerStep(steps, advantages);
   // A WireStep has as many log-probs as action tokens (checked when it was read), so buildSample's
   // length check cannot fail here.
-  const observationIds = wire.map((s) => (s.layout.observationTokens === null ? tokenizer.tokenize(s.observation) : null));
-  const observationCount = (i: number) => observationIds[i]?.length ?? wire[i]!.layout.observationTokens!.count;
+  const observationIds = wire.map((s) => (s.layout.observationTokenCount < 0 ? tokenizer.tokenize(s.observation) : null));
+  const observationCount = (i: number) => observationIds[i]?.length ?? wire[i]!.layout.observationTokenCount;
   const window = fitContextWindow(
-    wire.map((s, i) => ({ observationTokens: observationCount(i), actionTokens: s.layout.actionTokens.count })),
+    wire.map((s, i) => ({ observationTokens: observationCount(i), actionTokens: s.layout.actionTokenCount })),
     maxContextTokens,
   );
   const turns: PlannedTurn[] = [];
@@ -96,7 +96,7 @@ export function planSample(trajectory: TrajectoryEvent, advantages: SampleAdvant
   for (let i = window.firstKeptTurn; i < wire.length; i++) {
     const step = wire[i]!;
     const from = i === window.firstKeptTurn ? window.trimmedObservationTokens : 0;
-    const actionCount = step.layout.actionTokens.count;
+    const actionCount = step.layout.actionTokenCount;
     const turn: PlannedTurn = { step, observationIds: observationIds[i]!, observationFrom: from, observationCount: observationCount(i) - from, actionCount, advantage: stepAdvantage[i]! };
     turns.push(turn);
     tokenCount += turn.observationCount + actionCount;

@@ -39,8 +39,8 @@ export class PlannedSampleWriter {
       arrayOf(tap, n, () => {
         for (const turn of turns) {
           writeObservationIds(tap, turn);
-          const items = turn.step.layout.actionTokens;
-          copyBytes(tap, turn.step.bytes, items.start, items.end);
+          const { layout, bytes } = turn.step;
+          copyBytes(tap, bytes, layout.actionTokensStart, layout.actionTokensEnd);
         }
       });
       // lossMask: 0 on what the environment returned, 1 on what the policy generated
@@ -61,8 +61,8 @@ export class PlannedSampleWriter {
       arrayOf(tap, n, () => {
         for (const turn of turns) {
           fillBytes(tap, 0, 4 * turn.observationCount);
-          const items = turn.step.layout.actionLogProbs;
-          copyBytes(tap, turn.step.bytes, items.start, items.end);
+          const { layout, bytes } = turn.step;
+          copyBytes(tap, bytes, layout.logProbsStart, layout.logProbsEnd);
         }
       });
       for (let i = REWARD; i < SAMPLE_FIELDS.length; i++) fields[i]!._write(tap, values[SAMPLE_FIELDS[i]!]);
@@ -88,9 +88,8 @@ function writeObservationIds(tap: WritableTap, turn: PlannedTurn): void {
     return;
   }
   const { bytes, layout } = turn.step;
-  const items = layout.observationTokens!;
-  let start = items.start;
+  let start = layout.observationTokensStart;
   // Skip the trimmed ids: each varint ends at a byte below 0x80.
   for (let skipped = 0; skipped < turn.observationFrom; start++) if (bytes[start]! < 0x80) skipped++;
-  copyBytes(tap, bytes, start, items.end);
+  copyBytes(tap, bytes, start, layout.observationTokensEnd);
 }

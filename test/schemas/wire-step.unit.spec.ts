@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { DecodeError, EventCodec, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
+import { DecodeError, EventCodec, OversizeEventError, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import { WireStep, WireStepReader, actionTokenCount } from '../../schemas/wire-step.js';
 import { WireTrajectoryWriter } from '../../schemas/wire-writer.js';
 import { eventDecoder, wireStepDecoder } from '../../streams/event-consumer.js';
@@ -103,7 +103,7 @@ test('unit: an array written in two blocks, and a step of another writer schema,
   const step = makeStep({ actionTokenIds: [5, 6], actionLogProbs: [-1, -2] }, 3);
   const bytes = codec.encode('step', step);
   const wire = reader.read(bytes)!;
-  const { start, end } = wire.layout.actionTokens;
+  const { actionTokensStart: start, actionTokensEnd: end } = wire.layout;
   // One block [count 2][0a 0c][0] rewritten as two blocks of one: [count 1][0a][count 1][0c][0].
   assert.deepEqual([...bytes.subarray(start - 1, end + 1)], [0x04, 0x0a, 0x0c, 0x00]);
   const twoBlocks = Buffer.concat([bytes.subarray(0, start - 1), Buffer.from([0x02, 0x0a, 0x02, 0x0c, 0x00]), bytes.subarray(end + 1)]);
@@ -132,4 +132,12 @@ test('unit: a trajectory of WireSteps is written from their bytes exactly as the
   );
   // A trajectory with an ordinary step is left to the codec.
   assert.equal(writer.encode(trajectoryFromSteps([makeStep({ terminated: true }, 1)]).trajectory), null);
+});
+
+test('unit: a trajectory written from its steps\' bytes past maxEventBytes fails as the codec fails, with OversizeEventError', () => {
+  const small = new EventCodec(SchemaRegistry.fromSchemasDir(), { maxEventBytes: 2000 });
+  const steps = [0, 1, 2, 3].map((i) => makeStep({ runId: 'r', episodeId: 'e', stepIndex: i, terminated: i === 3 }, i));
+  const wire = trajectoryFromSteps(steps.map((s) => WireStepReader.of(small)!.read(codec.encode('step', s))!)).trajectory;
+  assert.throws(() => WireTrajectoryWriter.of(small)!.encode(wire), OversizeEventError);
+  assert.throws(() => small.encode('trajectory', trajectoryFromSteps(steps).trajectory), OversizeEventError);
 });
