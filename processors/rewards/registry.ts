@@ -5,6 +5,11 @@
 //   buildRewardFn({ terms: [{ kind: 'env_return' }, { kind: 'custom', name: 'reached_goal_fast', weight: 0.5 }] });
 //
 // A spec built in code can pass the function inline instead: `{ kind: 'custom', name, fn }`.
+//
+// In the processors a trajectory's steps are WireSteps (schemas/wire-step.ts): read their fields by name
+// (step.action, step.actionTokenIds …; reading them decodes them), and count action tokens with
+// actionTokenCount(step), which decodes nothing. A spread copy ({ ...step }) has only the step's scalar fields:
+// the text and token fields are getters on its prototype.
 import { ConfigError } from '../../core/errors.js';
 import type { CustomRewardFn } from './types.js';
 
