@@ -14,13 +14,3 @@ export function cpuBudgetMicrosPerStep(cores: number, rawEventsPerSecond: number
   }
   return (cores * 1e6) / (ratio * rawEventsPerSecond);
 }
-
-/** The highest rate, steps/s, a cost of `microsPerStep` of CPU allows on `cores` fully busy cores. */
-export function cpuBoundStepsPerSecond(cores: number, microsPerStep: number): number {
-  return (cores * 1e6) / microsPerStep;
-}
-
-/** How many cores a side kept busy: its rate times its CPU per step. */
-export function coresBusy(stepsPerSecond: number, microsPerStep: number): number {
-  return (stepsPerSecond * microsPerStep) / 1e6;
-}

@@ -1,9 +1,10 @@
 // avsc's Tap (a buffer and a position, with Avro's primitive reads and writes), which avsc 5.7 does not
-// export from its entry point. The wire paths (wire-step.ts, wire-events.ts) read and write the fields they
+// export from its entry point. The wire paths (wire-step.ts, wire-writer.ts) read and write the fields they
 // do not splice with the schema's own avsc types through a Tap, so those bytes are exactly what the codec
 // reads and writes.
 import { createRequire } from 'node:module';
 import type { Tap } from './avro-arrays.js';
+import type { SchemaEntry } from './registry.js';
 
 export interface WritableTap extends Tap {
   isValid(): boolean;
@@ -22,9 +23,13 @@ export interface FieldType {
   _write(tap: Tap, value: unknown): void;
 }
 
-/** The field types of a record type by name, checked against the names and order the caller was written for. */
-export function recordFields(type: unknown, expected: readonly string[]): FieldType[] | null {
-  const fields = (type as { fields?: { name: string; type: FieldType }[] }).fields;
+/**
+ * The field types of a version-1 schema's record, checked against the names and order the caller was written
+ * for; null for another version or other fields (the caller then leaves the event to the codec).
+ */
+export function v1RecordFields(entry: SchemaEntry, expected: readonly string[]): FieldType[] | null {
+  if (entry.version !== 1) return null;
+  const fields = (entry.type as unknown as { fields?: { name: string; type: FieldType }[] }).fields;
   if (!fields || fields.length !== expected.length || fields.some((f, i) => f.name !== expected[i])) return null;
   return fields.map((f) => f.type);
 }

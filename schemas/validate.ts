@@ -266,20 +266,18 @@ const CHECKS: { [N in EventName]: (value: EventTypes[N]) => void } = {
  * Semantic checks of a value that already fits its Avro schema (decoded, or about to be encoded).
  * `field` is a dotted path like `actionLogProbs[3]` or `steps[2].reward`.
  */
-/** validateEvent('step', s) without reading the token arrays and log-probs (a WireStep has checked those on its bytes). */
-export function validateStepScalars(s: StepEvent): ValidationResult {
-  try {
-    checkStepScalars(s);
-    return OK;
-  } catch (err) {
-    if (err instanceof Invalid) return { ok: false, field: err.field, message: err.message };
-    return { ok: false, field: '', message: `not a valid step event: ${(err as Error).message}` };
-  }
+export function validateEvent<N extends EventName>(event: N, value: EventTypes[N]): ValidationResult {
+  return resultOf(event, () => (CHECKS[event] as (value: EventTypes[N]) => void)(value));
 }
 
-export function validateEvent<N extends EventName>(event: N, value: EventTypes[N]): ValidationResult {
+/** validateEvent('step', s) without reading the token arrays and log-probs (a WireStep has checked those on its bytes). */
+export function validateStepScalars(s: StepEvent): ValidationResult {
+  return resultOf('step', () => checkStepScalars(s));
+}
+
+function resultOf(event: EventName, check: () => void): ValidationResult {
   try {
-    (CHECKS[event] as (value: EventTypes[N]) => void)(value);
+    check();
     return OK;
   } catch (err) {
     if (err instanceof Invalid) return { ok: false, field: err.field, message: err.message };

@@ -5,8 +5,8 @@
 // the trajectory (the same fields, in the same Avro encoding) and into the sample (token ids and log-probs
 // again, beside masks and advantages made from counts). Decoding them into JS strings and arrays and
 // encoding them back was most of the processors' codec work, and the decoded arrays, alive until their
-// group's transaction commits, most of what each scavenge copied. wire-events.ts writes trajectories and
-// samples by copying those byte ranges.
+// group's transaction commits, most of what each scavenge copied. wire-writer.ts (trajectories) and
+// processors/samples/write-planned-sample.ts (samples) write them by copying those byte ranges.
 //
 // What it guarantees: a WireStep is only made where the ordinary path (codec.decode + validateEvent) would
 // accept the same bytes and decode the same values. The scalar fields are read with the schema's own avsc
@@ -15,7 +15,7 @@
 // writer schema, an array in several blocks, a failed check, a corrupt datum — gets no WireStep, and the
 // caller decodes it the ordinary way, which gives the ordinary values or the ordinary error. The
 // passed-through fields decode on first access, with the same avsc types.
-import { tapAt, recordFields, type FieldType } from './avro-tap.js';
+import { tapAt, v1RecordFields, type FieldType } from './avro-tap.js';
 import type { EventCodec } from './codec.js';
 import { HEADER_BYTES } from './registry.js';
 import type { StepEvent } from './generated/types.js';
@@ -82,9 +82,7 @@ export class WireStep implements StepEvent {
     readonly bytes: Buffer,
     readonly layout: StepLayout,
     private readonly fields: readonly FieldType[],
-  ) {
-    this.full = undefined;
-  }
+  ) {}
 
   get observation(): string {
     return this.passedThrough().observation;
@@ -140,7 +138,7 @@ export class WireStepReader {
   /** A reader for the codec's current step schema, or null when it is not the v1 layout this file walks. */
   static of(codec: EventCodec): WireStepReader | null {
     const entry = codec.registry.current('step');
-    const fields = entry.version === 1 ? recordFields(entry.type, STEP_FIELDS) : null;
+    const fields = v1RecordFields(entry, STEP_FIELDS);
     return fields === null ? null : new WireStepReader(entry.header, fields, codec.maxEventBytes);
   }
 

@@ -2,7 +2,7 @@
 // the schema's avsc types on an avsc Tap, so they are the codec's bytes; the carried ranges are copied.
 // Like avsc, a write past the end of the scratch buffer is dropped and only counted, and the event is
 // written again into a buffer of the size it needs.
-import { tapAt, recordFields, type FieldType, type WritableTap } from './avro-tap.js';
+import { tapAt, v1RecordFields, type FieldType, type WritableTap } from './avro-tap.js';
 import type { EventCodec } from './codec.js';
 import type { EventName, TrajectoryEvent } from './generated/types.js';
 import { OversizeEventError } from './errors.js';
@@ -59,7 +59,7 @@ export class WireEventWriter {
   /** A writer for the codec's current schema of `event`, or null unless it is version 1 with these fields in this order. */
   static of(codec: EventCodec, event: EventName, fieldNames: readonly string[]): WireEventWriter | null {
     const entry = codec.registry.current(event);
-    const fields = entry.version === 1 ? recordFields(entry.type, fieldNames) : null;
+    const fields = v1RecordFields(entry, fieldNames);
     return fields === null ? null : new WireEventWriter(entry.header, fields, codec.maxEventBytes);
   }
 

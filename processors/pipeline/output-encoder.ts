@@ -15,11 +15,6 @@ export class OutputEncoder {
     this.samples = PlannedSampleWriter.of(codec);
   }
 
-  /** Whether both wire writers apply to the codec's current schemas (false after a schema change they do not know). */
-  get wire(): boolean {
-    return this.trajectories !== null && this.samples !== null;
-  }
-
   trajectory(trajectory: TrajectoryEvent): Buffer {
     return this.trajectories?.encode(trajectory) ?? this.codec.encode('trajectory', trajectory);
   }

@@ -47,9 +47,7 @@ export class PlannedSample implements TrainingSampleEvent {
     /** Tokens in the sample: the length of each of its four arrays. */
     readonly tokenCount: number,
     private readonly build: () => TrainingSampleEvent,
-  ) {
-    this.built = undefined;
-  }
+  ) {}
 
   get tokenIds(): number[] {
     return this.materialized().tokenIds;

@@ -2,7 +2,7 @@
 // side of it is measured with (server-cpu.ts): a window sees the CPU burnt inside it and not outside it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coresBusy, cpuBoundStepsPerSecond, cpuBudgetMicrosPerStep } from '../../bench/cpu-budget.js';
+import { cpuBudgetMicrosPerStep } from '../../bench/cpu-budget.js';
 import { CpuMeter } from '../../bench/server-cpu.js';
 import { loadConfig } from '../../core/config.js';
 
@@ -13,14 +13,6 @@ test('unit: 0.5 of a 200,000 events/s ceiling on 2 cores leaves 20 µs of CPU pe
   assert.equal(cpuBudgetMicrosPerStep(1, 50_000, 1), 20);
   assert.throws(() => cpuBudgetMicrosPerStep(2, 0, 0.5), /must be > 0/);
   assert.throws(() => cpuBudgetMicrosPerStep(2, 100_000, Number.NaN), /must be > 0/);
-});
-
-test('unit: the rate a cost per step allows, and the cores a rate keeps busy, are inverses of each other', () => {
-  // 40 µs per step on 2 cores: 2e6 / 40 = 50,000 steps/s, which keeps exactly the 2 cores busy.
-  assert.equal(cpuBoundStepsPerSecond(2, 40), 50_000);
-  assert.equal(coresBusy(50_000, 40), 2);
-  // A raw ceiling of 200,000 events/s at 7 µs an event keeps 1.4 cores busy: it is not bound by CPU.
-  assert.ok(Math.abs(coresBusy(200_000, 7) - 1.4) < 1e-12);
 });
 
 test('unit: a CPU meter counts the work inside its window, per item, and refuses to be read before it stopped', () => {
