@@ -132,6 +132,7 @@ export function syntheticSamples(bundle: PolicyBundle, rows: number, tokens: num
       groupRewardStd: 1,
       stepAdvantages: null,
       eventTimeMs: 0,
+      batch: null,
     };
   });
 }

@@ -9,6 +9,14 @@ export function positiveInt(name: string, raw: string | undefined, fallback: num
   return value;
 }
 
+/** The value of `--name` as an integer ≥ 0, or `fallback` when the flag was not given. */
+export function nonNegativeInt(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const value = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value)) throw new ConfigError(`--${name} needs a non-negative integer, got '${raw}'`);
+  return value;
+}
+
 /** Reads `--flag value` pairs, allowing only `allowed`; unknown flags and missing values are ConfigErrors naming the usage. */
 export function parseFlagPairs<F extends string>(args: readonly string[], allowed: readonly F[], usage: string): Partial<Record<F, string>> {
   const flags: Partial<Record<F, string>> = {};

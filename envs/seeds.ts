@@ -40,3 +40,12 @@ export function isEvalSeed(seed: number): boolean {
 export function assertTrainingSeed(seed: number): void {
   if (isEvalSeed(seed)) throw new EvalSeedInTrainingError(seed, EVAL_SEEDS.first);
 }
+
+/**
+ * The first training seed of run seed `seed`: its tasks are seed·1,000,000, seed·1,000,000 + 1, … (the
+ * in-process loop and `trajflow train` alike, so the same seed gives the same tasks on both paths).
+ */
+export function taskSeedBase(seed: number): number {
+  if (!Number.isInteger(seed) || seed < 0 || seed >= 1000) throw new RangeError(`run seed must be an integer in [0, 1000), got ${seed}`);
+  return seed * 1_000_000;
+}

@@ -15,12 +15,13 @@ import { OPTIMIZER_DEFAULTS } from './train/config.js';
 const FLAGS = [
   '--run-id', '--env', '--updates', '--batch-tokens', '--min-samples', '--max-wait-ms', '--max-staleness', '--lr', '--epochs',
   '--minibatches', '--temperature', '--backend', '--width', '--layers', '--heads', '--context', '--seed', '--model', '--optimizer', '--loss',
-  '--template-every', '--template-pairs',
+  '--template-every', '--template-pairs', '--env-options', '--batch-timeout-ms',
 ] as const;
 const USAGE =
   'trajflow learner --run-id R [--env FrozenLake] [--updates N] [--batch-tokens 4096] [--min-samples 8] [--max-wait-ms 2000] ' +
   '[--max-staleness K] [--lr 3e-4] [--epochs 1] [--minibatches 1] [--temperature 1] [--backend auto|node-gpu|node|wasm|cpu] ' +
-  '[--width 64] [--layers 2] [--heads 4] [--context 256] [--seed 1] [--model JSON] [--optimizer JSON] [--loss JSON] [--template-every 10] [--template-pairs 16] [--config trajflow.json]';
+  '[--width 64] [--layers 2] [--heads 4] [--context 256] [--seed 1] [--model JSON] [--optimizer JSON] [--loss JSON] [--template-every 10] [--template-pairs 16] ' +
+  '[--env-options JSON] [--batch-timeout-ms 60000] [--config trajflow.json]';
 
 /**
  * The learner's settings from its flags. `--model`, `--optimizer` and `--loss` take partial JSON objects of
@@ -47,6 +48,8 @@ export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInpu
     runId,
     ...pick(strip({
       envName: f['--env'],
+      envOptions: f['--env-options'] === undefined ? undefined : jsonObjectFlag('env-options', f['--env-options'], { example: '{"slippery":false}' }),
+      batchTimeoutMs: int('batch-timeout-ms', f['--batch-timeout-ms']),
       maxUpdates: int('updates', f['--updates']),
       batchTokens: int('batch-tokens', f['--batch-tokens']),
       minSamples: int('min-samples', f['--min-samples']),

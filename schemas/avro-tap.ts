@@ -24,11 +24,11 @@ export interface FieldType {
 }
 
 /**
- * The field types of a version-1 schema's record, checked against the names and order the caller was written
+ * The field types of a schema's record, checked against the version, names and order the caller was written
  * for; null for another version or other fields (the caller then leaves the event to the codec).
  */
-export function v1RecordFields(entry: SchemaEntry, expected: readonly string[]): FieldType[] | null {
-  if (entry.version !== 1) return null;
+export function recordFieldsOf(entry: SchemaEntry, version: number, expected: readonly string[]): FieldType[] | null {
+  if (entry.version !== version) return null;
   const fields = (entry.type as unknown as { fields?: { name: string; type: FieldType }[] }).fields;
   if (!fields || fields.length !== expected.length || fields.some((f, i) => f.name !== expected[i])) return null;
   return fields.map((f) => f.type);

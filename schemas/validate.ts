@@ -176,6 +176,13 @@ function checkSample(s: TrainingSampleEvent): void {
   if (s.groupRewardStd < 0) fail('groupRewardStd', `must be >= 0, got ${s.groupRewardStd}`);
   if (s.stepAdvantages !== null) s.stepAdvantages.forEach((a, i) => finite(`stepAdvantages[${i}]`, a));
   eventTime('eventTimeMs', s.eventTimeMs);
+  // Absent in a v1 sample (the reader's default): the learner then batches it by its token budget.
+  const batch = s.batch ?? null;
+  if (batch !== null) {
+    nonEmpty('batch.batchId', batch.batchId);
+    if (!Number.isSafeInteger(batch.iteration) || batch.iteration < -1) fail('batch.iteration', `must be an integer >= -1 (-1: no iteration named), got ${batch.iteration}`);
+    if (!Number.isInteger(batch.samples) || batch.samples < 1) fail('batch.samples', `must be an integer >= 1 (the batch's samples, this one included), got ${batch.samples}`);
+  }
 }
 
 function checkLearnerStep(l: LearnerStepEvent): void {

@@ -15,7 +15,7 @@
 // writer schema, an array in several blocks, a failed check, a corrupt datum — gets no WireStep, and the
 // caller decodes it the ordinary way, which gives the ordinary values or the ordinary error. The
 // passed-through fields decode on first access, with the same avsc types.
-import { tapAt, v1RecordFields, type FieldType } from './avro-tap.js';
+import { tapAt, recordFieldsOf, type FieldType } from './avro-tap.js';
 import type { EventCodec } from './codec.js';
 import { HEADER_BYTES } from './registry.js';
 import type { StepEvent } from './generated/types.js';
@@ -138,7 +138,7 @@ export class WireStepReader {
   /** A reader for the codec's current step schema, or null when it is not the v1 layout this file walks. */
   static of(codec: EventCodec): WireStepReader | null {
     const entry = codec.registry.current('step');
-    const fields = v1RecordFields(entry, STEP_FIELDS);
+    const fields = recordFieldsOf(entry, 1, STEP_FIELDS);
     return fields === null ? null : new WireStepReader(entry.header, fields, codec.maxEventBytes);
   }
 

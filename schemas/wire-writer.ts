@@ -2,7 +2,7 @@
 // the schema's avsc types on an avsc Tap, so they are the codec's bytes; the carried ranges are copied.
 // Like avsc, a write past the end of the scratch buffer is dropped and only counted, and the event is
 // written again into a buffer of the size it needs.
-import { tapAt, v1RecordFields, type FieldType, type WritableTap } from './avro-tap.js';
+import { tapAt, recordFieldsOf, type FieldType, type WritableTap } from './avro-tap.js';
 import type { EventCodec } from './codec.js';
 import type { EventName, TrajectoryEvent } from './generated/types.js';
 import { OversizeEventError } from './errors.js';
@@ -56,10 +56,10 @@ export class WireEventWriter {
     private readonly maxEventBytes: number,
   ) {}
 
-  /** A writer for the codec's current schema of `event`, or null unless it is version 1 with these fields in this order. */
-  static of(codec: EventCodec, event: EventName, fieldNames: readonly string[]): WireEventWriter | null {
+  /** A writer for the codec's current schema of `event`, or null unless it is `version` with these fields in this order. */
+  static of(codec: EventCodec, event: EventName, version: number, fieldNames: readonly string[]): WireEventWriter | null {
     const entry = codec.registry.current(event);
-    const fields = v1RecordFields(entry, fieldNames);
+    const fields = recordFieldsOf(entry, version, fieldNames);
     return fields === null ? null : new WireEventWriter(entry.header, fields, codec.maxEventBytes);
   }
 
@@ -99,7 +99,7 @@ export class WireTrajectoryWriter {
 
   /** null when the current trajectory schema is not the v1 layout this writer knows. */
   static of(codec: EventCodec): WireTrajectoryWriter | null {
-    const writer = WireEventWriter.of(codec, 'trajectory', TRAJECTORY_FIELDS);
+    const writer = WireEventWriter.of(codec, 'trajectory', 1, TRAJECTORY_FIELDS);
     return writer === null ? null : new WireTrajectoryWriter(writer);
   }
 

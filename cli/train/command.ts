@@ -8,7 +8,8 @@ import { dirname, join } from 'node:path';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';
-import { parseFlagPairs, positiveInt, numberFlag } from '../flags.js';
+import { nonNegativeInt, parseFlagPairs, positiveInt, numberFlag } from '../flags.js';
+import { taskSeedBase } from '../../envs/seeds.js';
 import { progressBar } from '../progress.js';
 import type { Command } from '../main.js';
 import { startPart, type RunningPart } from './parts.js';
@@ -17,7 +18,7 @@ import { TRAIN_PRESETS } from './presets.js';
 const FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed'] as const;
 const USAGE =
   'trajflow train [--env FrozenLake|Sokoban|Bandit] [--run-id R] [--estimator gigpo] [--filter F] [--updates N] [--groups 8] ' +
-  '[--group-size 8] [--lr 3e-3] [--max-staleness 2] [--port 18080] [--env-options JSON] [--seed 0] [--config trajflow.json]';
+  '[--group-size 8] [--lr 1e-3] [--max-staleness 1] [--port 18080] [--env-options JSON] [--seed 1] [--config trajflow.json]';
 
 export const trainCommand: Command = {
   summary: 'train an agent end to end: Kafka, ClickHouse, actors, processors, learner, sink and dashboard (Ctrl-C stops, rerun resumes)',
@@ -36,8 +37,14 @@ export const trainCommand: Command = {
     const groups = positiveInt('groups', f['--groups'], preset.groups);
     const groupSize = positiveInt('group-size', f['--group-size'], preset.groupSize);
     const lr = numberFlag('lr', f['--lr'], { positive: true }) ?? preset.learningRate;
-    const maxStaleness = f['--max-staleness'] ?? '2';
+    // Every sample trained is at most this many versions behind the learner (docs: versions follow data).
+    const maxStaleness = String(nonNegativeInt('max-staleness', f['--max-staleness'], 1));
     const envOptions = f['--env-options'] ?? JSON.stringify(preset.envOptions);
+    // The run seed: the model's initial weights and the training tasks (seed·1,000,000 on), as the in-process loop
+    // (`trajflow bench learning`) seeds them, so the same seed gives the same run on both paths.
+    const seed = nonNegativeInt('seed', f['--seed'], 1);
+    if (seed >= 1000) throw new ConfigError(`--seed ${seed}: a run seed is below 1000 (its tasks start at seed·1,000,000)`);
+    const taskSeeds = taskSeedBase(seed);
     const port = f['--port'] ?? '18080';
     const filters = f['--filter'] ? [f['--filter']] : preset.filters;
 
@@ -88,7 +95,8 @@ export const trainCommand: Command = {
     launch('sink', () => [], quietStartup);
     // The preset's estimator options only belong to the preset's estimator.
     const estimatorOptions = estimator === preset.estimator && preset.estimatorOptions ? ['--estimator-options', JSON.stringify(preset.estimatorOptions)] : [];
-    const model = preset.model ? ['--model', JSON.stringify(preset.model)] : [];
+    // Actors and learner build version 0 from the same shape and seed, so the actors' v0 is the learner's.
+    const model = ['--model', JSON.stringify({ ...preset.model, seed })];
     // One rollout batch per actors' iteration (its `groups` groups, as RAGEN's filters see them), closed
     // as soon as the last group is in, or 5 s after the first if one is late.
     const batching = ['--max-batch-groups', String(groups), '--batch-window-ms', '5000'];
@@ -96,7 +104,7 @@ export const trainCommand: Command = {
     launch(
       'learner',
       () => [
-        '--run-id', runId, '--env', env, '--lr', String(lr), ...model,
+        '--run-id', runId, '--env', env, '--env-options', envOptions, '--lr', String(lr), '--max-staleness', maxStaleness, ...model,
         ...(preset.optimizer ? ['--optimizer', JSON.stringify(preset.optimizer)] : []),
         ...(preset.loss ? ['--loss', JSON.stringify(preset.loss)] : []),
         ...(f['--updates'] ? ['--updates', f['--updates']] : []),
@@ -112,7 +120,7 @@ export const trainCommand: Command = {
     launch(
       'actors',
       // A restarted actors process continues after the last iteration any earlier one started.
-      () => ['--env', env, '--run-id', runId, '--groups', String(groups), '--group-size', String(groupSize), '--max-staleness', maxStaleness, '--env-options', envOptions, '--first-iteration', String(lastIteration + 1), '--progress-ms', '2000', ...model, ...(f['--seed'] ? ['--seed', f['--seed']] : [])],
+      () => ['--env', env, '--run-id', runId, '--groups', String(groups), '--group-size', String(groupSize), '--max-staleness', maxStaleness, '--env-options', envOptions, '--first-iteration', String(lastIteration + 1), '--progress-ms', '2000', ...model, '--seed', String(taskSeeds)],
       (line) => !line.startsWith('actors: {'),
       (line) => {
         const match = /iteration (\d+)/.exec(line);

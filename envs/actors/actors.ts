@@ -131,6 +131,7 @@ export class RolloutActors {
         groupSeed: groupSeedOf(seedBase, coordinates.groupIndex),
         rollout: coordinates.rollout,
         iteration: coordinates.iteration,
+        batchGroups: this.config.groups,
       },
       env,
       policy,

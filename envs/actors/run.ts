@@ -8,7 +8,7 @@ import { RolloutActors, type ActorsSummary, type ActorsDeps } from './actors.js'
 import type { ActorsConfig } from './config.js';
 import { followPolicyVersions, type PolicyVersionFollower } from './policy-versions.js';
 import { startProgress } from './progress.js';
-import { StalenessGate } from './staleness.js';
+import { iterationsTrainedBy, StalenessGate } from './staleness.js';
 
 export interface StartActorsOptions {
   /** Default: the uniform-random policy, re-labelled with each new version. */
@@ -39,7 +39,7 @@ export async function startActors(backbone: Backbone, config: ActorsConfig, opti
     runId: config.runId,
     onVersion: async (event) => {
       await provider.onVersion(event);
-      gate.observe(event.version);
+      gate.observe(iterationsTrainedBy(event));
     },
   });
   try {

@@ -1,8 +1,10 @@
 // The staleness bound between actors and learner.
 //
 // DEFINITION. The actors produce their episodes in iterations (batches) of P groups × G rollouts,
-// numbered 0, 1, 2, … The learner publishes policy version v after training on v batches (version 0 is
-// the initial policy), so its last published version L says "batches 0 … L − 1 are trained on".
+// numbered 0, 1, 2, … The learner trains each iteration's rollout batch in one update, in iteration order
+// (learner/loop/batch-assembly.ts), and every policy version it publishes names the highest iteration it
+// was trained on (metrics.iteration), so L = that iteration + 1 says "batches 0 … L − 1 are trained on"
+// (iterationsTrainedBy; a batch that every filter dropped never reaches the learner and counts as trained).
 // An episode of iteration i may START only when
 //
 //     i − L ≤ maxStaleness
@@ -18,6 +20,17 @@
 //
 // A blocked actor waits for the version stream (it keeps consuming) and resumes once a version makes
 // the rule hold; stop() releases the waiters.
+
+import type { PolicyVersionEvent } from '../../schemas/index.js';
+
+/**
+ * L of a policy version: its metrics.iteration + 1, or — for a learner that names no iterations (samples
+ * without a rollout batch) — its version number, as one update per batch would give.
+ */
+export function iterationsTrainedBy(event: Pick<PolicyVersionEvent, 'version' | 'metrics'>): number {
+  const iteration = event.metrics.iteration;
+  return iteration !== undefined && Number.isInteger(iteration) && iteration >= 0 ? iteration + 1 : event.version;
+}
 
 /** The rule above; pure. */
 export function mayStartIteration(iteration: number, learnerVersion: number, maxStaleness: number | null): boolean {

@@ -20,6 +20,11 @@ export interface EpisodeContext {
   readonly groupSeed: number;
   readonly rollout: number;
   readonly iteration: number;
+  /**
+   * P: the groups of the iteration (sent as info.batchGroups), so the processors close the iteration's rollout
+   * batch as soon as its last group is in. Absent: the processors batch by their own window.
+   */
+  readonly batchGroups?: number;
 }
 
 /** The previous result's view of the state: what the agent saw when it chose this turn's action. */
@@ -67,6 +72,7 @@ export function buildStepEvent(episode: EpisodeContext, turn: TurnRecord): StepE
       groupSeed: String(episode.groupSeed),
       rollout: String(episode.rollout),
       iteration: String(episode.iteration),
+      ...(episode.batchGroups === undefined ? {} : { batchGroups: String(episode.batchGroups) }),
     },
     eventTimeMs: turn.eventTimeMs,
   };

@@ -42,6 +42,16 @@ export interface CheckpointManifest {
   readonly recentSampleIds: readonly string[];
   /** The metrics event of the update that made this version (republished on resume: a crash may have come before it was sent). */
   readonly lastStep: LearnerStepEvent | null;
+  /** The highest actors' iteration whose rollout batch these weights were trained on (-1: none); absent in older checkpoints. */
+  readonly trainedIteration?: number;
+  /** The environment the run trains on, as the learner was told (`trajflow eval --run-id` evaluates on it); absent in older checkpoints. */
+  readonly env?: RunEnvironment;
+}
+
+/** An environment and its options, as a run records them. */
+export interface RunEnvironment {
+  readonly name: string;
+  readonly options: Readonly<Record<string, unknown>>;
 }
 
 export interface Checkpoint {
@@ -89,6 +99,8 @@ export async function writeCheckpoint(root: string, input: CheckpointInput): Pro
     createdAtMs: Date.now(),
     recentSampleIds: input.recentSampleIds,
     lastStep: input.lastStep,
+    ...(input.trainedIteration === undefined ? {} : { trainedIteration: input.trainedIteration }),
+    ...(input.env === undefined ? {} : { env: input.env }),
   };
   await writeFile(join(directory, 'manifest.json.tmp'), JSON.stringify(manifest));
   await rename(join(directory, 'manifest.json.tmp'), join(directory, 'manifest.json'));

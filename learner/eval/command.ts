@@ -1,10 +1,13 @@
 // `trajflow eval`: a checkpoint of a run plays held-out tasks (evaluation seeds, never trained on) —
 // greedy success, mean reward, and pass@k / pass^k from sampled trials — next to the uniform-random
 // policy on the same seeds.
-//   trajflow eval --run-id R [--version N|latest] [--checkpoint DIR] [--env FrozenLake] [--env-options JSON]
+//   trajflow eval --run-id R [--version N|latest] [--checkpoint DIR] [--env FrozenLake] [--env-options JSON] [--other-env]
 //                 [--tasks 200] [--samples 8] [--k 1,4,8] [--temperature 1] [--backend auto] [--max-batch 64] [--json]
 //
 // Decisions:
+//   - The environment and its options are the run's own: every checkpoint records what the learner was told
+//     (`trajflow train` tells it the actors'). --env / --env-options that differ from them are refused unless
+//     --other-env says the other task is meant; a checkpoint from before runs recorded it needs --env.
 //   - The checkpoint comes from the run's default directory under the current topic prefix (the learner's
 //     checkpointDir), or --checkpoint: either that kind of directory (v00000012/ … inside) or one version's
 //     directory (with manifest.json). Only checkpoints still on disk can be evaluated (the learner keeps the
@@ -40,15 +43,18 @@ import { evaluate, type EvalResult } from './evaluate.js';
 
 const FLAGS = ['--run-id', '--version', '--checkpoint', '--env', '--env-options', '--tasks', '--samples', '--k', '--temperature', '--backend', '--max-batch'] as const;
 export const EVAL_USAGE =
-  'trajflow eval --run-id R [--version N|latest] [--checkpoint DIR] [--env FrozenLake] [--env-options JSON] [--tasks 200] ' +
+  "trajflow eval --run-id R [--version N|latest] [--checkpoint DIR] [--env <the run's>] [--env-options <the run's>] [--other-env] [--tasks 200] " +
   '[--samples 8] [--k 1,4,8] [--temperature 1] [--backend auto|node-gpu|node|wasm|cpu] [--max-batch 64] [--json]';
 
 export interface EvalArgs {
   readonly runId: string | undefined;
   readonly checkpoint: string | undefined;
   readonly version: number | 'latest';
-  readonly envName: EnvName;
-  readonly envOptions: Record<string, unknown>;
+  /** The environment asked for; undefined: the run's own (from its checkpoint). */
+  readonly envName: EnvName | undefined;
+  readonly envOptions: Record<string, unknown> | undefined;
+  /** Evaluate on --env / --env-options even where they differ from the run's. */
+  readonly otherEnv: boolean;
   readonly tasks: number;
   /** Sampled trials per task for pass@k / pass^k; 0: greedy only. */
   readonly samples: number;
@@ -70,17 +76,19 @@ function count(name: string, raw: string | undefined, fallback: number, min: num
 export function parseEvalArgs(args: readonly string[]): EvalArgs {
   // --json takes no value; only where a flag name is expected (`--env --json` stays a missing value).
   let json = false;
+  let otherEnv = false;
   const rest: string[] = [];
   for (const arg of args) {
     if (arg === '--json' && rest.length % 2 === 0) json = true;
+    else if (arg === '--other-env' && rest.length % 2 === 0) otherEnv = true;
     else rest.push(arg);
   }
   const f = parseFlagPairs(rest, FLAGS, EVAL_USAGE);
   if (f['--run-id'] === undefined && f['--checkpoint'] === undefined) throw new ConfigError(`--run-id (or --checkpoint DIR) is required; usage: ${EVAL_USAGE}`);
-  const envName = f['--env'] ?? 'FrozenLake';
-  if (!isEnvName(envName)) throw new ConfigError(`--env '${envName}' is not a built-in environment; use one of ${envNames.join(', ')}`);
-  const envOptions = jsonObjectFlag('env-options', f['--env-options'], { example: '{"slippery":false}' });
-  createEnv(envName, envOptions); // checks the options now (ConfigError naming the option)
+  const envName = f['--env'];
+  if (envName !== undefined && !isEnvName(envName)) throw new ConfigError(`--env '${envName}' is not a built-in environment; use one of ${envNames.join(', ')}`);
+  const envOptions = f['--env-options'] === undefined ? undefined : jsonObjectFlag('env-options', f['--env-options'], { example: '{"slippery":false}' });
+  if (envName !== undefined) createEnv(envName, envOptions ?? {}); // checks the options now (ConfigError naming the option)
   let version: number | 'latest' = 'latest';
   if (f['--version'] !== undefined && f['--version'] !== 'latest') version = count('version', f['--version'], 0, 0, Number.MAX_SAFE_INTEGER);
   const tasks = count('tasks', f['--tasks'], 200, 1, 100_000);
@@ -99,6 +107,7 @@ export function parseEvalArgs(args: readonly string[]): EvalArgs {
     version,
     envName,
     envOptions,
+    otherEnv,
     tasks,
     samples,
     ks,
@@ -210,23 +219,24 @@ export async function runEval(trajflow: TrajflowConfig, args: EvalArgs, log: (li
   const started = performance.now();
   const { directory, manifest } = await resolveCheckpoint(trajflow, args);
   if (args.runId !== undefined && manifest.runId !== args.runId) log(`eval: note: ${directory} belongs to run ${manifest.runId}, not ${args.runId}`);
+  const { envName, envOptions } = evalEnvironment(manifest, args);
   const backend = await selectBackend(args.backend);
-  const envWords = createEnv(args.envName, args.envOptions).actionVocabulary;
+  const envWords = createEnv(envName, envOptions).actionVocabulary;
   const unknown = envWords.filter((w) => !manifest.replyWords.includes(w));
-  if (unknown.length > 0) log(`eval: note: the checkpoint's reply words lack ${args.envName}'s actions ${unknown.join(', ')}: was it trained on another environment? (--env)`);
+  if (unknown.length > 0) log(`eval: note: the checkpoint's reply words lack ${envName}'s actions ${unknown.join(', ')}: was it trained on another environment? (--env)`);
   const seeds = EVAL_SEEDS.take(args.tasks);
   let loaded: { bundle: PolicyBundle } | undefined;
   try {
     loaded = await loadPolicyFromCheckpoint(directory, manifest.version, { checksum: manifest.checksum });
     const bar = progressBar({ label: `eval v${manifest.version}`, total: seeds.length * (1 + args.samples), unit: 'episodes' });
-    const comparison = await evaluateBundle(loaded.bundle, manifest.version, { ...args, seeds, onEpisode: () => bar.tick() });
+    const comparison = await evaluateBundle(loaded.bundle, manifest.version, { ...args, envName, envOptions, seeds, onEpisode: () => bar.tick() });
     bar.finish();
     return {
       runId: manifest.runId,
       version: manifest.version,
       checkpoint: checkpointUri(directory),
-      env: args.envName,
-      envOptions: args.envOptions,
+      env: envName,
+      envOptions,
       tasks: seeds.length,
       seeds: { first: seeds[0]!, last: seeds[seeds.length - 1]! },
       samples: args.samples,
@@ -244,10 +254,41 @@ export async function runEval(trajflow: TrajflowConfig, args: EvalArgs, log: (li
   }
 }
 
+/**
+ * The environment to evaluate on: the run's (recorded in its checkpoint), or the one asked for — refused where it
+ * differs from the run's unless `otherEnv` (a number for another task is not the run's number).
+ */
+export function evalEnvironment(manifest: Pick<CheckpointManifest, 'runId' | 'env'>, args: Pick<EvalArgs, 'envName' | 'envOptions' | 'otherEnv'>): { envName: EnvName; envOptions: Record<string, unknown> } {
+  const recorded = manifest.env;
+  if (!recorded || !isEnvName(recorded.name)) {
+    if (args.envName === undefined) throw new ConfigError(`the checkpoint of run ${manifest.runId} does not record its environment (written before runs recorded it); pass --env and --env-options as the run was trained`);
+    return { envName: args.envName, envOptions: args.envOptions ?? {} };
+  }
+  const envName = args.envName ?? recorded.name;
+  const envOptions = args.envOptions ?? (envName === recorded.name ? { ...recorded.options } : {});
+  const same = envName === recorded.name && canonicalJson(envOptions) === canonicalJson(recorded.options);
+  if (!same && !args.otherEnv) {
+    throw new ConfigError(
+      `run ${manifest.runId} was trained on ${recorded.name} ${JSON.stringify(recorded.options)}, not ${envName} ${JSON.stringify(envOptions)}; ` +
+        'drop --env / --env-options to evaluate on the run\'s task, or add --other-env to evaluate on this one',
+    );
+  }
+  return { envName, envOptions };
+}
+
+/** JSON with object keys sorted, to compare option objects whatever their key order. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
 export function formatEvalReport(r: EvalReport): string {
   const num = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(3)).padStart(8);
   const row = (label: string, a: number | undefined, b: number | undefined) => `  ${label.padEnd(16)}${num(a)}  ${num(b)}`;
-  const options = Object.keys(r.envOptions).length === 0 ? '' : ` ${JSON.stringify(r.envOptions)}`;
+  const options = ` ${JSON.stringify(r.envOptions)}`;
   const lines = [
     `eval: run ${r.runId}, policy v${r.version} (${r.checkpoint}), ${r.env}${options}`,
     `  ${r.tasks} held-out tasks (seeds ${r.seeds.first}..${r.seeds.last})${r.samples > 0 ? `, ${r.samples} sampled trials per task at temperature ${r.temperature}` : ''}, backend ${r.backend}`,

@@ -7,7 +7,7 @@ import { runEpisode } from '../../envs/actors/episode.js';
 import { episodeIdOf, groupIdOf, groupSeedOf } from '../../envs/actors/ids.js';
 import { createRolloutEnv } from '../../envs/actors/rollout-env.js';
 import { createEnv, type EnvName } from '../../envs/registry.js';
-import { EVAL_SEEDS } from '../../envs/seeds.js';
+import { EVAL_SEEDS, taskSeedBase } from '../../envs/seeds.js';
 import { trajectoryFromSteps } from '../../processors/assembly/open-episode.js';
 import { batchProcessor, type BatchOutput, type ProcessingConfig, type RawGroup } from '../../processors/pipeline/process-batch.js';
 import type { StepEvent } from '../../schemas/index.js';
@@ -31,8 +31,10 @@ export interface LocalRunConfig {
   readonly model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>>;
   readonly optimizer?: Partial<OptimizerConfig>;
   readonly loss?: Partial<PolicyLossConfig>;
-  /** Seeds the training tasks (group seeds) and, through model.seed, the weights. */
+  /** Seeds the training tasks (group seeds, taskSeedBase) and, through model.seed, the weights. */
   readonly seed: number;
+  /** The run id in every event id. Default local-<env>-<seed>. */
+  readonly runId?: string;
   readonly evalEvery: number;
   readonly evalTasks: number;
   /**
@@ -79,7 +81,7 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
   const trainer = new PolicyTrainer({ ...bundle, optimizer, loss: buildPolicyLossConfig(config.loss) });
   const process = batchProcessor({ ...config.processing, tokenizer: bundle.tokenizer });
   const evalSeeds = EVAL_SEEDS.take(config.evalTasks);
-  const runId = `local-${config.env}-${config.seed}`;
+  const runId = config.runId ?? `local-${config.env}-${config.seed}`;
   const curve: CurvePoint[] = [];
   let envSteps = 0;
   const evalSamples = config.evalSamples ?? 0;
@@ -103,10 +105,10 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
         const groupId = groupIdOf(runId, iteration * config.groups + g);
         // Training tasks: consecutive seeds per iteration, offset by the run seed (all < 1e9).
         const taskIndex = iteration * config.groups + g;
-        const groupSeed = groupSeedOf(config.seed * 1_000_000, config.tasks ? taskIndex % config.tasks : taskIndex);
+        const groupSeed = groupSeedOf(taskSeedBase(config.seed), config.tasks ? taskIndex % config.tasks : taskIndex);
         for (let rollout = 0; rollout < config.groupSize; rollout++) {
           const steps: StepEvent[] = [];
-          const context = { runId, env: probe.id, groupId, episodeId: episodeIdOf(groupId, rollout), groupSize: config.groupSize, groupSeed, rollout, iteration };
+          const context = { runId, env: probe.id, groupId, episodeId: episodeIdOf(groupId, rollout), groupSize: config.groupSize, groupSeed, rollout, iteration, batchGroups: config.groups };
           episodes.push(
             runEpisode({ context, env: createRolloutEnv({ envName: config.env, envOptions: config.envOptions ?? {} }, rollout), policy, clock: () => 0, publish: async (e) => void steps.push(e) }).then((o) => ({ steps, success: o.success, reward: o.totalReward })),
           );

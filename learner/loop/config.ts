@@ -17,9 +17,13 @@ export interface LearnerConfig {
   readonly loss: PolicyLossConfig;
   /** Train once the buffered samples hold this many tokens. Default 4096. */
   readonly batchTokens: number;
-  /** …or once this many samples waited maxWaitMs. Defaults 8 and 2000 ms. */
+  /** …or once this many samples waited maxWaitMs. Defaults 8 and 2000 ms. These three apply to samples that name no rollout batch. */
   readonly minSamples: number;
   readonly maxWaitMs: number;
+  /** A rollout batch still incomplete this long after its last sample came is trained as it is (counted partial). Default 60,000 ms. */
+  readonly batchTimeoutMs: number;
+  /** The environment's options (recorded in every checkpoint, so `trajflow eval --run-id` evaluates on the run's task). Default {}. */
+  readonly envOptions: Readonly<Record<string, unknown>>;
   /** Samples sampled more than this many versions ago are dropped (counted); null: no bound. Default null. */
   readonly maxStaleness: number | null;
   /** Where checkpoints go. Default <home>/checkpoints/<topicPrefix>/<runId>. */
@@ -56,6 +60,8 @@ export function buildLearnerConfig(trajflow: TrajflowConfig, input: LearnerConfi
     batchTokens: 4096,
     minSamples: 8,
     maxWaitMs: 2000,
+    batchTimeoutMs: 60_000,
+    envOptions: {},
     maxStaleness: null,
     checkpointDir: join(trajflow.home, 'checkpoints', trajflow.topicPrefix, input.runId),
     keepCheckpoints: 5,
@@ -66,12 +72,14 @@ export function buildLearnerConfig(trajflow: TrajflowConfig, input: LearnerConfi
   };
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(c.runId)) throw new ConfigError(`learner: runId=${JSON.stringify(c.runId)} must be 1-100 letters, digits, '.', '_' or '-' (set --run-id)`);
   if (!isEnvName(c.envName)) throw new ConfigError(`learner: unknown environment ${JSON.stringify(c.envName)}; set --env to a built-in environment`);
-  const count = (field: 'batchTokens' | 'minSamples' | 'maxWaitMs' | 'keepCheckpoints', min: number) => {
+  const count = (field: 'batchTokens' | 'minSamples' | 'maxWaitMs' | 'batchTimeoutMs' | 'keepCheckpoints', min: number) => {
     if (!Number.isInteger(c[field]) || c[field] < min) throw new ConfigError(`learner.${field} must be an integer >= ${min}, got ${c[field]}`);
   };
   count('batchTokens', 1);
   count('minSamples', 1);
   count('maxWaitMs', 0);
+  count('batchTimeoutMs', 1);
+  if (c.envOptions === null || typeof c.envOptions !== 'object' || Array.isArray(c.envOptions)) throw new ConfigError('learner.envOptions must be an object of option names to values (set --env-options)');
   count('keepCheckpoints', 1);
   if (c.maxStaleness !== null && (!Number.isInteger(c.maxStaleness) || c.maxStaleness < 0)) throw new ConfigError(`learner.maxStaleness must be an integer >= 0 or null, got ${c.maxStaleness}`);
   if (c.maxUpdates !== null && (!Number.isInteger(c.maxUpdates) || c.maxUpdates < 1)) throw new ConfigError(`learner.maxUpdates must be an integer >= 1 or null, got ${c.maxUpdates}`);

@@ -58,7 +58,11 @@ export function learnerStepEvent(runId: string, update: number, versionBefore: n
   };
 }
 
-export function policyVersionEvent(runId: string, version: number, weightsUri: string, checksum: string, learnerStep: number, createdAtMs: number): PolicyVersionEvent {
+/**
+ * `trainedIteration`: the highest actors' iteration the version was trained on (-1: none), as metrics.iteration —
+ * what the actors' staleness gate counts (envs/actors/staleness.ts).
+ */
+export function policyVersionEvent(runId: string, version: number, weightsUri: string, checksum: string, learnerStep: number, createdAtMs: number, trainedIteration = -1): PolicyVersionEvent {
   return {
     runId,
     version,
@@ -67,6 +71,6 @@ export function policyVersionEvent(runId: string, version: number, weightsUri: s
     parentVersion: version === 0 ? null : version - 1,
     learnerStep,
     createdAtMs,
-    metrics: {},
+    metrics: { iteration: trainedIteration },
   };
 }

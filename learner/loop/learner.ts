@@ -23,7 +23,8 @@ import { buildBatch } from '../train/batch.js';
 import { templateCollapseBeforeUpdate, templateMetricsEntries } from '../collapse/index.js';
 import { PolicyTrainer } from '../train/trainer.js';
 import type { LearnerConfig } from './config.js';
-import { learnerStepEvent, policyVersionEvent, type BatchAccounting } from './events.js';
+import { BatchAssembly, type TrainingUnit } from './batch-assembly.js';
+import { learnerStepEvent, policyVersionEvent } from './events.js';
 
 /** Samples whose estimator starts with this were replayed (trajflow replay): decoupled objective. */
 export { REPLAY_ESTIMATOR_PREFIX };
@@ -37,6 +38,8 @@ export interface LearnerStats {
   duplicates: number;
   otherRuns: number;
   skippedSamples: number;
+  /** The highest actors' iteration trained on (-1: none yet); published with every version (docs: versions follow data). */
+  iteration: number;
   lastStep?: LearnerStepEvent;
 }
 
@@ -64,7 +67,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
   // The KL reference is the initial policy (version 0), frozen.
   const reference = config.loss.klCoeff > 0 ? (resumed ? bundleFromCheckpoint(await readVersion(config.checkpointDir, 0)) : createPolicyBundle(bundle.vocabulary.words, config.model)) : undefined;
   const trainer = new PolicyTrainer({ ...bundle, optimizer: config.optimizer, loss: config.loss, ...(reference ? { reference: reference.model } : {}) });
-  const stats: LearnerStats = { version: 0, updates: 0, samplesTrained: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0 };
+  const stats: LearnerStats = { version: 0, updates: 0, samplesTrained: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0, iteration: -1 };
   const offsets = new Map<string, bigint>();
   const recent = new Set<string>();
   let latest: { uri: string; checksum: string; updates: number };
@@ -73,6 +76,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     trainer.updates = resumed.manifest.updates;
     stats.version = resumed.manifest.version;
     stats.updates = resumed.manifest.updates;
+    stats.iteration = resumed.manifest.trainedIteration ?? -1;
     for (const [key, offset] of Object.entries(resumed.manifest.offsets)) offsets.set(key, BigInt(offset));
     resumed.manifest.recentSampleIds.forEach((id) => recent.add(id));
     latest = { uri: checkpointUri(resumed.directory), checksum: resumed.manifest.checksum, updates: resumed.manifest.updates };
@@ -101,13 +105,15 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       offsets: Object.fromEntries([...offsets].map(([k, v]) => [k, v.toString()])),
       recentSampleIds: [...recent].slice(-RECENT_IDS),
       lastStep,
+      trainedIteration: stats.iteration,
+      env: { name: config.envName, options: config.envOptions },
     });
     await pruneCheckpoints(config.checkpointDir, config.keepCheckpoints);
     return { uri: checkpointUri(directory), checksum: manifest.checksum, updates: trainer.updates };
   }
 
   async function publishVersion(version: number, uri: string, checksum: string, learnerStep: number): Promise<PolicyVersionEvent> {
-    const event = policyVersionEvent(config.runId, version, uri, checksum, learnerStep, Date.now());
+    const event = policyVersionEvent(config.runId, version, uri, checksum, learnerStep, Date.now(), stats.iteration);
     await backbone.producer.send(topicName(backbone.config, 'policy.versions'), 'policy_version', event, config.runId);
     return event;
   }
@@ -120,17 +126,28 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     maxInFlight: 100_000,
     startOffsets: offsets,
   });
-  const buffer: Envelope<TrainingSampleEvent>[] = [];
-  let bufferedTokens = 0;
-  let firstBufferedAt = 0;
+  const assembly = new BatchAssembly<Envelope<TrainingSampleEvent>>({
+    runId: config.runId,
+    batchTokens: config.batchTokens,
+    minSamples: config.minSamples,
+    maxWaitMs: config.maxWaitMs,
+    batchTimeoutMs: config.batchTimeoutMs,
+    trained: (sampleId) => recent.has(sampleId),
+  });
+  // Where a restart reads again from: past every delivery seen, but not past one still held.
+  const seen = new Map<string, bigint>();
+  const refused = { duplicates: 0, otherRuns: 0 };
   let wake: () => void = () => {};
   let failed: unknown;
   const subscription = consumer.events$.subscribe({
     next: (envelope) => {
-      if (buffer.length === 0) firstBufferedAt = Date.now();
-      buffer.push(envelope);
-      bufferedTokens += envelope.value.tokenIds.length;
-      wake();
+      const key = `${envelope.topic}/${envelope.partition}`;
+      const next = BigInt(envelope.offset) + 1n;
+      if ((seen.get(key) ?? -1n) < next) seen.set(key, next);
+      const admission = assembly.add(envelope, Date.now());
+      if (admission === 'held') return wake();
+      refused[admission === 'duplicate' ? 'duplicates' : 'otherRuns']++;
+      envelope.ack();
     },
     error: (error) => {
       failed = error;
@@ -139,19 +156,19 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
   });
 
   let running = true;
-  const ready = () => bufferedTokens >= config.batchTokens || (buffer.length >= config.minSamples && Date.now() - firstBufferedAt >= config.maxWaitMs);
   const done = (async () => {
     try {
       while (running && (config.maxUpdates === null || stats.updates < config.maxUpdates)) {
         if (failed) throw failed;
-        if (!ready()) {
+        const unit = assembly.next(Date.now());
+        if (!unit) {
           await new Promise<void>((resolve) => {
             wake = resolve;
             setTimeout(resolve, 200);
           });
           continue;
         }
-        await trainOnce();
+        await trainOnce(unit);
       }
       return stats;
     } finally {
@@ -163,39 +180,20 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     }
   })();
 
-  async function trainOnce(): Promise<void> {
-    // Take samples up to the token budget (at least one).
-    const taken: Envelope<TrainingSampleEvent>[] = [];
-    let tokens = 0;
-    while (buffer.length > 0 && (taken.length === 0 || tokens + buffer[0]!.value.tokenIds.length <= config.batchTokens)) {
-      const envelope = buffer.shift()!;
-      tokens += envelope.value.tokenIds.length;
-      taken.push(envelope);
-    }
-    bufferedTokens -= tokens;
-    firstBufferedAt = Date.now();
-
-    const accounting = { droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0, replaySamples: 0 };
+  async function trainOnce(unit: TrainingUnit<Envelope<TrainingSampleEvent>>): Promise<void> {
+    const taken = unit.deliveries;
+    const accounting = { droppedStale: 0, duplicates: refused.duplicates, otherRuns: refused.otherRuns, skippedSamples: 0, replaySamples: 0 };
+    refused.duplicates = 0;
+    refused.otherRuns = 0;
     const kept: TrainingSampleEvent[] = [];
-    // A sample can also be in the buffer twice: after the consumer reconnected (a broker restart) or the group
-    // rebalanced, what was delivered and not yet trained on is delivered again, while the first copy still
-    // waits in the buffer. `recent` only knows samples of earlier updates, so repeats within this batch are
-    // caught here (a broker-restart run once trained 2 of 80 samples twice).
-    const inBatch = new Set<string>();
     for (const { value: sample } of taken) {
-      if (sample.runId !== config.runId) accounting.otherRuns++;
-      else if (recent.has(sample.sampleId) || inBatch.has(sample.sampleId)) accounting.duplicates++;
-      else if (config.maxStaleness !== null && stats.version - sample.policyVersion > config.maxStaleness && !sample.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)) accounting.droppedStale++;
-      else {
-        kept.push(sample);
-        inBatch.add(sample.sampleId);
-      }
+      // Past the bound: dropped and counted, never trained (replayed samples keep their own rule).
+      if (config.maxStaleness !== null && stats.version - sample.policyVersion > config.maxStaleness && !sample.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)) accounting.droppedStale++;
+      else kept.push(sample);
     }
-    for (const envelope of taken) {
-      const key = `${envelope.topic}/${envelope.partition}`;
-      const next = BigInt(envelope.offset) + 1n;
-      if ((offsets.get(key) ?? -1n) < next) offsets.set(key, next);
-    }
+    // The checkpoint's positions: past everything seen, but not past a sample still held for a later update.
+    const held = assembly.heldOffsets();
+    for (const [key, next] of seen) offsets.set(key, held.get(key) ?? next);
     stats.droppedStale += accounting.droppedStale;
     stats.duplicates += accounting.duplicates;
     stats.otherRuns += accounting.otherRuns;
@@ -205,6 +203,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     if (batch.rows === 0) {
       // Nothing to train on: acknowledge (the positions still advance in the next checkpoint).
       taken.forEach((e) => e.ack());
+      if (unit.iteration > stats.iteration) stats.iteration = unit.iteration;
       return;
     }
     const replay = batch.samples.filter((s) => s.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)).length;
@@ -230,8 +229,14 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       { ...accounting, skippedSamples: batch.skipped.length, replaySamples: replay, stalenessMean: staleness.reduce((a, b) => a + b, 0) / staleness.length, stalenessMax: Math.max(...staleness) },
       backend.name,
       Date.now(),
-      template ? { ...templateMetricsEntries(template), 'template.durationMs': templateMs } : {},
+      {
+        ...(template ? { ...templateMetricsEntries(template), 'template.durationMs': templateMs } : {}),
+        'batch.iteration': unit.iteration,
+        'batch.expected': unit.expected,
+        'batch.partial': unit.partial ? 1 : 0,
+      },
     );
+    if (unit.iteration > stats.iteration) stats.iteration = unit.iteration;
     const saved = await checkpoint(stats.version, versionBefore, step);
     const [, version] = await Promise.all([
       backbone.producer.send(topicName(backbone.config, 'learner.steps'), 'learner_step', step, config.runId),

@@ -30,10 +30,39 @@ export interface TrainingBatch {
   readonly skipped: readonly { readonly sampleId: string; readonly reason: string }[];
 }
 
+/**
+ * Rows in a canonical order whatever order the samples came in: by group id, then episode id, digits compared
+ * as numbers ("g9" before "g10"). Kafka delivers a batch's samples in an order that depends on partitions and
+ * timing, and minibatches are consecutive rows: without it the same batch would make a different update on
+ * every run, and the streaming learner a different one from the in-process loop's.
+ */
+export function canonicalOrder(samples: readonly TrainingSampleEvent[]): TrainingSampleEvent[] {
+  return [...samples].sort((a, b) => naturalCompare(a.groupId, b.groupId) || naturalCompare(a.episodeId, b.episodeId) || naturalCompare(a.sampleId, b.sampleId));
+}
+
+/** Compares strings with runs of digits compared as numbers; locale-free, so every machine orders alike. */
+export function naturalCompare(a: string, b: string): number {
+  const chunk = /(\d+)|(\D+)/g;
+  const left = a.match(chunk) ?? [];
+  const right = b.match(chunk) ?? [];
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    const x = left[i]!;
+    const y = right[i]!;
+    if (x === y) continue;
+    const digits = /^\d/.test(x) && /^\d/.test(y);
+    if (digits) {
+      const byValue = BigInt(x) < BigInt(y) ? -1 : BigInt(x) > BigInt(y) ? 1 : 0;
+      if (byValue !== 0) return byValue;
+    }
+    return x < y ? -1 : 1;
+  }
+  return left.length - right.length;
+}
+
 export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyHead, contextLength: number, options: { turnRows?: boolean } = {}): TrainingBatch {
   const kept: { sample: TrainingSampleEvent; from: number; length: number }[] = [];
   const skipped: { sampleId: string; reason: string }[] = [];
-  for (const sample of samples) {
+  for (const sample of canonicalOrder(samples)) {
     const from = options.turnRows ? 0 : Math.max(0, sample.tokenIds.length - (contextLength + 1));
     const length = sample.tokenIds.length - from - 1;
     let reason: string | undefined;

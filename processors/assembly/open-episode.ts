@@ -78,7 +78,9 @@ export class OpenEpisode<T> {
  * - success: the end step's `metrics.success === 1`; false when no end step arrived.
  * - first/lastEventTimeMs: min/max over the steps (producers' clocks need not follow stepIndex).
  * - metrics: `durationMs` (last − first event time), `duplicateSteps`, and `groupSize` when a step
- *   carries a positive integer `info.groupSize` (the expected group size, read by assembleGroups).
+ *   carries a positive integer `info.groupSize` (the expected group size, read by assembleGroups); likewise
+ *   `iteration` and `batchGroups` from `info.iteration` and `info.batchGroups` (the actors' iteration and
+ *   its groups, which make the group's rollout batch: processors/assembly/rollout-batches.ts).
  */
 export function trajectoryFromSteps(
   unordered: readonly StepEvent[],
@@ -102,6 +104,8 @@ export function trajectoryFromSteps(
   let firstEventTimeMs = Infinity;
   let lastEventTimeMs = -Infinity;
   let groupSize: number | undefined;
+  let iteration: number | undefined;
+  let batchGroups: number | undefined;
   for (const s of kept) {
     totalReward += s.reward;
     if (!s.actionValid) invalidActions++;
@@ -109,10 +113,14 @@ export function trajectoryFromSteps(
     maxPolicyVersion = Math.max(maxPolicyVersion, s.policyVersion);
     firstEventTimeMs = Math.min(firstEventTimeMs, s.eventTimeMs);
     lastEventTimeMs = Math.max(lastEventTimeMs, s.eventTimeMs);
-    groupSize ??= groupSizeOf(s);
+    groupSize ??= infoCount(s, 'groupSize', 1);
+    iteration ??= infoCount(s, 'iteration', 0);
+    batchGroups ??= infoCount(s, 'batchGroups', 1);
   }
   const metrics: Record<string, number> = { durationMs: lastEventTimeMs - firstEventTimeMs, duplicateSteps: duplicates };
   if (groupSize !== undefined) metrics.groupSize = groupSize;
+  if (iteration !== undefined) metrics.iteration = iteration;
+  if (batchGroups !== undefined) metrics.batchGroups = batchGroups;
 
   return {
     trajectory: {
@@ -138,12 +146,12 @@ export function trajectoryFromSteps(
   };
 }
 
-/** `info.groupSize` as a positive integer, or undefined when absent or not one. */
-function groupSizeOf(step: StepEvent): number | undefined {
-  const raw = step.info.groupSize;
-  if (raw === undefined || !/^\d+$/.test(raw)) return undefined;
-  const size = Number(raw);
-  return size >= 1 ? size : undefined;
+/** `info[key]` as a safe integer ≥ min, or undefined when absent or not one. */
+function infoCount(step: StepEvent, key: string, min: number): number | undefined {
+  const raw = step.info[key];
+  if (raw === undefined || !/^\d{1,15}$/.test(raw)) return undefined;
+  const value = Number(raw);
+  return value >= min ? value : undefined;
 }
 
 function toTrajectoryStep(s: StepEvent): TrajectoryStep {

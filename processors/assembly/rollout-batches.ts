@@ -1,52 +1,84 @@
 // Rollout batches: finished groups are collected into the batch that filters and batch-level estimators
-// see together. A batch opens with its first group and closes when it holds `maxGroups` groups, or
-// `windowMs` after that first group, whichever comes first; the next group opens the next batch.
+// see together, and that the learner trains in one update (docs: versions follow data).
+//
+// A group that names its actors' iteration and the iteration's group count (the steps' info.iteration and
+// info.batchGroups, copied into the trajectory metrics) joins the batch of that iteration: the batch closes
+// as soon as it holds all the iteration's groups, so one batch is exactly one iteration, as in RAGEN, however
+// the iterations' groups interleave on the way (several iterations in flight when the actors run ahead of
+// the learner). A group that names none joins the one unnamed batch, which closes when it holds `maxGroups`.
+// An iteration's batch closes `iterationWindowMs` after its first group at the latest (a group lost on the way
+// must not hold it forever; a late group of an iteration whose batch closed so opens a batch of its own), the
+// unnamed batch `windowMs` after its first group.
 //
 // Why not RxJS bufferTime: its windows run back to back from subscription whatever arrives, so a burst of
-// groups (one actors' iteration) is cut wherever a window happens to end, and an idle pipeline still
-// wakes every window. Opening at the first group means a group waits at most windowMs, and with
-// maxGroups set to the actors' groups per iteration (trajflow train does) a batch is exactly one
-// iteration's groups, as in RAGEN, as soon as the last of them is in.
-// On completion the open batch is emitted; on error it is dropped (its steps were not acknowledged).
+// groups is cut wherever a window happens to end, and an idle pipeline still wakes every window. Opening at
+// the first group means a group waits at most windowMs.
+// On completion the open batches are emitted (oldest first); on error they are dropped (their steps were
+// not acknowledged).
 import { Observable, asyncScheduler, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import { ConfigError } from '../../core/errors.js';
 
-export interface RolloutBatchOptions {
+/** Which iteration a group belongs to and how many groups that iteration has. */
+export interface BatchKey {
+  readonly key: string;
+  readonly groups: number;
+}
+
+export interface RolloutBatchOptions<G> {
   /** Longest a batch stays open after its first group (ms, > 0). */
   readonly windowMs: number;
-  /** A batch closes as soon as it holds this many groups (≥ 1). */
+  /** The unnamed batch closes as soon as it holds this many groups (≥ 1). */
   readonly maxGroups: number;
+  /** Longest an iteration's batch waits for its last group (ms, > 0). Default 60,000. */
+  readonly iterationWindowMs?: number;
+  /** The group's iteration, or null for a group that names none. Default: none does. */
+  readonly keyOf?: (group: G) => BatchKey | null;
   readonly scheduler?: SchedulerLike;
 }
 
-export function rolloutBatches<G>({ windowMs, maxGroups, scheduler = asyncScheduler }: RolloutBatchOptions): OperatorFunction<G, G[]> {
+interface OpenBatch<G> {
+  readonly groups: G[];
+  readonly size: number;
+  timer: Subscription | null;
+}
+
+export function rolloutBatches<G>({ windowMs, maxGroups, iterationWindowMs = 60_000, keyOf = () => null, scheduler = asyncScheduler }: RolloutBatchOptions<G>): OperatorFunction<G, G[]> {
   if (!(windowMs > 0)) throw new ConfigError(`batchWindowMs must be > 0 (milliseconds), got ${windowMs}`);
+  if (!(iterationWindowMs > 0)) throw new ConfigError(`iterationWindowMs must be > 0 (milliseconds), got ${iterationWindowMs}`);
   if (!(Number.isInteger(maxGroups) && maxGroups >= 1)) throw new ConfigError(`maxBatchGroups must be an integer ≥ 1, got ${maxGroups}`);
+  const UNNAMED = '\u0000unnamed';
   return (source) =>
     new Observable<G[]>((subscriber) => {
-      let open: G[] = [];
-      let timer: Subscription | null = null;
-      const close = () => {
-        timer?.unsubscribe();
-        timer = null;
-        const batch = open;
-        open = [];
-        if (batch.length > 0) subscriber.next(batch);
+      // Insertion order is opening order: on completion the oldest batch goes first.
+      const open = new Map<string, OpenBatch<G>>();
+      const close = (key: string) => {
+        const batch = open.get(key);
+        if (!batch) return;
+        open.delete(key);
+        batch.timer?.unsubscribe();
+        subscriber.next(batch.groups);
       };
       const subscription = source.subscribe({
         next: (group) => {
-          open.push(group);
-          if (open.length >= maxGroups) close();
-          else if (!timer) timer = scheduler.schedule(close, windowMs);
+          const named = keyOf(group);
+          const key = named === null ? UNNAMED : named.key;
+          let batch = open.get(key);
+          if (!batch) {
+            batch = { groups: [], size: named === null ? maxGroups : named.groups, timer: null };
+            open.set(key, batch);
+            batch.timer = scheduler.schedule(() => close(key), named === null ? windowMs : iterationWindowMs);
+          }
+          batch.groups.push(group);
+          if (batch.groups.length >= batch.size) close(key);
         },
         error: (error) => subscriber.error(error),
         complete: () => {
-          close();
+          for (const key of [...open.keys()]) close(key);
           subscriber.complete();
         },
       });
       return () => {
-        timer?.unsubscribe();
+        for (const batch of open.values()) batch.timer?.unsubscribe();
         subscription.unsubscribe();
       };
     });

@@ -17,6 +17,7 @@ import { planSample } from '../samples/planned-sample.js';
 import type { Tokenizer } from '../samples/tokenizer.js';
 import { batchStats, type BatchStats } from '../stats/batch-stats.js';
 import { mean, unbiasedStd } from '../stats/moments.js';
+import { batchIdOf } from './rollout-stats-events.js';
 
 export interface ProcessingConfig<N extends EstimatorName = EstimatorName> {
   readonly reward: RewardSpec;
@@ -70,6 +71,12 @@ export function batchProcessor(config: ProcessingConfig): (groups: readonly RawG
         );
       });
     });
+    // Every sample names its batch and the batch's sample count: the learner trains the batch in one update once
+    // it holds all of them (docs: versions follow data).
+    if (samples.length > 0) {
+      const batch = { batchId: batchIdOf(raw.map((g) => g.groupId)), iteration: iterationOf(raw), samples: samples.length };
+      for (const sample of samples) sample.batch = batch;
+    }
     return {
       samples,
       keptGroupIds: kept.map((g) => g.groupId),
@@ -77,4 +84,17 @@ export function batchProcessor(config: ProcessingConfig): (groups: readonly RawG
       stats: batchStats({ groups: scored, dropped }, { ks: [...ks] }),
     };
   };
+}
+
+/** The actors' iteration all the batch's trajectories name (trajectory metrics.iteration), else -1. */
+function iterationOf(groups: readonly RawGroup[]): number {
+  let iteration: number | undefined;
+  for (const group of groups) {
+    for (const trajectory of group.trajectories) {
+      const named = trajectory.metrics.iteration;
+      if (named === undefined || (iteration !== undefined && named !== iteration)) return -1;
+      iteration = named;
+    }
+  }
+  return iteration ?? -1;
 }

@@ -27,7 +27,7 @@ import { deadLetterMarkKey, EpisodeMarks, episodeMarkKey, type EpisodeMark } fro
 import { batchProcessor, type ProcessingConfig } from './process-batch.js';
 import { rolloutStatsEvents } from './rollout-stats-events.js';
 import { flushOnOutput } from './flush-on-output.js';
-import { rolloutBatches } from '../assembly/rollout-batches.js';
+import { rolloutBatches, type BatchKey } from '../assembly/rollout-batches.js';
 import { TransactionalEmitter, type OutputUnit } from './transactional-emitter.js';
 
 type StepEnvelope = Envelope<StepEvent>;
@@ -51,6 +51,8 @@ export interface ProcessorsOptions {
    */
   readonly batchWindowMs?: number;
   readonly maxBatchGroups?: number;
+  /** Longest the batch of an actors' iteration (its groups name it) waits for its last group; default 60,000 ms. */
+  readonly iterationWindowMs?: number;
   /** Output is written as soon as it is queued; this interval (default 100) also writes mark releases. */
   readonly flushIntervalMs?: number;
   /**
@@ -194,7 +196,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
         stats: groupStats,
         onDrop: (drop: GroupDrop<Member>) => emit(unitOf(generation, drop.items, 'dropped')),
       }),
-      rolloutBatches<TrajectoryGroup<Member>>({ windowMs: batchWindowMs, maxGroups: maxBatchGroups }),
+      rolloutBatches<TrajectoryGroup<Member>>({ windowMs: batchWindowMs, maxGroups: maxBatchGroups, keyOf: iterationKeyOf, ...(options.iterationWindowMs === undefined ? {} : { iterationWindowMs: options.iterationWindowMs }) }),
       // A rollout batch per run: filters and batch estimators never mix runs.
       mergeMap((batch: TrajectoryGroup<Member>[]) => [...groupByRun(batch).values()]),
       map((batch) => {
@@ -265,4 +267,12 @@ function groupByRun<G extends { readonly runId: string }>(groups: readonly G[]):
     else runs.set(group.runId, [group]);
   }
   return runs;
+}
+
+/** The group's iteration and the iteration's group count, when its trajectories name them (rollout-batches.ts). */
+function iterationKeyOf(group: TrajectoryGroup<Member>): BatchKey | null {
+  const { metrics } = group.members[0]!.trajectory;
+  const iteration = metrics.iteration;
+  const groups = metrics.batchGroups;
+  return iteration === undefined || groups === undefined ? null : { key: `${group.runId}\u0000${iteration}`, groups };
 }

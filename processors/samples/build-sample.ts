@@ -142,6 +142,8 @@ export function buildSampleWithReport(trajectory: TrajectoryEvent, advantages: S
     groupRewardStd: group.rewardStd,
     stepAdvantages: advantages.level === 'step' ? stepAdvantage.slice(window.firstKeptTurn) : null,
     eventTimeMs: options.eventTimeMs ?? trajectory.lastEventTimeMs,
+    // Set by the batch that emits the sample (process-batch.ts), once it knows how many samples it has.
+    batch: null,
   };
   return { sample, window, policyVersions: { min: minVersion, max: maxVersion } };
 }

@@ -7,7 +7,7 @@
 // planSample follows buildSampleWithReport step for step on counts instead of arrays (the context window,
 // the policy versions, the errors); test/processors/samples/planned-sample.unit.spec.ts checks both
 // give the same sample and the same bytes.
-import type { TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
+import type { SampleBatch, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
 import { WireStep } from '../../schemas/wire-step.js';
 import { advantagePerStep, buildSample, sampleIdOf, type BuildSampleOptions, type SampleAdvantages } from './build-sample.js';
 import { DEFAULT_MAX_CONTEXT_TOKENS, fitContextWindow } from './context-window.js';
@@ -29,6 +29,8 @@ export interface PlannedTurn {
 
 export class PlannedSample implements TrainingSampleEvent {
   private built: TrainingSampleEvent | undefined;
+  /** Set by the batch that emits the sample (process-batch.ts), as on buildSample's samples. */
+  batch: SampleBatch | null = null;
 
   constructor(
     readonly sampleId: string,

@@ -10,7 +10,7 @@ import type { PlannedSample, PlannedTurn } from './planned-sample.js';
 
 const SAMPLE_FIELDS = [
   'sampleId', 'runId', 'groupId', 'episodeId', 'policyVersion', 'tokenIds', 'lossMask', 'advantages', 'behaviourLogProbs',
-  'reward', 'estimator', 'groupSize', 'groupRewardMean', 'groupRewardStd', 'stepAdvantages', 'eventTimeMs',
+  'reward', 'estimator', 'groupSize', 'groupRewardMean', 'groupRewardStd', 'stepAdvantages', 'eventTimeMs', 'batch',
 ] as const;
 const TOKEN_IDS = SAMPLE_FIELDS.indexOf('tokenIds');
 const REWARD = SAMPLE_FIELDS.indexOf('reward');
@@ -22,9 +22,9 @@ const MASK_ON = 0x02;
 export class PlannedSampleWriter {
   private constructor(private readonly writer: WireEventWriter) {}
 
-  /** null when the current sample schema is not the v1 layout this writer knows. */
+  /** null when the current sample schema is not the v2 layout this writer knows. */
   static of(codec: EventCodec): PlannedSampleWriter | null {
-    const writer = WireEventWriter.of(codec, 'sample', SAMPLE_FIELDS);
+    const writer = WireEventWriter.of(codec, 'sample', 2, SAMPLE_FIELDS);
     return writer === null ? null : new PlannedSampleWriter(writer);
   }
 

@@ -154,6 +154,16 @@ export interface RolloutStatsEvent {
   eventTimeMs: number;
 }
 
+/** The rollout batch a sample belongs to: the learner trains a batch in one update, once it holds all of the batch's samples (docs: versions follow data). */
+export interface SampleBatch {
+  /** The processors' rollout batch, deterministic from its groups. */
+  batchId: string;
+  /** The actors' iteration its groups came from (the steps' info.iteration); -1 when they named none. */
+  iteration: number;
+  /** Samples the processors emitted for this batch, this one included. */
+  samples: number;
+}
+
 /** One training sample built from a trajectory: the token sequence with its loss mask, per-token advantages and behaviour log-probs. Published to <prefix>.samples for the learner. */
 export interface TrainingSampleEvent {
   /** Unique id of the sample (dedupe key). */
@@ -188,6 +198,8 @@ export interface TrainingSampleEvent {
   stepAdvantages: number[] | null;
   /** When the sample was built, ms since the Unix epoch. */
   eventTimeMs: number;
+  /** The rollout batch; null for a sample outside any batch (a v1 sample, a replay), which the learner batches by its token budget. */
+  batch: SampleBatch | null;
 }
 
 /** One environment transition: the observation the agent saw, the action it produced under policy `policyVersion`, and what the environment returned. Published to <prefix>.env.steps keyed by groupId. */
@@ -337,7 +349,7 @@ export const generatedVersions: { readonly [N in EventName]: number } = {
   learner_step: 1,
   policy_version: 1,
   rollout_stats: 1,
-  sample: 1,
+  sample: 2,
   step: 1,
   trajectory: 1,
 };

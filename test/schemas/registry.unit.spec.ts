@@ -1,17 +1,21 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { canonicalFormOfJson, crc64Avro, eventNames, SchemaError, SchemaRegistry } from '../../schemas/index.js';
+import { canonicalFormOfJson, crc64Avro, eventNames, listSchemaFiles, SchemaError, SchemaRegistry } from '../../schemas/index.js';
 import { registry } from './helpers.js';
 
 const v1Json = readFileSync(new URL('../../schemas/step/v1.avsc', import.meta.url), 'utf8');
 
 describe('SchemaRegistry', () => {
-  test('fromSchemasDir loads v1 of every event, and v1 is current', () => {
+  test('fromSchemasDir loads every version of every event, and the highest is current', () => {
     assert.deepStrictEqual(new Set(registry.entries().map((e) => e.event)), new Set(eventNames));
+    const highest = new Map<string, number>();
+    for (const file of listSchemaFiles()) highest.set(file.event, Math.max(highest.get(file.event) ?? 0, file.version));
+    assert.equal(highest.get('sample'), 2, 'the sample schema is at v2 (its rollout batch)');
+    assert.ok(registry.entries().some((e) => e.event === 'sample' && e.version === 1), 'v1 samples stay readable');
     for (const event of eventNames) {
       const entry = registry.current(event);
-      assert.equal(entry.version, 1);
+      assert.equal(entry.version, highest.get(event));
       assert.equal(entry.fingerprint, crc64Avro(entry.canonical));
       assert.equal(entry.header.toString('hex'), `c301${Buffer.from(entry.fingerprintHex, 'hex').reverse().toString('hex')}`);
       assert.equal(entry.canonical, canonicalFormOfJson(entry.schema));

@@ -78,7 +78,11 @@ table(
 const sample = sampleEvents.sample;
 table(
   'sample',
-  [['step advantages (GiGPO)', { estimator: 'gigpo', stepAdvantages: [0.5, -0.25, 1] }]],
+  [
+    ['step advantages (GiGPO)', { estimator: 'gigpo', stepAdvantages: [0.5, -0.25, 1] }],
+    ['no rollout batch (a v1 sample, a replay)', { batch: null }],
+    ['a batch that names no iteration', { batch: { batchId: 'b', iteration: -1, samples: 1 } }],
+  ],
   [
     ['no tokens', { tokenIds: [], lossMask: [], advantages: [], behaviourLogProbs: [] }, 'tokenIds'],
     ['a short loss mask', { lossMask: sample.lossMask.slice(1) }, 'lossMask'],
@@ -92,6 +96,9 @@ table(
     ['a group of 0', { groupSize: 0 }, 'groupSize'],
     ['no estimator', { estimator: '' }, 'estimator'],
     ['a NaN step advantage', { stepAdvantages: [0, NaN] }, 'stepAdvantages[1]'],
+    ['a batch without an id', { batch: { batchId: '', iteration: 0, samples: 8 } }, 'batch.batchId'],
+    ['a batch of iteration -2', { batch: { batchId: 'b', iteration: -2, samples: 8 } }, 'batch.iteration'],
+    ['a batch of 0 samples', { batch: { batchId: 'b', iteration: 0, samples: 0 } }, 'batch.samples'],
   ],
 );
 

@@ -12,7 +12,7 @@ import { createEnv } from '../../../envs/registry.js';
 import { EVAL_SEEDS } from '../../../envs/seeds.js';
 import { selectBackend } from '../../../learner/backend.js';
 import { writeCheckpoint } from '../../../learner/checkpoint/checkpoint.js';
-import { evalCommand, evaluateBundle, parseEvalArgs, resolveCheckpoint, type EvalReport } from '../../../learner/eval/command.js';
+import { evalCommand, evalEnvironment, evaluateBundle, parseEvalArgs, resolveCheckpoint, type EvalReport } from '../../../learner/eval/command.js';
 import { evaluate, type EvalResult } from '../../../learner/eval/evaluate.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from '../../../learner/policy/bundle.js';
 import { TOKENIZER_NAME } from '../../../learner/tokenizer/index.js';
@@ -89,7 +89,7 @@ test('eval flags: what is wrong is named', () => {
   fails(['--run-id', 'r', '--env', 'Chess'], /--env 'Chess' is not a built-in environment/);
   fails(['--run-id', 'r', '--env-options', '{nope'], /--env-options must be a JSON object/);
   fails(['--run-id', 'r', '--env-options', '[1]'], /--env-options must be a JSON object/);
-  fails(['--run-id', 'r', '--env-options', '{"wings":2}'], /unknown option 'wings'/);
+  fails(['--run-id', 'r', '--env', 'FrozenLake', '--env-options', '{"wings":2}'], /unknown option 'wings'/);
   fails(['--run-id', 'r', '--version', 'newest'], /--version needs an integer/);
   fails(['--run-id', 'r', '--tasks', '0'], /--tasks needs an integer in 1\.\./);
   fails(['--run-id', 'r', '--samples', '4', '--k', '1,8'], /--k needs an integer in 1\.\.4, got '8'/);
@@ -102,7 +102,7 @@ test('eval flags: what is wrong is named', () => {
   const defaults = parseEvalArgs(['--run-id', 'r']);
   assert.deepEqual(
     { version: defaults.version, env: defaults.envName, tasks: defaults.tasks, samples: defaults.samples, ks: defaults.ks, json: defaults.json },
-    { version: 'latest', env: 'FrozenLake', tasks: 200, samples: 8, ks: [1, 4, 8], json: false },
+    { version: 'latest', env: undefined, tasks: 200, samples: 8, ks: [1, 4, 8], json: false },
   );
   const set = parseEvalArgs(['--json', '--run-id', 'r', '--version', '3', '--env', 'Bandit', '--samples', '4', '--k', '4,1,4']);
   assert.deepEqual({ version: set.version, env: set.envName, ks: set.ks, json: set.json }, { version: 3, env: 'Bandit', ks: [1, 4], json: true });
@@ -157,4 +157,18 @@ test('trajflow eval on a checkpoint directory: --version, latest, one JSON objec
   assert.deepEqual(Object.keys(report.policy.passAtK), ['pass@1', 'pass@4']);
   assert.deepEqual(Object.keys(report.random.passHatK), ['pass^1', 'pass^4']);
   assert.equal(report.backend, 'wasm');
+});
+
+test("eval knows the run: the checkpoint's environment and options, a different one only with --other-env", () => {
+  const manifest = { runId: 'r', env: { name: 'FrozenLake', options: { slippery: false, maxTurns: 10 } } };
+  const none = { envName: undefined, envOptions: undefined, otherEnv: false };
+  assert.deepEqual(evalEnvironment(manifest, none), { envName: 'FrozenLake', envOptions: { slippery: false, maxTurns: 10 } });
+  // The same options in another key order are the same task.
+  assert.deepEqual(evalEnvironment(manifest, { ...none, envName: 'FrozenLake', envOptions: { maxTurns: 10, slippery: false } }).envOptions, { maxTurns: 10, slippery: false });
+  assert.throws(() => evalEnvironment(manifest, { ...none, envOptions: { slippery: true } }), (e: unknown) => e instanceof ConfigError && /was trained on FrozenLake .*--other-env/.test(e.message));
+  assert.throws(() => evalEnvironment(manifest, { ...none, envName: 'Bandit' }), /--other-env/);
+  assert.deepEqual(evalEnvironment(manifest, { envName: 'Bandit', envOptions: undefined, otherEnv: true }), { envName: 'Bandit', envOptions: {} });
+  // A checkpoint from before runs recorded their environment: --env is needed.
+  assert.throws(() => evalEnvironment({ runId: 'old' }, none), /does not record its environment.*--env/);
+  assert.deepEqual(evalEnvironment({ runId: 'old' }, { ...none, envName: 'Bandit' }), { envName: 'Bandit', envOptions: {} });
 });

@@ -179,8 +179,9 @@ test('a sample delivered twice into one batch (redelivery after a reconnect, or 
   }
   const learner = await startLearner(
     { ...backbone, config },
-    // One update over all seven deliveries: the token budget holds them, and it waits for all seven.
-    buildLearnerConfig(config, { runId, envName: 'FrozenLake', model: SMALL_MODEL, batchTokens: 100_000, minSamples: 7, maxWaitMs: 300, maxUpdates: 1, optimizer: { learningRate: 1e-3 } }),
+    // One update over the six distinct samples: the token budget holds them and it waits for six; the repeat is
+    // refused as it arrives (the fourth of seven deliveries), before the six are in.
+    buildLearnerConfig(config, { runId, envName: 'FrozenLake', model: SMALL_MODEL, batchTokens: 100_000, minSamples: 6, maxWaitMs: 300, maxUpdates: 1, optimizer: { learningRate: 1e-3 } }),
     { log: () => {} },
   );
   const stats = await learner.done;

@@ -220,7 +220,7 @@ for (const gridNeighbours of [false, true]) test(`sampler (current turn only) an
     return {
       sampleId: `s${i}`, runId: 'r', groupId: 'g', episodeId: `e${i}`, policyVersion: 0, tokenIds, lossMask,
       advantages: lossMask.map(() => 0), behaviourLogProbs: lossMask.map((m, t) => (m ? replies[i]!.logProbs[t - context.length]! : 0)),
-      reward: 0, estimator: 'grpo', groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0,
+      reward: 0, estimator: 'grpo', groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0, batch: null,
     };
   });
   const batch = splitTurnRows(buildBatch(samples, bundle.head, bundle.model.config.contextLength));
@@ -245,7 +245,7 @@ test('turnRows: an episode longer than the context is trained on every turn (cut
     const sample: TrainingSampleEvent = {
       sampleId: 's', runId: 'r', groupId: 'g', episodeId: 'e', policyVersion: 0, tokenIds: ids, lossMask,
       advantages: lossMask.map((m, t) => m * t), behaviourLogProbs: lossMask.map((m) => -m), reward: 0, estimator: 'grpo',
-      groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0,
+      groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0, batch: null,
     };
     const cut = buildBatch([sample], head, config.contextLength);
     assert.ok(cut.lossTokens < 12, `the whole-sample cut keeps ${cut.lossTokens} of 12 turns`);

@@ -44,7 +44,7 @@ function learnerLogProbs(context: number[], reply: PolicyReply, temperature: num
   const sample: TrainingSampleEvent = {
     sampleId: 's', runId: 'r', groupId: 'g', episodeId: 'e', policyVersion: 0, tokenIds, lossMask,
     advantages: lossMask.map(() => 0), behaviourLogProbs: lossMask.map((m, i) => (m ? reply.logProbs[i - context.length]! : 0)),
-    reward: 0, estimator: 'grpo', groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0,
+    reward: 0, estimator: 'grpo', groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0, batch: null,
   };
   const batch = buildBatch([sample], bundle.head, bundle.model.config.contextLength);
   const logp = tf.tidy(() => {

@@ -44,6 +44,7 @@ export function syntheticSamples(bundle: PolicyBundle, rows: number, length: num
       groupRewardStd: 1,
       stepAdvantages: null,
       eventTimeMs: 0,
+      batch: null,
     };
   });
 }

@@ -37,7 +37,41 @@ describe('rolloutBatches', () => {
     });
   });
 
+  test("groups naming their iteration make one batch per iteration, closed by the iteration's last group however iterations interleave", () => {
+    const scheduler = createTestScheduler();
+    // Groups are 'iteration:name'; each iteration has 2 groups; u has no iteration.
+    const keyOf = (g: string) => (g.includes(':') ? { key: g.split(':')[0]!, groups: 2 } : null);
+    scheduler.run(({ hot, expectObservable }) => {
+      const values = { a: '0:a', b: '1:b', c: '0:c', u: 'u', d: '1:d' };
+      // 0:a opens iteration 0, 1:b iteration 1; 0:c completes iteration 0 at 5 and 1:d iteration 1 at 9; u waits
+      // for the unnamed batch's window (7 + 20 = 27).
+      const source = hot('-a-b-c-u-d------------------', values);
+      const expected = '   -----x---y-----------------z';
+      expectObservable(source.pipe(rolloutBatches({ windowMs: 20, maxGroups: 10, iterationWindowMs: 100, keyOf, scheduler }))).toBe(expected, { x: ['0:a', '0:c'], y: ['1:b', '1:d'], z: ['u'] });
+    });
+  });
+
+  test("an iteration's batch closes iterationWindowMs after its first group when a group never comes; a late group opens its own", () => {
+    const scheduler = createTestScheduler();
+    const keyOf = (g: string) => ({ key: g.split(':')[0]!, groups: 3 });
+    scheduler.run(({ hot, expectObservable }) => {
+      const source = hot('-a-b--------c-------', { a: '0:a', b: '0:b', c: '0:c' });
+      // 0:a at 1 opens the batch; it closes at 1 + 8 = 9 with a and b; the late 0:c at 12 closes at 20.
+      const expected = '   ---------x----------y';
+      expectObservable(source.pipe(rolloutBatches({ windowMs: 2, maxGroups: 10, iterationWindowMs: 8, keyOf, scheduler }))).toBe(expected, { x: ['0:a', '0:b'], y: ['0:c'] });
+    });
+  });
+
+  test('completion emits every open batch, oldest first', () => {
+    const scheduler = createTestScheduler();
+    const keyOf = (g: string) => ({ key: g.split(':')[0]!, groups: 5 });
+    scheduler.run(({ cold, expectObservable }) => {
+      expectObservable(cold('-a-b-c|', { a: '1:a', b: '0:b', c: '1:c' }).pipe(rolloutBatches({ windowMs: 50, maxGroups: 10, keyOf, scheduler }))).toBe('------(xy|)', { x: ['1:a', '1:c'], y: ['0:b'] });
+    });
+  });
+
   test('options are checked when built', () => {
+    assert.throws(() => rolloutBatches({ windowMs: 10, maxGroups: 1, iterationWindowMs: 0 }), /iterationWindowMs/);
     assert.throws(() => rolloutBatches({ windowMs: 0, maxGroups: 1 }), ConfigError);
     assert.throws(() => rolloutBatches({ windowMs: 10, maxGroups: 0 }), /maxBatchGroups/);
   });

@@ -35,3 +35,20 @@ test('the same groups always give the same samples (replay relies on it)', () =>
   const batch = [group('a', [1, 0, 1, 0]), group('b', [0, 0, 1, 1])];
   assert.deepEqual(process(batch).samples, process(batch).samples);
 });
+
+test("every sample names its rollout batch: an id from the batch's groups, the actors' iteration, and the batch's sample count", () => {
+  const process = batchProcessor({ reward: { terms: [{ kind: 'env_return' }] }, estimator: { name: 'grpo' }, filters: [{ name: 'dynamic_sampling' }] });
+  const withIteration = (g: ReturnType<typeof group>, iteration: number) => ({ ...g, trajectories: g.trajectories.map((t) => ({ ...t, metrics: { ...t.metrics, iteration } })) });
+  const out = process([withIteration(group('a', [1, 0, 1]), 7), withIteration(group('flat', [0, 0, 0]), 7), withIteration(group('b', [0, 1, 1]), 7)]);
+  assert.equal(out.samples.length, 6, 'the flat group was dropped: 6 samples from 2 groups');
+  const batches = new Set(out.samples.map((s) => JSON.stringify(s.batch)));
+  assert.equal(batches.size, 1, 'one batch for all');
+  const batch = out.samples[0]!.batch!;
+  assert.equal(batch.iteration, 7);
+  assert.equal(batch.samples, 6);
+  assert.equal(batch.batchId, process([withIteration(group('flat', [0, 0, 0]), 7), withIteration(group('b', [0, 1, 1]), 7), withIteration(group('a', [1, 0, 1]), 7)]).samples[0]!.batch!.batchId, 'the id depends on the groups, not their order');
+  for (const sample of out.samples) assert.deepEqual(validateEvent('sample', sample), { ok: true });
+  // Trajectories that name no iteration (or different ones) make a batch of iteration -1.
+  assert.equal(process([group('a', [1, 0, 1])]).samples[0]!.batch!.iteration, -1);
+  assert.equal(process([withIteration(group('a', [1, 0, 1]), 1), withIteration(group('b', [0, 1, 1]), 2)]).samples[0]!.batch!.iteration, -1);
+});
