@@ -24,13 +24,18 @@ export const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'fi
   'starpo-s': { estimator: { name: 'starpo' }, filters: [{ name: 'starpo_s_variance' }] },
 };
 
-const FLAGS = ['--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--eval-samples', '--model', '--optimizer', '--loss', '--estimator-options', '--env-options', '--json'] as const;
+const FLAGS = ['--path', '--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--eval-samples', '--model', '--optimizer', '--loss', '--estimator-options', '--env-options', '--json'] as const;
 const USAGE =
-  'trajflow bench learning [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] [--eval-samples 0] ' +
+  'trajflow bench learning [--path in-process|real] [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] [--eval-samples 0] ' +
   "[--model '{\"width\":64}'] [--optimizer '{\"warmupUpdates\":5}'] [--loss '{\"entropyCoeff\":0.01}'] [--estimator-options '{\"gamma\":0.9}'] [--env-options '{\"distanceShaping\":1}'] [--json]";
 
 /** A flag holding a JSON object (fields override the preset's). */
 export async function runLearningBench(args: string[]): Promise<number> {
+  const path = args[args.indexOf('--path') + 1];
+  if (args.includes('--path') && path !== 'in-process') {
+    if (path !== 'real') throw new ConfigError(`--path must be real or in-process, got ${path ?? 'nothing'}`);
+    return (await import('./learning-real.js')).runRealPathBench(args);
+  }
   const json = args.includes('--json');
   const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json'), FLAGS, USAGE);
   const env = (f['--env'] ?? 'FrozenLake') as EnvName;

@@ -21,6 +21,7 @@ const commands: Record<string, () => Promise<Command>> = {
   sink: async () => (await import('../analytics/sink/command.js')).sinkCommand,
   replay: async () => (await import('../learner/replay/command.js')).replayCommand,
   eval: async () => (await import('../learner/eval/command.js')).evalCommand,
+  evaluator: async () => (await import('../learner/eval/evaluator-command.js')).evaluatorCommand,
   train: async () => (await import('./train/command.js')).trainCommand,
   learner: async () => (await import('../learner/command.js')).learnerCommand,
   dashboard: async () => (await import('../dashboards/command.js')).dashboardCommandEntry,

@@ -21,7 +21,7 @@ const USAGE =
   'trajflow learner --run-id R [--env FrozenLake] [--updates N] [--batch-tokens 4096] [--min-samples 8] [--max-wait-ms 2000] ' +
   '[--max-staleness K] [--lr 3e-4] [--epochs 1] [--minibatches 1] [--temperature 1] [--backend auto|node-gpu|node|wasm|cpu] ' +
   '[--width 64] [--layers 2] [--heads 4] [--context 256] [--seed 1] [--model JSON] [--optimizer JSON] [--loss JSON] [--template-every 10] [--template-pairs 16] ' +
-  '[--env-options JSON] [--batch-timeout-ms 60000] [--config trajflow.json]';
+  '[--env-options JSON] [--batch-timeout-ms 10000] [--config trajflow.json]';
 
 /**
  * The learner's settings from its flags. `--model`, `--optimizer` and `--loss` take partial JSON objects of
@@ -81,7 +81,7 @@ export const learnerCommand: Command = {
     try {
       const run = await startLearner(backbone, config, {
         onStep: (step, version) =>
-          console.error(`learner: update ${step.step} → v${version.version}  loss ${step.totalLoss.toFixed(4)}  entropy ${step.entropy.toFixed(3)}  grad ${step.gradNormPreClip.toFixed(3)}  ${step.samples} samples ${step.tokens} tokens  ${step.durationMs.toFixed(0)} ms  staleness ${step.stalenessMean.toFixed(2)}`),
+          console.error(`learner: update ${step.step} → v${version.version}  loss ${step.totalLoss.toFixed(4)}  entropy ${step.entropy.toFixed(3)}  grad ${step.gradNormPreClip.toFixed(3)}  ${step.samples} samples ${step.tokens} tokens  ${step.durationMs.toFixed(0)} ms  staleness ${step.stalenessMean.toFixed(2)} (max ${step.stalenessMax})  dropped stale ${step.metrics.droppedStale ?? 0}`),
       });
       const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });
       try {

@@ -15,10 +15,10 @@ import type { Command } from '../main.js';
 import { startPart, type RunningPart } from './parts.js';
 import { TRAIN_PRESETS } from './presets.js';
 
-const FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed'] as const;
+const FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed', '--eval-every', '--eval-tasks'] as const;
 const USAGE =
   'trajflow train [--env FrozenLake|Sokoban|Bandit] [--run-id R] [--estimator gigpo] [--filter F] [--updates N] [--groups 8] ' +
-  '[--group-size 8] [--lr 1e-3] [--max-staleness 1] [--port 18080] [--env-options JSON] [--seed 1] [--config trajflow.json]';
+  '[--group-size 8] [--lr 1e-3] [--max-staleness 1] [--port 18080] [--env-options JSON] [--seed 1] [--eval-every 10] [--eval-tasks 100] [--config trajflow.json]';
 
 export const trainCommand: Command = {
   summary: 'train an agent end to end: Kafka, ClickHouse, actors, processors, learner, sink and dashboard (Ctrl-C stops, rerun resumes)',
@@ -45,6 +45,11 @@ export const trainCommand: Command = {
     const seed = nonNegativeInt('seed', f['--seed'], 1);
     if (seed >= 1000) throw new ConfigError(`--seed ${seed}: a run seed is below 1000 (its tasks start at seed·1,000,000)`);
     const taskSeeds = taskSeedBase(seed);
+    // Held-out evaluation every this many versions (0: none), by the evaluator part, off the learner's path.
+    const evalEvery = nonNegativeInt('eval-every', f['--eval-every'], 10);
+    const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
+    const startedAt = Date.now();
+    let lastEval: { version: number; success: number; random: number; envSteps: number } | undefined;
     const port = f['--port'] ?? '18080';
     const filters = f['--filter'] ? [f['--filter']] : preset.filters;
 
@@ -61,6 +66,8 @@ export const trainCommand: Command = {
     // Updates done (of --updates when given), drawn under the parts' lines on a terminal.
     const updates = f['--updates'] === undefined ? undefined : positiveInt('updates', f['--updates'], 1);
     const bar = progressBar({ label: `train ${runId}`, ...(updates === undefined ? {} : { total: updates }), unit: 'updates', stream: process.stdout, intervalMs: process.stdout.isTTY ? 250 : 30_000 });
+    // The progress line's detail: the newest policy version and the newest held-out evaluation.
+    const progress = { updates: 0, policy: '', heldOut: '', detail: () => [progress.policy, progress.heldOut].filter(Boolean).join(', ') };
     const write = (line: string) => {
       if (!noise.test(line)) bar.log(line);
     };
@@ -78,7 +85,14 @@ export const trainCommand: Command = {
       running.set(name, part);
       void part.exited.then((code) => {
         if (stopping) return;
-        if (name === 'learner' && code === 0) return finish({ failed: false });
+        if (name === 'evaluator' && code === 0) return;
+        if (name === 'learner' && code === 0) {
+          // The evaluator ends after evaluating the final version (--until-version); the summary needs it.
+          const evaluator = running.get('evaluator');
+          if (!evaluator) return finish({ failed: false });
+          const timeout = new Promise((resolve) => setTimeout(resolve, 600_000).unref());
+          return void Promise.race([evaluator.exited, timeout]).then(() => finish({ failed: false }));
+        }
         const count = (restarts.get(name) ?? 0) + 1;
         restarts.set(name, count);
         if (count > MAX_RESTARTS) {
@@ -112,10 +126,27 @@ export const trainCommand: Command = {
       (line) => !line.startsWith('learner: config'),
       (line) => {
         const match = /update (\d+) → v(\d+)/.exec(line);
-        if (match) bar.set(Number(match[1]) + 1, `policy v${match[2]}`); // updates count from 0
+        if (!match) return;
+        progress.updates = Number(match[1]) + 1; // updates count from 0
+        progress.policy = `policy v${match[2]}`;
+        bar.set(progress.updates, progress.detail());
       },
     );
     launch('detectors', () => ['--run-id', runId], (line) => /alert|error|Error/i.test(line));
+    if (evalEvery > 0) {
+      launch(
+        'evaluator',
+        () => ['--run-id', runId, '--every', String(evalEvery), '--tasks', String(evalTasks), ...(updates === undefined ? [] : ['--until-version', String(updates)])],
+        undefined,
+        (line) => {
+          const match = /^evaluator: v(\d+) held-out ([\d.]+) \(random ([\d.]+), \d+ tasks(?:, (\d+) env steps)?/.exec(line);
+          if (!match) return;
+          lastEval = { version: Number(match[1]), success: Number(match[2]), random: Number(match[3]), envSteps: Number(match[4] ?? -1) };
+          progress.heldOut = `held-out ${match[2]} at v${match[1]} (random ${match[3]})`;
+          bar.set(progress.updates, progress.detail());
+        },
+      );
+    }
     launch('dashboard', () => ['--port', port], (line) => /http:\/\/|error|Error/.test(line));
     launch(
       'actors',
@@ -150,6 +181,10 @@ export const trainCommand: Command = {
       await stopAll();
       await saveIteration(statePath, lastIteration);
       console.log(`trajflow train: stopped run ${runId} (actors reached iteration ${lastIteration})`);
+      if (lastEval) {
+        const steps = lastEval.envSteps >= 0 ? `, ${lastEval.envSteps} env steps` : '';
+        console.log(`trajflow train: run ${runId} — held-out success ${lastEval.success.toFixed(3)} (random policy ${lastEval.random.toFixed(3)}) at v${lastEval.version}${steps}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
+      }
       return failed ? 1 : 0;
     } finally {
       process.off('SIGINT', onSignal);

@@ -95,6 +95,11 @@ export class RolloutActors {
     const { groups, groupSize } = this.config;
     while (this.next < this.end && this.failure === null) {
       const coordinates = coordinatesOf(this.next, groups, groupSize);
+      if (!this.inShard(coordinates.groupIndex)) {
+        // Another actor process's group: skip to the first episode of the next group.
+        this.next = (coordinates.groupIndex + 1) * groupSize;
+        continue;
+      }
       if (!this.deps.gate.allows(coordinates.iteration)) {
         this.stats.blockedIteration = coordinates.iteration;
         await this.deps.gate.whenAllowed(coordinates.iteration, this.abort.signal);
@@ -112,6 +117,11 @@ export class RolloutActors {
       // which run before any timer, signal or socket: progress, stop() and Kafka would never get a turn.
       await new Promise((resolve) => setImmediate(resolve));
     }
+  }
+
+  private inShard(groupIndex: number): boolean {
+    const { index, count } = this.config.shard;
+    return groupIndex % count === index;
   }
 
   private async runOne(coordinates: EpisodeCoordinates): Promise<void> {

@@ -15,9 +15,9 @@ import { jsonObjectFlag, parseFlagPairs } from '../../cli/flags.js';
 
 const USAGE =
   'trajflow actors [--env FrozenLake] [--groups 8] [--group-size 8] [--episodes N | --iterations N] [--run-id R] [--seed S] ' +
-  '[--max-staleness K] [--env-options JSON] [--first-iteration I] [--progress-ms MS] [--policy transformer|random] [--temperature T] [--model JSON]';
+  '[--max-staleness K] [--env-options JSON] [--first-iteration I] [--progress-ms MS] [--policy transformer|random] [--temperature T] [--model JSON] [--shard i/n]';
 
-const FLAGS = ['--env', '--groups', '--group-size', '--episodes', '--iterations', '--run-id', '--seed', '--max-staleness', '--env-options', '--first-iteration', '--progress-ms', '--policy', '--temperature', '--model'] as const;
+const FLAGS = ['--env', '--groups', '--group-size', '--episodes', '--iterations', '--run-id', '--seed', '--max-staleness', '--env-options', '--first-iteration', '--progress-ms', '--policy', '--temperature', '--model', '--shard'] as const;
 type Flag = (typeof FLAGS)[number];
 
 /** Reads `--flag value` pairs; unknown flags and missing values are ConfigErrors. */
@@ -61,7 +61,16 @@ export function configFromArgs(args: readonly string[], now = Date.now()): Actor
     firstIteration: integerFlag(flags, '--first-iteration') ?? ACTORS_DEFAULTS.firstIteration,
     maxStaleness: integerFlag(flags, '--max-staleness') ?? null,
     progressEveryMs: integerFlag(flags, '--progress-ms') ?? ACTORS_DEFAULTS.progressEveryMs,
+    shard: shardFlag(flags['--shard']),
   });
+}
+
+/** `--shard i/n`: this process's share of each iteration (actorsConfig checks the numbers). */
+function shardFlag(raw: string | undefined): ActorsConfig['shard'] {
+  if (raw === undefined) return ACTORS_DEFAULTS.shard;
+  const match = /^(\d+)\/(\d+)$/.exec(raw);
+  if (!match) throw new ConfigError(`--shard needs index/count, e.g. 0/2 for the first of two actor processes, got '${raw}'`);
+  return { index: Number(match[1]), count: Number(match[2]) };
 }
 
 export const actorsCommand: Command = {

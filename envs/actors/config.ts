@@ -25,6 +25,11 @@ export interface ActorsConfig {
   readonly maxStaleness: number | null;
   /** A progress line every this many ms (0: none). */
   readonly progressEveryMs: number;
+  /**
+   * This process's share of every iteration when several actor processes run one run: the groups g with
+   * g mod count = index (`--shard index/count`). Default 0/1: all of them.
+   */
+  readonly shard: { readonly index: number; readonly count: number };
 }
 
 export const ACTORS_DEFAULTS = {
@@ -36,6 +41,7 @@ export const ACTORS_DEFAULTS = {
   firstIteration: 0,
   maxStaleness: null,
   progressEveryMs: 5000,
+  shard: { index: 0, count: 1 },
 } as const satisfies Partial<ActorsConfig>;
 
 /** Most episodes in flight at once (P × G): each holds an environment and its pending events. */
@@ -72,13 +78,15 @@ export function actorsConfig(input: ActorsConfigInput): ActorsConfig {
   if (c.iterations !== null) integer('iterations', c.iterations, 1, Number.MAX_SAFE_INTEGER, 'or null to run until stopped; set --iterations or --episodes');
   if (c.maxStaleness !== null) integer('maxStaleness', c.maxStaleness, 0, 1_000_000, 'iterations ahead of the learner, or null for no bound; set --max-staleness');
   integer('progressEveryMs', c.progressEveryMs, 0, 3_600_000, '0 turns progress lines off');
+  integer('shard count', c.shard.count, 1, c.groups, 'the actor processes sharing the run, at most the groups per iteration; set --shard index/count');
+  integer('shard index', c.shard.index, 0, c.shard.count - 1, 'this process among them, from 0; set --shard index/count');
   // Every group seed the run will use must be a training seed.
   const firstSeed = c.seedBase + c.firstIteration * c.groups;
   const lastSeed = c.iterations === null ? firstSeed : firstSeed + c.iterations * c.groups - 1;
   if (!TRAIN_SEEDS.contains(firstSeed) || !TRAIN_SEEDS.contains(lastSeed)) {
     throw new ConfigError(`actors: the run would reset with seeds ${firstSeed}…${lastSeed}, outside the training seeds [${TRAIN_SEEDS.first}, ${TRAIN_SEEDS.end}); lower --seed or the iterations.`);
   }
-  const config: ActorsConfig = Object.freeze({ ...c, envName: c.envName, envOptions: Object.freeze({ ...c.envOptions }) });
+  const config: ActorsConfig = Object.freeze({ ...c, envName: c.envName, envOptions: Object.freeze({ ...c.envOptions }), shard: Object.freeze({ ...c.shard }) });
   // Building the environment checks its options (with the largest per-rollout shift it will get).
   createRolloutEnv(config, c.groupSize - 1);
   return config;

@@ -40,6 +40,9 @@ import { disposeBundle, policyOf, type PolicyBundle } from '../policy/bundle.js'
 import { loadPolicyFromCheckpoint } from '../policy/checkpoint-provider.js';
 import type { TransformerPolicy } from '../policy/transformer-policy.js';
 import { evaluate, type EvalResult } from './evaluate.js';
+import { evalEnvironment } from './run-environment.js';
+
+export { evalEnvironment };
 
 const FLAGS = ['--run-id', '--version', '--checkpoint', '--env', '--env-options', '--tasks', '--samples', '--k', '--temperature', '--backend', '--max-batch'] as const;
 export const EVAL_USAGE =
@@ -252,37 +255,6 @@ export async function runEval(trajflow: TrajflowConfig, args: EvalArgs, log: (li
   } finally {
     if (loaded) disposeBundle(loaded.bundle);
   }
-}
-
-/**
- * The environment to evaluate on: the run's (recorded in its checkpoint), or the one asked for — refused where it
- * differs from the run's unless `otherEnv` (a number for another task is not the run's number).
- */
-export function evalEnvironment(manifest: Pick<CheckpointManifest, 'runId' | 'env'>, args: Pick<EvalArgs, 'envName' | 'envOptions' | 'otherEnv'>): { envName: EnvName; envOptions: Record<string, unknown> } {
-  const recorded = manifest.env;
-  if (!recorded || !isEnvName(recorded.name)) {
-    if (args.envName === undefined) throw new ConfigError(`the checkpoint of run ${manifest.runId} does not record its environment (written before runs recorded it); pass --env and --env-options as the run was trained`);
-    return { envName: args.envName, envOptions: args.envOptions ?? {} };
-  }
-  const envName = args.envName ?? recorded.name;
-  const envOptions = args.envOptions ?? (envName === recorded.name ? { ...recorded.options } : {});
-  const same = envName === recorded.name && canonicalJson(envOptions) === canonicalJson(recorded.options);
-  if (!same && !args.otherEnv) {
-    throw new ConfigError(
-      `run ${manifest.runId} was trained on ${recorded.name} ${JSON.stringify(recorded.options)}, not ${envName} ${JSON.stringify(envOptions)}; ` +
-        'drop --env / --env-options to evaluate on the run\'s task, or add --other-env to evaluate on this one',
-    );
-  }
-  return { envName, envOptions };
-}
-
-/** JSON with object keys sorted, to compare option objects whatever their key order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }
 
 export function formatEvalReport(r: EvalReport): string {

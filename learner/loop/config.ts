@@ -20,7 +20,10 @@ export interface LearnerConfig {
   /** …or once this many samples waited maxWaitMs. Defaults 8 and 2000 ms. These three apply to samples that name no rollout batch. */
   readonly minSamples: number;
   readonly maxWaitMs: number;
-  /** A rollout batch still incomplete this long after its last sample came is trained as it is (counted partial). Default 60,000 ms. */
+  /**
+   * A rollout batch still incomplete this long after its last sample came is trained as it is (counted partial). The
+   * processors write a batch's samples together, so in a healthy run they all arrive within a flush. Default 10,000 ms.
+   */
   readonly batchTimeoutMs: number;
   /** The environment's options (recorded in every checkpoint, so `trajflow eval --run-id` evaluates on the run's task). Default {}. */
   readonly envOptions: Readonly<Record<string, unknown>>;
@@ -60,7 +63,7 @@ export function buildLearnerConfig(trajflow: TrajflowConfig, input: LearnerConfi
     batchTokens: 4096,
     minSamples: 8,
     maxWaitMs: 2000,
-    batchTimeoutMs: 60_000,
+    batchTimeoutMs: 10_000,
     envOptions: {},
     maxStaleness: null,
     checkpointDir: join(trajflow.home, 'checkpoints', trajflow.topicPrefix, input.runId),

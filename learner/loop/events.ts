@@ -59,10 +59,11 @@ export function learnerStepEvent(runId: string, update: number, versionBefore: n
 }
 
 /**
- * `trainedIteration`: the highest actors' iteration the version was trained on (-1: none), as metrics.iteration —
- * what the actors' staleness gate counts (envs/actors/staleness.ts).
+ * `progress.iteration`: the highest actors' iteration the version was trained on (-1: none) — what the actors'
+ * staleness gate counts (envs/actors/staleness.ts); `progress.envSteps`: the environment steps of the samples it
+ * was trained on (the held-out evaluations are plotted against them).
  */
-export function policyVersionEvent(runId: string, version: number, weightsUri: string, checksum: string, learnerStep: number, createdAtMs: number, trainedIteration = -1): PolicyVersionEvent {
+export function policyVersionEvent(runId: string, version: number, weightsUri: string, checksum: string, learnerStep: number, createdAtMs: number, progress = { iteration: -1, envSteps: 0 }): PolicyVersionEvent {
   return {
     runId,
     version,
@@ -71,6 +72,6 @@ export function policyVersionEvent(runId: string, version: number, weightsUri: s
     parentVersion: version === 0 ? null : version - 1,
     learnerStep,
     createdAtMs,
-    metrics: { iteration: trainedIteration },
+    metrics: { iteration: progress.iteration, envSteps: progress.envSteps },
   };
 }

@@ -40,6 +40,8 @@ export interface LearnerStats {
   skippedSamples: number;
   /** The highest actors' iteration trained on (-1: none yet); published with every version (docs: versions follow data). */
   iteration: number;
+  /** Environment steps of the samples trained on, over the run (their turns with policy tokens); published with every version. */
+  envSteps: number;
   lastStep?: LearnerStepEvent;
 }
 
@@ -67,7 +69,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
   // The KL reference is the initial policy (version 0), frozen.
   const reference = config.loss.klCoeff > 0 ? (resumed ? bundleFromCheckpoint(await readVersion(config.checkpointDir, 0)) : createPolicyBundle(bundle.vocabulary.words, config.model)) : undefined;
   const trainer = new PolicyTrainer({ ...bundle, optimizer: config.optimizer, loss: config.loss, ...(reference ? { reference: reference.model } : {}) });
-  const stats: LearnerStats = { version: 0, updates: 0, samplesTrained: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0, iteration: -1 };
+  const stats: LearnerStats = { version: 0, updates: 0, samplesTrained: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0, iteration: -1, envSteps: 0 };
   const offsets = new Map<string, bigint>();
   const recent = new Set<string>();
   let latest: { uri: string; checksum: string; updates: number };
@@ -77,6 +79,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     stats.version = resumed.manifest.version;
     stats.updates = resumed.manifest.updates;
     stats.iteration = resumed.manifest.trainedIteration ?? -1;
+    stats.envSteps = resumed.manifest.lastStep?.metrics.envSteps ?? 0;
     for (const [key, offset] of Object.entries(resumed.manifest.offsets)) offsets.set(key, BigInt(offset));
     resumed.manifest.recentSampleIds.forEach((id) => recent.add(id));
     latest = { uri: checkpointUri(resumed.directory), checksum: resumed.manifest.checksum, updates: resumed.manifest.updates };
@@ -113,7 +116,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
   }
 
   async function publishVersion(version: number, uri: string, checksum: string, learnerStep: number): Promise<PolicyVersionEvent> {
-    const event = policyVersionEvent(config.runId, version, uri, checksum, learnerStep, Date.now(), stats.iteration);
+    const event = policyVersionEvent(config.runId, version, uri, checksum, learnerStep, Date.now(), { iteration: stats.iteration, envSteps: stats.envSteps });
     await backbone.producer.send(topicName(backbone.config, 'policy.versions'), 'policy_version', event, config.runId);
     return event;
   }
@@ -221,6 +224,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     stats.version++;
     stats.updates = trainer.updates;
     stats.samplesTrained += batch.rows;
+    for (const sample of batch.samples) stats.envSteps += turnsOf(sample);
     const step = learnerStepEvent(
       config.runId,
       trainer.updates - 1,
@@ -234,6 +238,7 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
         'batch.iteration': unit.iteration,
         'batch.expected': unit.expected,
         'batch.partial': unit.partial ? 1 : 0,
+        envSteps: stats.envSteps,
       },
     );
     if (unit.iteration > stats.iteration) stats.iteration = unit.iteration;
@@ -257,4 +262,15 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       return done;
     },
   };
+}
+
+/** The sample's turns with policy tokens: its runs of loss-mask 1s (one per environment step the policy acted in). */
+export function turnsOf(sample: Pick<TrainingSampleEvent, 'lossMask'>): number {
+  let turns = 0;
+  let previous = 0;
+  for (const mask of sample.lossMask) {
+    if (mask === 1 && previous !== 1) turns++;
+    previous = mask;
+  }
+  return turns;
 }

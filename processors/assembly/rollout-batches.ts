@@ -6,9 +6,11 @@
 // as soon as it holds all the iteration's groups, so one batch is exactly one iteration, as in RAGEN, however
 // the iterations' groups interleave on the way (several iterations in flight when the actors run ahead of
 // the learner). A group that names none joins the one unnamed batch, which closes when it holds `maxGroups`.
-// An iteration's batch closes `iterationWindowMs` after its first group at the latest (a group lost on the way
-// must not hold it forever; a late group of an iteration whose batch closed so opens a batch of its own), the
-// unnamed batch `windowMs` after its first group.
+// An iteration's batch also closes once `iterationIdleMs` pass without a new group of it: a group that never
+// comes must not hold it (after a processors restart, the groups of an iteration already written are not read
+// again, so the batch of the rest can never fill); a late group then opens a batch of its own. The groups of
+// one iteration start together and end within an episode's length of each other, so in a healthy run the
+// batch fills long before. The unnamed batch closes `windowMs` after its first group.
 //
 // Why not RxJS bufferTime: its windows run back to back from subscription whatever arrives, so a burst of
 // groups is cut wherever a window happens to end, and an idle pipeline still wakes every window. Opening at
@@ -29,8 +31,8 @@ export interface RolloutBatchOptions<G> {
   readonly windowMs: number;
   /** The unnamed batch closes as soon as it holds this many groups (≥ 1). */
   readonly maxGroups: number;
-  /** Longest an iteration's batch waits for its last group (ms, > 0). Default 60,000. */
-  readonly iterationWindowMs?: number;
+  /** An iteration's batch closes after this long without a new group of it (ms, > 0). Default 10,000. */
+  readonly iterationIdleMs?: number;
   /** The group's iteration, or null for a group that names none. Default: none does. */
   readonly keyOf?: (group: G) => BatchKey | null;
   readonly scheduler?: SchedulerLike;
@@ -42,9 +44,9 @@ interface OpenBatch<G> {
   timer: Subscription | null;
 }
 
-export function rolloutBatches<G>({ windowMs, maxGroups, iterationWindowMs = 60_000, keyOf = () => null, scheduler = asyncScheduler }: RolloutBatchOptions<G>): OperatorFunction<G, G[]> {
+export function rolloutBatches<G>({ windowMs, maxGroups, iterationIdleMs = 10_000, keyOf = () => null, scheduler = asyncScheduler }: RolloutBatchOptions<G>): OperatorFunction<G, G[]> {
   if (!(windowMs > 0)) throw new ConfigError(`batchWindowMs must be > 0 (milliseconds), got ${windowMs}`);
-  if (!(iterationWindowMs > 0)) throw new ConfigError(`iterationWindowMs must be > 0 (milliseconds), got ${iterationWindowMs}`);
+  if (!(iterationIdleMs > 0)) throw new ConfigError(`iterationIdleMs must be > 0 (milliseconds), got ${iterationIdleMs}`);
   if (!(Number.isInteger(maxGroups) && maxGroups >= 1)) throw new ConfigError(`maxBatchGroups must be an integer ≥ 1, got ${maxGroups}`);
   const UNNAMED = '\u0000unnamed';
   return (source) =>
@@ -66,10 +68,15 @@ export function rolloutBatches<G>({ windowMs, maxGroups, iterationWindowMs = 60_
           if (!batch) {
             batch = { groups: [], size: named === null ? maxGroups : named.groups, timer: null };
             open.set(key, batch);
-            batch.timer = scheduler.schedule(() => close(key), named === null ? windowMs : iterationWindowMs);
+            if (named === null) batch.timer = scheduler.schedule(() => close(key), windowMs);
           }
           batch.groups.push(group);
-          if (batch.groups.length >= batch.size) close(key);
+          if (batch.groups.length >= batch.size) return close(key);
+          if (named !== null) {
+            // Idle timeout: restarted by every group of the iteration.
+            batch.timer?.unsubscribe();
+            batch.timer = scheduler.schedule(() => close(key), iterationIdleMs);
+          }
         },
         error: (error) => subscriber.error(error),
         complete: () => {

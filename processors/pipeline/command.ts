@@ -15,7 +15,7 @@ import { jsonObjectFlag, positiveInt } from '../../cli/flags.js';
 const usage =
   'trajflow processors [--estimator grpo|dr_grpo|rloo|starpo|reinforce_plus_plus|reinforce_plus_plus_baseline|gigpo] ' +
   '[--filter dynamic_sampling|starpo_s_variance|ragen2_snr_top_p]… [--group-size 8] [--min-group-size 2] ' +
-  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--batch-window-ms 20] [--max-batch-groups 64] [--iteration-window-ms 60000] [--flush-ms 100] ' +
+  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--batch-window-ms 20] [--max-batch-groups 64] [--iteration-idle-ms 10000] [--flush-ms 100] ' +
   '[--consumer-group <prefix>.processors] [--instance 0]';
 
 export const processorsCommand: Command = {
@@ -36,7 +36,7 @@ export const processorsCommand: Command = {
         instance: { type: 'string', default: '0' },
         'batch-window-ms': { type: 'string' },
         'max-batch-groups': { type: 'string' },
-        'iteration-window-ms': { type: 'string' },
+        'iteration-idle-ms': { type: 'string' },
         'flush-ms': { type: 'string' },
       },
     });
@@ -72,7 +72,7 @@ export const processorsCommand: Command = {
         groupTimeoutMs: positiveInt('group-timeout-ms', values['group-timeout-ms'], 300_000),
         batchWindowMs: positiveInt('batch-window-ms', values['batch-window-ms'], 20),
         maxBatchGroups: positiveInt('max-batch-groups', values['max-batch-groups'], 64),
-        iterationWindowMs: positiveInt('iteration-window-ms', values['iteration-window-ms'], 60_000),
+        iterationIdleMs: positiveInt('iteration-idle-ms', values['iteration-idle-ms'], 10_000),
         flushIntervalMs: positiveInt('flush-ms', values['flush-ms'], 100),
         onBatch: (stats) =>
           console.log(

@@ -51,8 +51,8 @@ export interface ProcessorsOptions {
    */
   readonly batchWindowMs?: number;
   readonly maxBatchGroups?: number;
-  /** Longest the batch of an actors' iteration (its groups name it) waits for its last group; default 60,000 ms. */
-  readonly iterationWindowMs?: number;
+  /** The batch of an actors' iteration (its groups name it) closes after this long without a new group of it; default 10,000 ms. */
+  readonly iterationIdleMs?: number;
   /** Output is written as soon as it is queued; this interval (default 100) also writes mark releases. */
   readonly flushIntervalMs?: number;
   /**
@@ -196,7 +196,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
         stats: groupStats,
         onDrop: (drop: GroupDrop<Member>) => emit(unitOf(generation, drop.items, 'dropped')),
       }),
-      rolloutBatches<TrajectoryGroup<Member>>({ windowMs: batchWindowMs, maxGroups: maxBatchGroups, keyOf: iterationKeyOf, ...(options.iterationWindowMs === undefined ? {} : { iterationWindowMs: options.iterationWindowMs }) }),
+      rolloutBatches<TrajectoryGroup<Member>>({ windowMs: batchWindowMs, maxGroups: maxBatchGroups, keyOf: iterationKeyOf, ...(options.iterationIdleMs === undefined ? {} : { iterationIdleMs: options.iterationIdleMs }) }),
       // A rollout batch per run: filters and batch estimators never mix runs.
       mergeMap((batch: TrajectoryGroup<Member>[]) => [...groupByRun(batch).values()]),
       map((batch) => {

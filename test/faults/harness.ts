@@ -24,7 +24,7 @@ const CLI = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
 /** FrozenLake as `trajflow train` runs it (cli/train/presets.ts). */
 export const FROZEN_LAKE_OPTIONS = JSON.stringify({ slippery: false, maxActionsPerTurn: 1, maxTurns: 10, maxActionsPerEpisode: 10 });
 /** A learner small enough for a 2-core machine: an update takes well under a second. */
-export const SMALL_LEARNER = ['--width', '32', '--layers', '1', '--heads', '2', '--context', '128', '--batch-tokens', '1500', '--min-samples', '4', '--max-wait-ms', '500', '--backend', 'wasm'];
+export const SMALL_LEARNER = ['--width', '32', '--layers', '1', '--heads', '2', '--context', '128', '--batch-tokens', '1500', '--min-samples', '4', '--max-wait-ms', '500', '--max-staleness', '2', '--backend', 'wasm'];
 
 /** One part of the run as a child process; restartable with the same arguments. */
 export class Part {

@@ -126,6 +126,9 @@ test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dash
     assert.equal(f.samplesTrained, trainedIds.size, `learner steps count ${f.samplesTrained} samples trained, the checkpoint ${trainedIds.size} distinct ones: none twice`);
     assert.ok([...trainedIds].every((id) => sampleIds.has(id)), 'only samples of this run trained');
     assert.ok(f.samplesDistinct - f.samplesTrained < MIN_SAMPLES, 'all but the last partial batch trained');
+    // The staleness bound held on every update, across the learner's and the actors' restarts (the actors' gate
+    // and the learner's drop both at 2, as harness.ts starts them).
+    for (const step of main.ledger.learnerSteps) assert.ok(step.stalenessMax <= 2, `learner step ${step.step}: staleness ${step.stalenessMax} ≤ 2`);
 
     // ClickHouse: one row per event, every step event id.
     for (const [label, figures, ch] of [['actors run', f, main.clickhouse], ['HTTP run', http.figures, http.clickhouse]] as const) {

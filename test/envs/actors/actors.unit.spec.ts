@@ -130,3 +130,19 @@ test('a failing publish fails the run with that error', async () => {
   });
   await assert.rejects(run.run(), /broker gone/);
 });
+
+test('actor processes sharing a run (--shard i/n) play disjoint groups that together are the whole run, with the same events', async () => {
+  const whole = actors({});
+  await whole.run.run();
+  const shards = [actors({ shard: { index: 0, count: 2 } }), actors({ shard: { index: 1, count: 2 } })];
+  await Promise.all(shards.map((s) => s.run.run()));
+  const groupsOf = (events: StepEvent[]) => [...new Set(events.map((e) => e.groupId))].sort();
+  assert.deepEqual(groupsOf(shards[0]!.events), ['unit/g0', 'unit/g2', 'unit/g4']);
+  assert.deepEqual(groupsOf(shards[1]!.events), ['unit/g1', 'unit/g3', 'unit/g5']);
+  const strip = (e: StepEvent) => ({ ...e, eventTimeMs: 0 });
+  const sorted = (events: StepEvent[]) => events.map(strip).sort((a, b) => (a.eventId < b.eventId ? -1 : 1));
+  assert.deepEqual(sorted([...shards[0]!.events, ...shards[1]!.events]), sorted(whole.events), 'the same episodes, step for step');
+  for (const e of whole.events) assert.equal(e.info.batchGroups, '3', 'every step names its iteration\'s group count');
+  assert.throws(() => actorsConfig({ runId: 'unit', envName: 'FrozenLake', groups: 3, shard: { index: 0, count: 4 } }), /shard count=4 must be an integer between 1 and 3/);
+  assert.throws(() => actorsConfig({ runId: 'unit', envName: 'FrozenLake', groups: 3, shard: { index: 2, count: 2 } }), /shard index=2/);
+});

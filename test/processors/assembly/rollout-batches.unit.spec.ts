@@ -47,18 +47,19 @@ describe('rolloutBatches', () => {
       // for the unnamed batch's window (7 + 20 = 27).
       const source = hot('-a-b-c-u-d------------------', values);
       const expected = '   -----x---y-----------------z';
-      expectObservable(source.pipe(rolloutBatches({ windowMs: 20, maxGroups: 10, iterationWindowMs: 100, keyOf, scheduler }))).toBe(expected, { x: ['0:a', '0:c'], y: ['1:b', '1:d'], z: ['u'] });
+      expectObservable(source.pipe(rolloutBatches({ windowMs: 20, maxGroups: 10, iterationIdleMs: 100, keyOf, scheduler }))).toBe(expected, { x: ['0:a', '0:c'], y: ['1:b', '1:d'], z: ['u'] });
     });
   });
 
-  test("an iteration's batch closes iterationWindowMs after its first group when a group never comes; a late group opens its own", () => {
+  test("an iteration's batch closes iterationIdleMs after its last group when a group never comes; a late group opens its own", () => {
     const scheduler = createTestScheduler();
     const keyOf = (g: string) => ({ key: g.split(':')[0]!, groups: 3 });
     scheduler.run(({ hot, expectObservable }) => {
-      const source = hot('-a-b--------c-------', { a: '0:a', b: '0:b', c: '0:c' });
-      // 0:a at 1 opens the batch; it closes at 1 + 8 = 9 with a and b; the late 0:c at 12 closes at 20.
-      const expected = '   ---------x----------y';
-      expectObservable(source.pipe(rolloutBatches({ windowMs: 2, maxGroups: 10, iterationWindowMs: 8, keyOf, scheduler }))).toBe(expected, { x: ['0:a', '0:b'], y: ['0:c'] });
+      const source = hot('-a-----b-------------c-------', { a: '0:a', b: '0:b', c: '0:c' });
+      // 0:b at 7 restarts the idle timer of 0:a (1 + 8 = 9 would have closed it): the batch closes at 7 + 8 = 15
+      // with a and b; the late 0:c at 21 closes at 29 on its own.
+      const expected = '   ---------------x-------------y';
+      expectObservable(source.pipe(rolloutBatches({ windowMs: 2, maxGroups: 10, iterationIdleMs: 8, keyOf, scheduler }))).toBe(expected, { x: ['0:a', '0:b'], y: ['0:c'] });
     });
   });
 
@@ -71,7 +72,7 @@ describe('rolloutBatches', () => {
   });
 
   test('options are checked when built', () => {
-    assert.throws(() => rolloutBatches({ windowMs: 10, maxGroups: 1, iterationWindowMs: 0 }), /iterationWindowMs/);
+    assert.throws(() => rolloutBatches({ windowMs: 10, maxGroups: 1, iterationIdleMs: 0 }), /iterationIdleMs/);
     assert.throws(() => rolloutBatches({ windowMs: 0, maxGroups: 1 }), ConfigError);
     assert.throws(() => rolloutBatches({ windowMs: 10, maxGroups: 0 }), /maxBatchGroups/);
   });

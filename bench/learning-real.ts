@@ -1,0 +1,160 @@
+// `trajflow bench learning --path real`: the learning curve of the system a user runs — `trajflow train` as a
+// child process (actors, processors, learner, sink, evaluator, each its own process, all through the real
+// broker) — beside the in-process loop on the same seed and the same number of updates. The real path's
+// held-out curve comes from its evaluator's events (the same numbers the run page draws); the in-process one
+// from runLocal's evaluations on the same held-out tasks.
+//   trajflow bench learning --path real --env FrozenLake --seeds 1 --updates 200 [--eval-every 10] [--eval-tasks 100] [--json]
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { cpus } from 'node:os';
+import { parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { TRAIN_PRESETS } from '../cli/train/presets.js';
+import { ConfigError } from '../core/errors.js';
+import { selectBackend } from '../learner/backend.js';
+import type { EnvName } from '../envs/registry.js';
+import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
+
+const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
+
+export interface CurveEntry {
+  readonly version: number;
+  readonly envSteps: number;
+  readonly heldOut: number;
+}
+
+export interface RealRun {
+  readonly curve: CurveEntry[];
+  readonly random: number;
+  readonly stalenessMax: number;
+  readonly droppedStale: number;
+  readonly updates: number;
+  readonly seconds: number;
+  readonly exitCode: number | null;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Runs `trajflow train` to `updates` updates on its own topics and reads its evaluator's and learner's lines. */
+export async function trainRealPath(env: EnvName, seed: number, updates: number, evalEvery: number, evalTasks: number, log: (line: string) => void): Promise<RealRun> {
+  const started = Date.now();
+  const stamp = started.toString(36);
+  const runId = `bench-${env}-s${seed}-${stamp}`;
+  const args = [CLI, 'train', '--env', env, '--seed', String(seed), '--updates', String(updates), '--run-id', runId, '--eval-every', String(evalEvery), '--eval-tasks', String(evalTasks), '--port', String(await freePort())];
+  const child = spawn(process.execPath, args, { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: `bench.learning.${stamp}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const curve: CurveEntry[] = [];
+  let random = Number.NaN;
+  let stalenessMax = 0;
+  let droppedStale = 0;
+  let done = 0;
+  const read = (chunk: Buffer) => {
+    for (const line of chunk.toString().split('\n')) {
+      const evaluation = /evaluator: v(\d+) held-out ([\d.]+) \(random ([\d.]+), \d+ tasks, (\d+) env steps/.exec(line);
+      if (evaluation) {
+        curve.push({ version: Number(evaluation[1]), heldOut: Number(evaluation[2]), envSteps: Number(evaluation[4]) });
+        random = Number(evaluation[3]);
+        log(`  real path seed ${seed}: v${evaluation[1]}, ${evaluation[4]} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, held-out ${evaluation[2]}`);
+      }
+      const update = /learner: update (\d+) → v\d+ .* staleness [\d.]+ \(max (\d+)\)\s+dropped stale (\d+)/.exec(line);
+      if (update) {
+        done = Math.max(done, Number(update[1]) + 1);
+        stalenessMax = Math.max(stalenessMax, Number(update[2]));
+        droppedStale += Number(update[3]);
+      }
+    }
+  };
+  child.stdout.on('data', read);
+  child.stderr.on('data', read);
+  const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { curve, random, stalenessMax, droppedStale, updates: done, seconds: (Date.now() - started) / 1000, exitCode };
+}
+
+/** The in-process loop on the same seed, preset and number of updates, evaluated every `evalEvery` updates. */
+export async function trainInProcess(env: EnvName, seed: number, updates: number, evalEvery: number, evalTasks: number, log: (line: string) => void): Promise<{ curve: CurveEntry[]; seconds: number }> {
+  const preset = TRAIN_PRESETS[env]!;
+  const started = Date.now();
+  const curve: CurveEntry[] = [];
+  const record = (point: CurvePoint) => {
+    if (!point.eval) return;
+    curve.push({ version: point.iteration + 1, envSteps: point.envSteps, heldOut: point.eval.greedySuccess });
+    log(`  in-process seed ${seed}: v${point.iteration + 1}, ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, held-out ${point.eval.greedySuccess.toFixed(3)}`);
+  };
+  await runLocal(
+    {
+      env,
+      envOptions: preset.envOptions,
+      iterations: updates,
+      groups: preset.groups,
+      groupSize: preset.groupSize,
+      seed,
+      evalEvery,
+      evalTasks,
+      evalAtStart: true,
+      // What `trajflow train` hands the processors for the preset.
+      processing: {
+        reward: { terms: [{ kind: 'env_return' }] },
+        estimator: { name: preset.estimator as never, ...(preset.estimatorOptions ? { options: preset.estimatorOptions as never } : {}) },
+        filters: preset.filters.map((name) => ({ name: name as never })),
+      },
+      optimizer: { learningRate: preset.learningRate, ...preset.optimizer },
+      ...(preset.model ? { model: { ...preset.model, seed } } : { model: { seed } }),
+      ...(preset.loss ? { loss: preset.loss } : {}),
+    },
+    record,
+  );
+  return { curve, seconds: (Date.now() - started) / 1000 };
+}
+
+/** The fewest env steps at which a curve reached `level` held-out (null: never). */
+export function stepsToReach(curve: readonly CurveEntry[], level: number): number | null {
+  return curve.find((p) => p.heldOut >= level)?.envSteps ?? null;
+}
+
+export async function runRealPathBench(args: readonly string[]): Promise<number> {
+  const json = args.includes('--json');
+  const f = parseFlagPairs(args.filter((a) => a !== '--json' && a !== 'learning'), REAL_FLAGS, REAL_USAGE);
+  const env = (f['--env'] ?? 'FrozenLake') as EnvName;
+  if (!TRAIN_PRESETS[env]) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);
+  const seeds = (f['--seeds'] ?? '1').split(',').map((s) => positiveInt('seeds', s, 1));
+  const updates = positiveInt('updates', f['--updates'], 200);
+  const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
+  const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
+  const skipLocal = f['--in-process'] === 'off';
+  const backend = await selectBackend('auto');
+  const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
+  const log = (line: string) => console.error(line);
+  log(`bench learning --path real: ${env}, seeds ${seeds.join(',')}, ${updates} updates each, held-out every ${evalEvery} on ${evalTasks} tasks, ${backend.description}`);
+  const results = [];
+  for (const seed of seeds) {
+    const real = await trainRealPath(env, seed, updates, evalEvery, evalTasks, log);
+    const local = skipLocal ? null : await trainInProcess(env, seed, updates, evalEvery, evalTasks, log);
+    results.push({ seed, real, inProcess: local });
+  }
+  console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, ${machine.backend}`);
+  console.log(`${env}, ${updates} updates, held-out greedy success (${evalTasks} tasks); real path = trajflow train (every part its own process, through Kafka)`);
+  for (const { seed, real, inProcess } of results) {
+    const last = real.curve.at(-1);
+    const reach = stepsToReach(real.curve, 0.9);
+    console.log(
+      `  seed ${seed} real path:  held-out ${last?.heldOut.toFixed(3) ?? '-'} at ${last?.envSteps ?? '-'} env steps (random ${real.random.toFixed(3)}), ≥ 0.9 at ${reach ?? 'never'}, ` +
+        `staleness max ${real.stalenessMax}, ${real.droppedStale} stale dropped, ${real.updates} updates, ${real.seconds.toFixed(0)} s, exit ${real.exitCode}`,
+    );
+    if (inProcess) {
+      const lastLocal = inProcess.curve.at(-1);
+      const reachLocal = stepsToReach(inProcess.curve, 0.9);
+      console.log(`  seed ${seed} in-process: held-out ${lastLocal?.heldOut.toFixed(3) ?? '-'} at ${lastLocal?.envSteps ?? '-'} env steps, ≥ 0.9 at ${reachLocal ?? 'never'}, ${inProcess.seconds.toFixed(0)} s`);
+      if (reach !== null && reachLocal !== null) console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach 0.9`);
+    }
+  }
+  if (json) console.log(JSON.stringify({ bench: 'learning', path: 'real', machine, date: new Date().toISOString(), env, updates, evalEvery, evalTasks, results }));
+  return results.every((r) => r.real.exitCode === 0) ? 0 : 1;
+}
+
+const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process'] as const;
+const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--in-process on|off] [--json]';
