@@ -29,10 +29,11 @@ export const dashboardUsage = `trajflow dashboard [--host 127.0.0.1] [--port ${D
   GET  /v1/runs/:runId/learner-metrics            one row per update: ?limit=&sinceMs=&untilMs=&order=
   GET  /v1/runs/:runId/alerts                     collapse alerts: ?limit=&sinceMs=&untilMs=&order=&kind=&severity=
   GET  /v1/runs/:runId/pass-at-k                  pass@k and pass^k, latest and over time: ?sinceMs=&untilMs=&bucketMs=&limit=
+  GET  /v1/runs/:runId/evaluations                held-out evaluations by policy version: ?limit=&sinceMs=&untilMs=&order=
   GET  /v1/runs/:runId/trajectories               ?limit=&success=&outcome=&groupId=&sinceMs=&untilMs=&order=
   GET  /v1/runs/:runId/trajectories/:episodeId    one episode turn by turn (also GET /v1/trajectories/:episodeId?runId=)
   GET  /v1/lag                                    consumer lag of the <prefix>.* consumer groups: ?group=
-  GET  /v1/events                                 server-sent events of a run: ?runId=&types=rollout-stats,learner-step,alert&sinceMs=
+  GET  /v1/events                                 server-sent events of a run: ?runId=&types=rollout-stats,learner-step,alert,evaluation&sinceMs=
 
   Ids in paths: letters, digits and . _ - : / (percent-encode / as %2F). Lists return at most 1000 rows
   (truncated: true says there were more); time windows are at most 366 days (dead letters: 90).`;

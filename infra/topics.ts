@@ -32,6 +32,7 @@ export const topicSpecs: readonly TopicSpec[] = [
   { name: 'alerts', partitions: 1, configs: FOREVER, key: 'runId', description: 'collapse early-warnings' },
   { name: 'deadletter', partitions: 1, configs: FOREVER, key: 'the source message key', description: 'records a processor could not handle, with the reason and source topic/partition/offset' },
   { name: 'rollout.stats', partitions: 1, configs: FOREVER, key: 'runId', description: 'rollout statistics per batch and per group (reward mean/std, in-group std, success, pass@k, pass^k)' },
+  { name: 'evaluations', partitions: 1, configs: FOREVER, key: 'runId', description: 'held-out evaluations of policy versions (greedy success beside the random policy on the same tasks)' },
   { name: 'processors.state', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'consumer group|run|episode', description: "episodes the processors already turned into output; written in their transactions (exactly-once output)" },
   { name: 'schemas', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'schema fingerprint', description: 'the Avro schema registry' },
 ];

@@ -7,6 +7,7 @@
 import type {
   CollapseAlertEvent,
   DeadLetterEvent,
+  EvaluationEvent,
   EventName,
   EventTypes,
   LearnerStepEvent,
@@ -49,6 +50,17 @@ function finite(field: string, value: number, prefix = ''): void {
 
 function eventTime(field: string, value: number, prefix = ''): void {
   if (!Number.isInteger(value) || value <= 0) fail(prefix + field, `must be a positive epoch time in ms, got ${value}`);
+}
+
+/** A string holding one JSON object (not an array, not null), as options are passed around. */
+function jsonObject(field: string, text: string): void {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    fail(field, `must be a JSON object, got '${text.slice(0, 40)}' (not JSON)`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) fail(field, `must be a JSON object, got '${text.slice(0, 40)}'`);
 }
 
 function sameLength(field: string, actual: readonly unknown[], expected: number, of: string, prefix = ''): void {
@@ -258,6 +270,26 @@ function checkRolloutStats(r: RolloutStatsEvent): void {
   eventTime('eventTimeMs', r.eventTimeMs);
 }
 
+function checkEvaluation(e: EvaluationEvent): void {
+  nonEmpty('runId', e.runId);
+  nonNegativeInt('policyVersion', e.policyVersion);
+  // -1 marks what the evaluator could not know (no iteration trained on, env steps unknown): see the schema docs.
+  if (!Number.isSafeInteger(e.trainedIteration) || e.trainedIteration < -1) fail('trainedIteration', `must be an integer >= -1 (-1: none), got ${e.trainedIteration}`);
+  if (!Number.isSafeInteger(e.envSteps) || e.envSteps < -1) fail('envSteps', `must be an integer >= -1 (-1: unknown), got ${e.envSteps}`);
+  nonEmpty('envName', e.envName);
+  jsonObject('envOptions', e.envOptions);
+  if (!Number.isInteger(e.tasks) || e.tasks < 1) fail('tasks', `must be an integer >= 1, got ${e.tasks}`);
+  // Written as !(in range) so that NaN fails too: a success rate is a count over tasks, never a measurement gone wrong.
+  for (const [field, rate] of [['greedySuccess', e.greedySuccess], ['randomSuccess', e.randomSuccess]] as const) {
+    if (!(rate >= 0 && rate <= 1)) fail(field, `must be a fraction in [0, 1], got ${rate}`);
+  }
+  finite('meanReward', e.meanReward);
+  finite('meanSteps', e.meanSteps);
+  finite('durationMs', e.durationMs);
+  if (e.durationMs < 0) fail('durationMs', `must be >= 0, got ${e.durationMs}`);
+  eventTime('eventTimeMs', e.eventTimeMs);
+}
+
 const CHECKS: { [N in EventName]: (value: EventTypes[N]) => void } = {
   rollout_stats: checkRolloutStats,
   step: checkStep,
@@ -267,6 +299,7 @@ const CHECKS: { [N in EventName]: (value: EventTypes[N]) => void } = {
   policy_version: checkPolicyVersion,
   collapse_alert: checkCollapseAlert,
   dead_letter: checkDeadLetter,
+  evaluation: checkEvaluation,
 };
 
 /**

@@ -1,6 +1,7 @@
 // Pure mapping from events (with where they came from in Kafka) to ClickHouse rows, one object per row keyed
-// by column name, exactly the columns of infra/clickhouse/migrations/0001_events.sql and 0002_sink_tables.sql
-// (JSONEachRow rejects unknown keys, and a missing key would silently take the column default).
+// by column name, exactly the columns of infra/clickhouse/migrations/0001_events.sql, 0002_sink_tables.sql
+// and 0003_evaluations.sql (JSONEachRow rejects unknown keys, and a missing key would silently take the
+// column default).
 //
 // Conventions (see the migrations): times are Int64 ms; booleans UInt8 0/1; an Avro map becomes parallel
 // <name>_keys / <name>_values arrays (keys sorted, so equal maps give equal rows); a nullable array becomes
@@ -11,6 +12,7 @@
 import type {
   CollapseAlertEvent,
   DeadLetterEvent,
+  EvaluationEvent,
   EventName,
   EventTypes,
   LearnerStepEvent,
@@ -42,6 +44,7 @@ export type TableName =
   | 'collapse_alerts'
   | 'collapse_alert_evidence'
   | 'rollout_stats'
+  | 'evaluations'
   | 'dead_letters';
 
 export const tableNames: readonly TableName[] = [
@@ -57,6 +60,7 @@ export const tableNames: readonly TableName[] = [
   'collapse_alerts',
   'collapse_alert_evidence',
   'rollout_stats',
+  'evaluations',
   'dead_letters',
 ];
 
@@ -77,6 +81,7 @@ export const tableKeys: { readonly [T in TableName]: readonly string[] } = {
   collapse_alerts: ['run_id', 'alert_id'],
   collapse_alert_evidence: ['run_id', 'alert_id'],
   rollout_stats: ['run_id', 'batch_id', 'scope', 'group_id'],
+  evaluations: ['run_id', 'policy_version'],
   dead_letters: ['kafka_topic', 'kafka_partition', 'kafka_offset'],
 };
 
@@ -395,6 +400,28 @@ export function rolloutStatsRows(e: RolloutStatsEvent, source: KafkaSource): Tab
   }];
 }
 
+export function evaluationRows(e: EvaluationEvent, source: KafkaSource): TableRow[] {
+  return [{
+    table: 'evaluations',
+    row: {
+      run_id: e.runId,
+      policy_version: e.policyVersion,
+      trained_iteration: e.trainedIteration,
+      env_steps: e.envSteps,
+      env_name: e.envName,
+      env_options: e.envOptions,
+      tasks: e.tasks,
+      greedy_success: float(e.greedySuccess),
+      mean_reward: float(e.meanReward),
+      mean_steps: float(e.meanSteps),
+      random_success: float(e.randomSuccess),
+      duration_ms: float(e.durationMs),
+      event_time_ms: e.eventTimeMs,
+      ...kafka(source),
+    },
+  }];
+}
+
 export function deadLetterRows(e: DeadLetterEvent, source: KafkaSource): TableRow[] {
   return [{
     table: 'dead_letters',
@@ -422,6 +449,7 @@ export function eventRows<N extends EventName>(event: N, value: EventTypes[N], s
     case 'policy_version': return policyVersionRows(value as PolicyVersionEvent, source);
     case 'collapse_alert': return collapseAlertRows(value as CollapseAlertEvent, source);
     case 'rollout_stats': return rolloutStatsRows(value as RolloutStatsEvent, source);
+    case 'evaluation': return evaluationRows(value as EvaluationEvent, source);
     case 'dead_letter': return deadLetterRows(value as DeadLetterEvent, source);
     default: throw new Error(`no table for event '${String(event)}'`);
   }
@@ -436,6 +464,7 @@ export const sinkTopics: { readonly [N in EventName]: string } = {
   policy_version: 'policy.versions',
   collapse_alert: 'alerts',
   rollout_stats: 'rollout.stats',
+  evaluation: 'evaluations',
   dead_letter: 'deadletter',
 };
 

@@ -4,10 +4,10 @@
 // the same bytes the decoding path writes; an insert copies those rows.
 //
 // Delivery: at least once, then deduplicated by ClickHouse.
-//   * One TopicConsumer over all eight event topics, consumer group `trajflow-sink`. An envelope is acked
-//     only when every row it became has been confirmed inserted by ClickHouse (an HTTP 200 for the INSERT),
-//     so committed offsets never pass an event ClickHouse does not hold (the consumer commits up to the first
-//     unacked offset of a partition, so batches that finish out of order never open a gap).
+//   * One TopicConsumer over every event topic (sinkTopics in rows.ts), consumer group `<prefix>.sink`. An
+//     envelope is acked only when every row it became has been confirmed inserted by ClickHouse (an HTTP 200
+//     for the INSERT), so committed offsets never pass an event ClickHouse does not hold (the consumer commits
+//     up to the first unacked offset of a partition, so batches that finish out of order never open a gap).
 //   * A crash (or a close without drain) re-delivers what was not committed; those rows are inserted again.
 //     Every table is a ReplacingMergeTree whose sorting key is the event's identity (tableKeys in rows.ts),
 //     and a redelivered event gives byte-identical rows (same Kafka topic/partition/offset too), so the
@@ -34,7 +34,7 @@ import { TranscodePool, type StepEnvelope } from './transcode-pool.js';
 export interface SinkOptions {
   /** Consumer group (default `<topic prefix>.sink`, so sinks of different prefixes never share a group). */
   readonly groupId?: string;
-  /** Events to store (default: all eight). */
+  /** Events to store (default: every event). */
   readonly events?: readonly EventName[];
   /**
    * Rows per insert at most (default 20,000). ClickHouse's own work per row falls with larger inserts: each

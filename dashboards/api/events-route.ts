@@ -1,7 +1,8 @@
 // GET /v1/events?runId=&types=&sinceMs=: server-sent events of one run — `rollout-stats` (batch rows),
-// `learner-step` and `alert` — as the sink stores them, found by polling ClickHouse (query/events.ts says
-// why and how new rows are recognised). Each event carries the same JSON as the REST endpoint of its type;
-// its id is its event time, so an EventSource that reconnects (Last-Event-ID) resumes a lookback before it.
+// `learner-step`, `alert` and `evaluation` — as the sink stores them, found by polling ClickHouse
+// (query/events.ts says why and how new rows are recognised). Each event carries the same JSON as the REST
+// endpoint of its type; its id is its event time, so an EventSource that reconnects (Last-Event-ID) resumes
+// a lookback before it.
 //
 // The stream opens with `retry:` and a `ready` event once the cursors are set (rows that arrive after
 // `ready` are sent), then sends events as they appear, a `: heartbeat` comment every heartbeatMs so proxies

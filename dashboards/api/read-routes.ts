@@ -1,7 +1,7 @@
 // The read endpoints over ClickHouse: runs, and per run its learning curve, rollout statistics, learner
-// metrics, collapse alerts, pass@k, and trajectories (listed, and one turn by turn, with the sample's
-// tokens as text when trajflow's tokenizer made them: token-text.ts). Each handler is the same
-// three steps: check the path ids and the query (400 naming the parameter), run the module's queries,
+// metrics, collapse alerts, pass@k, held-out evaluations, and trajectories (listed, and one turn by turn,
+// with the sample's tokens as text when trajflow's tokenizer made them: token-text.ts). Each handler is the
+// same three steps: check the path ids and the query (400 naming the parameter), run the module's queries,
 // answer JSON. The SQL is built in query/ from checked values only; a ClickHouse failure is a 503.
 import express, { type Request, type RequestHandler, type Router } from 'express';
 import { ClickHouseError } from '../../infra/clickhouse/http.js';
@@ -9,6 +9,7 @@ import { clickHouseProblem } from './dead-letters-route.js';
 import { methodNotAllowed, type Logger } from './error-handler.js';
 import { parseAlertsQuery, queryAlerts } from './query/alerts.js';
 import { parseSeriesQuery, queryCurve } from './query/curve.js';
+import { parseEvaluationsQuery, queryEvaluations } from './query/evaluations.js';
 import { parseLearnerMetricsQuery, queryLearnerMetrics } from './query/learner-metrics.js';
 import { routeId, type RawQuery } from './query/params.js';
 import { parsePassAtKQuery, queryPassAtK } from './query/pass-at-k.js';
@@ -89,6 +90,13 @@ export function readRouter(deps: ReadRoutesDeps): Router {
     const query = parsePassAtKQuery(runId, rawQuery(req), now());
     const result = await fromClickHouse(req, () => queryPassAtK(store, query));
     return { runId, query, ...result };
+  });
+
+  get('/v1/runs/:runId/evaluations', async (req) => {
+    const runId = routeId('runId', req.params.runId);
+    const query = parseEvaluationsQuery(runId, rawQuery(req), now());
+    const { evaluations, truncated } = await fromClickHouse(req, () => queryEvaluations(store, query));
+    return { runId, query, count: evaluations.length, truncated, evaluations };
   });
 
   get('/v1/runs/:runId/trajectories', async (req) => {

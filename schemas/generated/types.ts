@@ -48,6 +48,36 @@ export interface DeadLetterEvent {
   eventTimeMs: number;
 }
 
+/** A held-out evaluation of one policy version: greedy success on evaluation seeds (tasks never trained on), beside the uniform-random policy on the same tasks. Published to <prefix>.evaluations by `trajflow evaluator` (a part of `trajflow train`). */
+export interface EvaluationEvent {
+  /** Training run. */
+  runId: string;
+  /** Policy version evaluated. */
+  policyVersion: number;
+  /** Highest actors' iteration the version was trained on (-1: none). */
+  trainedIteration: number;
+  /** Environment steps of the samples the version was trained on, summed over the run (-1: unknown). */
+  envSteps: number;
+  /** Environment evaluated on (the run's own). */
+  envName: string;
+  /** Its options, as a JSON object. */
+  envOptions: string;
+  /** Held-out tasks played (evaluation seeds from 1e9 on), one greedy episode each. */
+  tasks: number;
+  /** Fraction of tasks the greedy policy solved. */
+  greedySuccess: number;
+  /** Mean episode reward of the greedy policy. */
+  meanReward: number;
+  /** Mean episode length of the greedy policy. */
+  meanSteps: number;
+  /** Fraction of the same tasks the uniform-random policy solved (one episode each). */
+  randomSuccess: number;
+  /** Wall time of the evaluation. */
+  durationMs: number;
+  /** When the evaluation finished, ms since the Unix epoch. */
+  eventTimeMs: number;
+}
+
 /** Metrics of one optimiser step of the learner: loss parts, entropy, KL, clipping, gradient norm and staleness of the batch. */
 export interface LearnerStepEvent {
   /** Training run. */
@@ -313,12 +343,13 @@ export interface TrajectoryEvent {
 }
 
 /** Name of an event, which is also the name of its folder under schemas/. */
-export type EventName = 'collapse_alert' | 'dead_letter' | 'learner_step' | 'policy_version' | 'rollout_stats' | 'sample' | 'step' | 'trajectory';
+export type EventName = 'collapse_alert' | 'dead_letter' | 'evaluation' | 'learner_step' | 'policy_version' | 'rollout_stats' | 'sample' | 'step' | 'trajectory';
 
 /** The value type of each event. */
 export interface EventTypes {
   collapse_alert: CollapseAlertEvent;
   dead_letter: DeadLetterEvent;
+  evaluation: EvaluationEvent;
   learner_step: LearnerStepEvent;
   policy_version: PolicyVersionEvent;
   rollout_stats: RolloutStatsEvent;
@@ -328,12 +359,13 @@ export interface EventTypes {
 }
 
 /** Every event name, in folder order. */
-export const eventNames: readonly EventName[] = ['collapse_alert', 'dead_letter', 'learner_step', 'policy_version', 'rollout_stats', 'sample', 'step', 'trajectory'];
+export const eventNames: readonly EventName[] = ['collapse_alert', 'dead_letter', 'evaluation', 'learner_step', 'policy_version', 'rollout_stats', 'sample', 'step', 'trajectory'];
 
 /** The Avro full name of each event's record. */
 export const recordNames: { readonly [N in EventName]: string } = {
   collapse_alert: 'trajflow.events.CollapseAlertEvent',
   dead_letter: 'trajflow.events.DeadLetterEvent',
+  evaluation: 'trajflow.events.EvaluationEvent',
   learner_step: 'trajflow.events.LearnerStepEvent',
   policy_version: 'trajflow.events.PolicyVersionEvent',
   rollout_stats: 'trajflow.events.RolloutStatsEvent',
@@ -346,6 +378,7 @@ export const recordNames: { readonly [N in EventName]: string } = {
 export const generatedVersions: { readonly [N in EventName]: number } = {
   collapse_alert: 1,
   dead_letter: 1,
+  evaluation: 1,
   learner_step: 1,
   policy_version: 1,
   rollout_stats: 1,

@@ -10,6 +10,7 @@ import { autoBucketMs, batchPointsSql, bucketPointsSql, extentSql, parseSeriesQu
 import { parseRolloutStatsQuery, rolloutStatsSql } from '../../dashboards/api/query/rollout-stats.js';
 import { learnerMetricsSql, parseLearnerMetricsQuery } from '../../dashboards/api/query/learner-metrics.js';
 import { alertsSql, parseAlertsQuery } from '../../dashboards/api/query/alerts.js';
+import { evaluationsSql, parseEvaluationsQuery, EVALUATIONS_DEFAULT_LIMIT } from '../../dashboards/api/query/evaluations.js';
 import { latestPassKSql, parsePassAtKQuery } from '../../dashboards/api/query/pass-at-k.js';
 import {
   episodeRunsSql,
@@ -182,6 +183,23 @@ test('learner-metrics: learner_steps FINAL joined with its details, both bounded
   assert.match(sql, /ORDER BY step DESC\nLIMIT 21$/);
   rejects('limit -1', () => parseLearnerMetricsQuery(RUN, { limit: '-1' }, NOW), 'limit');
   rejects('an unknown filter', () => parseLearnerMetricsQuery(RUN, { step: '3' }, NOW), 'step');
+});
+
+// ------------------------------------------------------------------------------------- evaluations
+
+test('evaluations: evaluations FINAL of the run in the window, by policy version, limit + 1', () => {
+  const q = parseEvaluationsQuery(RUN, { limit: '20', sinceMs: '10', untilMs: '20', order: 'desc' }, NOW);
+  const sql = evaluationsSql(q);
+  assert.match(sql, /FROM evaluations FINAL\s+WHERE run_id = 'run-7' AND event_time_ms >= 10 AND event_time_ms < 20\n/);
+  assert.match(sql, /ORDER BY policy_version DESC\nLIMIT 21$/);
+  const defaults = parseEvaluationsQuery(RUN, {}, NOW);
+  assert.deepEqual([defaults.order, defaults.limit], ['asc', EVALUATIONS_DEFAULT_LIMIT]);
+  assert.deepEqual([defaults.sinceMs, defaults.untilMs], [NOW + CLOCK_SKEW_MS - RUN_WINDOW.defaultWindowMs, NOW + CLOCK_SKEW_MS]);
+  assert.match(evaluationsSql(defaults), /ORDER BY policy_version ASC\nLIMIT 1001$/);
+  rejects('an order that is SQL', () => parseEvaluationsQuery(RUN, { order: 'asc; DROP TABLE evaluations' }, NOW), 'order');
+  rejects('limit over the cap', () => parseEvaluationsQuery(RUN, { limit: String(MAX_ROWS + 1) }, NOW), 'limit');
+  rejects('a window over a year', () => parseEvaluationsQuery(RUN, { sinceMs: '0', untilMs: String(367 * DAY_MS) }, NOW), 'sinceMs');
+  rejects('an unknown filter', () => parseEvaluationsQuery(RUN, { policyVersion: '3' }, NOW), 'policyVersion');
 });
 
 // ------------------------------------------------------------------------------------------ alerts

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { batchPoint, bucketPoint, passMaps, type BatchPointRow } from '../../dashboards/api/query/curve.js';
 import { learnerMetricsView, type LearnerMetricsRow } from '../../dashboards/api/query/learner-metrics.js';
 import { rolloutStatsView, type RolloutStatsRow } from '../../dashboards/api/query/rollout-stats.js';
+import { evaluationView, type EvaluationRow } from '../../dashboards/api/query/evaluations.js';
 import { alignTurns, turnAdvantages, type SampleView } from '../../dashboards/api/query/trajectories.js';
 import { StreamCursor } from '../../dashboards/api/query/events.js';
 import { consumerLag, groupsToReport, topicLag, type LagAdmin } from '../../dashboards/api/query/lag.js';
@@ -109,6 +110,17 @@ test("rollout stats: a batch row's '' group is null", () => {
   assert.equal(rolloutStatsView(row).groupId, null);
   assert.equal(rolloutStatsView({ ...row, scope: 'group', group_id: 'g' }).groupId, 'g');
   assert.deepEqual(rolloutStatsView(row).droppedByReason, { 'variance:flat': 2 });
+});
+
+test('evaluations: every event field by its event name; a non-finite float (ClickHouse null) is null; -1 markers kept', () => {
+  const row = {
+    run_id: 'r', policy_version: 3, trained_iteration: -1, env_steps: -1, env_name: 'FrozenLake', env_options: '{"slippery":false}', tasks: 200,
+    greedy_success: 0.5, mean_reward: null, mean_steps: 6.5, random_success: 0.015, duration_ms: 812, event_time_ms: 9,
+  } satisfies EvaluationRow;
+  assert.deepEqual(evaluationView(row), {
+    runId: 'r', policyVersion: 3, trainedIteration: -1, envSteps: -1, envName: 'FrozenLake', envOptions: '{"slippery":false}', tasks: 200,
+    greedySuccess: 0.5, meanReward: null, meanSteps: 6.5, randomSuccess: 0.015, durationMs: 812, eventTimeMs: 9,
+  });
 });
 
 // ----------------------------------------------------------------------------- turns in a sample

@@ -117,6 +117,20 @@ function trajectoryOf(steps: readonly StepEvent[], overrides: Partial<Trajectory
 
 const STEP_ADVANTAGES = [0.5, -0.25, 1];
 
+/** Held-out evaluations of run A: versions 0, 1, 2, greedy success rising; v1's mean reward diverged. */
+const GREEDY = [0.05, 0.4, 0.75];
+const evaluationsA = GREEDY.map((greedySuccess, version): EventTypes['evaluation'] => ({
+  ...sampleEvents.evaluation,
+  runId: RUN_A,
+  policyVersion: version,
+  trainedIteration: version - 1,
+  envSteps: version === 0 ? -1 : 500 * version,
+  greedySuccess,
+  meanReward: version === 1 ? Number.NaN : greedySuccess,
+  randomSuccess: 0.015,
+  eventTimeMs: T0 + 1700 + 1500 * version,
+}));
+
 before(async () => {
   await applyMigrations(config);
   store = clickHouseClient(config);
@@ -146,6 +160,9 @@ before(async () => {
     { ...sampleEvents.collapse_alert, runId: RUN_A, alertId: `${RUN_A}-alert-1`, kind: 'entropy_collapse', severity: 'warning', value: 0.2, threshold: 0.3, eventTimeMs: T0 + 3000 },
     { ...sampleEvents.collapse_alert, runId: RUN_A, alertId: `${RUN_A}-alert-2`, kind: 'nan', severity: 'critical', value: Number.NaN, threshold: 0, evidence: { totalLoss: Number.NaN }, eventTimeMs: T0 + 3100 },
   ]);
+  // Evaluations out of version order, v1 stored twice (a redelivery); one of run B.
+  await insert('evaluation', [evaluationsA[2]!, evaluationsA[0]!, evaluationsA[1]!, evaluationsA[1]!]);
+  await insert('evaluation', [{ ...sampleEvents.evaluation, runId: RUN_B, policyVersion: 7, eventTimeMs: T0 + 1800 }]);
   // Run B: the same episode id, one step, a sample whose tokens the sink did not keep.
   const stepB = makeStep({ runId: RUN_B, episodeId: E1, groupId: GROUP, stepIndex: 0, eventId: `${RUN_B}/s0`, eventTimeMs: T0 + 50 }, 7);
   await insert('step', [stepB]);
@@ -319,6 +336,28 @@ test('GET /v1/runs/:runId/learner-metrics: every field per update, details joine
   assert.equal(desc.truncated, true);
 });
 
+test('GET /v1/runs/:runId/evaluations: every field per policy version, in version order, the redelivered one once, NaN as null', async () => {
+  const body = await ok(`/v1/runs/${RUN_A}/evaluations`);
+  assert.equal(body.runId, RUN_A);
+  assert.equal(body.count, 3);
+  assert.equal(body.truncated, false);
+  assert.deepEqual(body.evaluations.map((e: any) => e.policyVersion), [0, 1, 2], 'by version, the duplicate once, no other run');
+  assert.deepEqual(body.evaluations[2], evaluationsA[2], 'every field as the event had it');
+  assert.deepEqual(body.evaluations[0], evaluationsA[0], 'v0: -1 markers as stored');
+  assert.equal(body.evaluations[1].meanReward, null, 'a NaN mean reward is null');
+  assert.deepEqual(body.evaluations.map((e: any) => e.greedySuccess), GREEDY);
+  const desc = await ok(`/v1/runs/${RUN_A}/evaluations?order=desc&limit=1`);
+  assert.deepEqual(desc.evaluations.map((e: any) => e.policyVersion), [2]);
+  assert.equal(desc.truncated, true);
+  const window = await ok(`/v1/runs/${RUN_A}/evaluations?sinceMs=${evaluationsA[1]!.eventTimeMs}&untilMs=${evaluationsA[2]!.eventTimeMs}`);
+  assert.deepEqual(window.evaluations.map((e: any) => e.policyVersion), [1], 'the window is [sinceMs, untilMs) on the event time');
+  const b = await ok(`/v1/runs/${RUN_B}/evaluations`);
+  assert.deepEqual(b.evaluations.map((e: any) => [e.runId, e.policyVersion]), [[RUN_B, 7]]);
+  const refused = await get(`/v1/runs/${RUN_A}/evaluations?version=1`);
+  assert.equal(refused.status, 400);
+  assert.equal(refused.json.field, 'version');
+});
+
 test('GET /v1/runs/:runId/alerts: newest first with evidence; kind and severity filters', async () => {
   const body = await ok(`/v1/runs/${RUN_A}/alerts`);
   assert.deepEqual(body.alerts.map((a: any) => a.kind), ['nan', 'entropy_collapse']);
@@ -406,7 +445,7 @@ test('GET /v1/trajectories/:episodeId: 409 when several runs have the id, 200 wi
   assert.equal(missing.status, 404);
 });
 
-const ENDPOINTS = ['curve', 'rollout-stats', 'learner-metrics', 'alerts', 'pass-at-k', 'trajectories'] as const;
+const ENDPOINTS = ['curve', 'rollout-stats', 'learner-metrics', 'alerts', 'pass-at-k', 'evaluations', 'trajectories'] as const;
 
 async function tableCounts(): Promise<Record<string, number>> {
   const tables = await store.queryJson<{ name: string }>(`SELECT name FROM system.tables WHERE database = '${database}' ORDER BY name`);
@@ -434,6 +473,7 @@ test('SQL injection through every parameter: 400 naming it (or nothing unexpecte
     for (const param of ['scope', 'order', 'batchId', 'groupId']) refused.push([`/v1/runs/${RUN_A}/rollout-stats?${param}=${enc(attack)}`, param]);
     for (const param of ['order', 'kind', 'severity']) refused.push([`/v1/runs/${RUN_A}/alerts?${param}=${enc(attack)}`, param]);
     refused.push([`/v1/runs/${RUN_A}/learner-metrics?order=${enc(attack)}`, 'order']);
+    refused.push([`/v1/runs/${RUN_A}/evaluations?order=${enc(attack)}`, 'order']);
     for (const param of ['order', 'success', 'outcome', 'groupId']) refused.push([`/v1/runs/${RUN_A}/trajectories?${param}=${enc(attack)}`, param]);
     refused.push([`/v1/events?runId=${enc(attack)}`, 'runId']);
     refused.push([`/v1/events?runId=${RUN_A}&types=${enc(attack)}`, 'types']);
@@ -453,9 +493,9 @@ test('SQL injection through every parameter: 400 naming it (or nothing unexpecte
   }
   // Ids that pass the pattern but name nothing: empty answers, not other runs' rows.
   for (const id of ['or-1', 'x--', 'a/b/c', 'run:1.1', '1.0']) {
-    for (const endpoint of ['curve', 'rollout-stats', 'learner-metrics', 'alerts', 'trajectories']) {
+    for (const endpoint of ['curve', 'rollout-stats', 'learner-metrics', 'alerts', 'evaluations', 'trajectories']) {
       const body = await ok(`/v1/runs/${enc(id)}/${endpoint}`);
-      const items = body.points ?? body.rolloutStats ?? body.learnerSteps ?? body.alerts ?? body.trajectories;
+      const items = body.points ?? body.rolloutStats ?? body.learnerSteps ?? body.alerts ?? body.evaluations ?? body.trajectories;
       assert.deepEqual(items, [], `${endpoint} of ${id}`);
     }
   }
@@ -488,6 +528,7 @@ test('GET /v1/events: a row inserted after the stream opened arrives as an event
   await insert('learner_step', [{ ...sampleEvents.learner_step, runId: RUN_A, step: 99, policyVersion: 3, eventTimeMs: now }]);
   await insert('collapse_alert', [{ ...sampleEvents.collapse_alert, runId: RUN_A, alertId: `${RUN_A}-live`, eventTimeMs: now + 1 }]);
   await insert('rollout_stats', [{ ...rollout[0]!, batchId: 'batch-live', eventTimeMs: now + 2 }]);
+  await insert('evaluation', [{ ...evaluationsA[2]!, policyVersion: 3, greedySuccess: 0.8, eventTimeMs: now + 3 }]);
   // Another run's rows must not show up in this stream.
   await insert('learner_step', [{ ...sampleEvents.learner_step, runId: RUN_B, step: 5, eventTimeMs: now }]);
   const step = await client.next((e) => e.event === 'learner-step', 'the learner step', 8000);
@@ -497,6 +538,9 @@ test('GET /v1/events: a row inserted after the stream opened arrives as an event
   assert.equal(JSON.parse(alert.data).alertId, `${RUN_A}-live`);
   const batch = await client.next((e) => e.event === 'rollout-stats', 'the batch row', 8000);
   assert.equal(JSON.parse(batch.data).batchId, 'batch-live');
+  const evaluation = await client.next((e) => e.event === 'evaluation', 'the evaluation', 8000);
+  assert.deepEqual([JSON.parse(evaluation.data).policyVersion, JSON.parse(evaluation.data).greedySuccess], [3, 0.8]);
+  assert.equal(evaluation.id, String(now + 3));
   assert.equal(client.events.filter((e) => e.event === 'learner-step').length, 1, 'only this run, and once');
   assert.equal(server.app.openStreams(), 1);
   client.close();

@@ -14,14 +14,15 @@ const spec = (name: string) => {
 test('the topic list has the names, partitions and retention the design asks for', () => {
   assert.deepEqual(topicSpecs.map((s) => [s.name, s.partitions]), [
     ['env.steps', 4], ['trajectories', 4], ['samples', 4], ['learner.steps', 1],
-    ['policy.versions', 1], ['alerts', 1], ['deadletter', 1], ['rollout.stats', 1], ['processors.state', 1], ['schemas', 1],
+    ['policy.versions', 1], ['alerts', 1], ['deadletter', 1], ['rollout.stats', 1], ['evaluations', 1], ['processors.state', 1], ['schemas', 1],
   ]);
-  for (const name of ['env.steps', 'trajectories', 'learner.steps', 'alerts', 'deadletter', 'rollout.stats']) assert.equal(spec(name).configs['retention.ms'], '-1', name);
+  for (const name of ['env.steps', 'trajectories', 'learner.steps', 'alerts', 'deadletter', 'rollout.stats', 'evaluations']) assert.equal(spec(name).configs['retention.ms'], '-1', name);
   assert.equal(spec('samples').configs['retention.ms'], String(7 * 24 * 3600 * 1000));
   assert.equal(spec('policy.versions').configs['cleanup.policy'], 'compact');
   assert.equal(spec('schemas').configs['cleanup.policy'], 'compact');
   assert.equal(spec('processors.state').configs['cleanup.policy'], 'compact');
   assert.equal(spec('env.steps').key, 'groupId');
+  assert.equal(spec('evaluations').key, 'runId');
 });
 
 test('topic names go under the prefix and a dot', () => {

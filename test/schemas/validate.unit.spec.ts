@@ -139,6 +139,38 @@ table(
 );
 
 table(
+  'evaluation',
+  [
+    ['the initial policy, trained on nothing, env steps unknown', { policyVersion: 0, trainedIteration: -1, envSteps: -1 }],
+    ['no options', { envOptions: '{}' }],
+    ['success rates at the bounds', { greedySuccess: 1, randomSuccess: 0 }],
+    ['a negative mean reward (a penalised env)', { meanReward: -0.5 }],
+  ],
+  [
+    ['an empty run id', { runId: '' }, 'runId'],
+    ['a negative policy version', { policyVersion: -1 }, 'policyVersion'],
+    ['a trained iteration below -1', { trainedIteration: -2 }, 'trainedIteration'],
+    ['a fractional trained iteration', { trainedIteration: 1.5 }, 'trainedIteration'],
+    ['env steps below -1', { envSteps: -2 }, 'envSteps'],
+    ['an empty env name', { envName: '' }, 'envName'],
+    ['options that are not JSON', { envOptions: '{slippery: false}' }, 'envOptions'],
+    ['options that are a JSON array', { envOptions: '[1, 2]' }, 'envOptions'],
+    ['options that are JSON null', { envOptions: 'null' }, 'envOptions'],
+    ['options that are a JSON string', { envOptions: '"slippery"' }, 'envOptions'],
+    ['empty options', { envOptions: '' }, 'envOptions'],
+    ['no tasks', { tasks: 0 }, 'tasks'],
+    ['a greedy success above 1', { greedySuccess: 1.01 }, 'greedySuccess'],
+    ['a NaN greedy success', { greedySuccess: NaN }, 'greedySuccess'],
+    ['a negative random success', { randomSuccess: -0.1 }, 'randomSuccess'],
+    ['a NaN mean reward', { meanReward: NaN }, 'meanReward'],
+    ['an infinite mean episode length', { meanSteps: Infinity }, 'meanSteps'],
+    ['a NaN duration', { durationMs: NaN }, 'durationMs'],
+    ['a negative duration', { durationMs: -1 }, 'durationMs'],
+    ['no event time', { eventTimeMs: 0 }, 'eventTimeMs'],
+  ],
+);
+
+table(
   'dead_letter',
   [['a record from the HTTP API', { sourceTopic: 'http', sourcePartition: -1, sourceOffset: -1, key: null }]],
   [

@@ -12,15 +12,16 @@
 // already seen (batches from several partitions), so `from` trails the newest event time seen by a
 // lookback, and the keys already sent within it are remembered: a row is new when its key was not sent. A
 // row that reaches ClickHouse more than the lookback later than newer rows of the same type is missed;
-// delivery is at least once after a reconnect (clients dedupe by batchId / step / alertId).
+// delivery is at least once after a reconnect (clients dedupe by batchId / step / alertId / policyVersion).
 import { alertView, alertsSelect, type AlertRow } from './alerts.js';
+import { evaluationView, evaluationsSelect, type EvaluationRow } from './evaluations.js';
 import { learnerMetricsSelect, learnerMetricsView, type LearnerMetricsRow } from './learner-metrics.js';
 import { MAX_TIME_MS, intParam, listParam, patternParam, readQuery, ID_DESCRIPTION, ID_PATTERN, type RawQuery } from './params.js';
 import { ROLLOUT_STATS_COLUMNS, rolloutStatsView, type RolloutStatsRow } from './rollout-stats.js';
 import { sqlInt, sqlString } from './sql.js';
 import { HttpProblem, problemTypes } from '../problem.js';
 
-export const EVENT_TYPES = ['rollout-stats', 'learner-step', 'alert'] as const;
+export const EVENT_TYPES = ['rollout-stats', 'learner-step', 'alert', 'evaluation'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Rows read per type and poll. */
@@ -71,6 +72,11 @@ ${tail}`;
 ${alertsSelect(window)}
 )
 ${tail}`;
+    case 'evaluation':
+      return `SELECT *, toString(policy_version) AS key FROM (
+${evaluationsSelect(window)}
+)
+${tail}`;
   }
 }
 
@@ -85,6 +91,8 @@ export function eventView(type: EventType, row: EventRow): object {
       return learnerMetricsView(row as unknown as LearnerMetricsRow);
     case 'alert':
       return alertView(row as unknown as AlertRow);
+    case 'evaluation':
+      return evaluationView(row as unknown as EvaluationRow);
   }
 }
 

@@ -1,8 +1,9 @@
 // Time-series charts over uPlot. Each chart is a <figure> with a caption, the plot, and a text line of the
 // latest values (what a screen reader gets; the canvas is an image). The figure carries data-points (the
 // number of x values drawn) and data-markers (alert markers in view), so tests and scripts can read them.
-// Alerts are drawn on every chart as vertical lines at their time; all charts of a page share one x range
-// and one cursor, so a spike and the alert that follows it line up.
+// Alerts are drawn on every time chart as vertical lines at their time; all time charts of a page share one
+// x range and one cursor, so a spike and the alert that follows it line up. A version chart (held-out
+// evaluations) has policy versions on its x axis instead, so it takes no part in either.
 import uPlot from '/vendor/uplot/uPlot.esm.js';
 import { fmt, h } from './dom.js';
 
@@ -40,9 +41,53 @@ function markersPlugin(markers, counted) {
   };
 }
 
+/**
+ * Draws each 'reference' series as a dashed horizontal line across the whole plot at its latest value,
+ * labelled with the series label: a baseline such as the random policy's success is one number, and drawn
+ * as a path it would vanish while there is a single x value. The figure's data-reference holds the value.
+ */
+function referencePlugin(series, figure) {
+  return {
+    hooks: {
+      draw: [
+        (u) => {
+          const { left, top, width } = u.bbox;
+          const { ctx } = u;
+          series.forEach((spec, i) => {
+            if (spec.kind !== 'reference') return;
+            const value = lastValue(u.data[i + 1]);
+            figure.setAttribute('data-reference', value === null ? '' : String(value));
+            if (value === null) return;
+            const y = Math.round(u.valToPos(value, 'y', true));
+            ctx.save();
+            ctx.strokeStyle = spec.color;
+            ctx.fillStyle = spec.color;
+            ctx.lineWidth = 1.5 * uPlot.pxRatio;
+            ctx.setLineDash([6 * uPlot.pxRatio, 4 * uPlot.pxRatio]);
+            ctx.beginPath();
+            ctx.moveTo(left, y);
+            ctx.lineTo(left + width, y);
+            ctx.stroke();
+            ctx.font = `${12 * uPlot.pxRatio}px system-ui, sans-serif`;
+            ctx.textAlign = 'right';
+            ctx.textBaseline = 'bottom';
+            // Above the line, unless the line runs along the top of the plot.
+            ctx.fillText(spec.label, left + width - 4 * uPlot.pxRatio, y - 3 * uPlot.pxRatio > top + 12 * uPlot.pxRatio ? y - 3 * uPlot.pxRatio : y + 15 * uPlot.pxRatio);
+            ctx.restore();
+          });
+        },
+      ],
+    },
+  };
+}
+
 /** uPlot series options for one of our series specs. */
 function seriesOptions(spec, i) {
   const color = spec.color ?? COLORS[i % COLORS.length];
+  if (spec.kind === 'reference') {
+    // Drawn by referencePlugin; here only its legend entry and value.
+    return { label: spec.label, stroke: color, width: 1.5, dash: [6, 4], paths: () => null, points: { show: false }, value: (_u, v) => fmt(v) };
+  }
   if (spec.kind === 'spikes') {
     return { label: spec.label, stroke: color, paths: () => null, points: { show: true, size: 11, width: 2, stroke: color, fill: color }, value: (_u, v) => fmt(v) };
   }
@@ -58,11 +103,9 @@ function seriesOptions(spec, i) {
  * page: { xRange(): [min, max] in seconds, markers(), sync: a cursor-sync key }.
  */
 export function createTimeChart(parent, spec, page) {
-  const plot = h('div', { class: 'plot', role: 'img', 'aria-label': `${spec.title} over time` });
-  const latest = h('p', { class: 'latest', 'data-latest': '' }, 'no data yet');
-  const figure = h('figure', { class: 'chart', 'data-chart': spec.id, 'data-points': 0, 'data-markers': 0 }, h('figcaption', {}, h('h3', {}, spec.title)), spec.description ? h('p', { class: 'hint' }, spec.description) : null, plot, latest);
-  parent.append(figure);
-  const colored = spec.series.map((s, i) => ({ ...s, color: s.color ?? COLORS[i % COLORS.length] }));
+  const parts = chartFigure(parent, spec, `${spec.title} over time`);
+  const { plot, figure, colored } = parts;
+  figure.setAttribute('data-markers', '0');
   const options = {
     width: Math.max(240, plot.clientWidth || figure.clientWidth || 480),
     height: HEIGHT,
@@ -80,12 +123,52 @@ export function createTimeChart(parent, spec, page) {
     bands: spec.band ? [{ series: spec.band, fill: 'rgba(31, 111, 235, 0.15)' }] : [],
     plugins: [markersPlugin(page.markers, (n) => figure.setAttribute('data-markers', String(n)))],
   };
-  const empty = [[], ...colored.map(() => [])];
-  const chart = new uPlot(options, empty, plot);
+  return chartHandle(new uPlot(options, [[], ...colored.map(() => [])], plot), spec, parts);
+}
 
+/**
+ * A chart in `parent` with policy versions on its x axis (integers, a little padding either side) and no
+ * alert markers or shared cursor (those are times). spec: as createTimeChart's, and a series may be of
+ * kind 'reference': a flat line at its latest value, labelled (referencePlugin).
+ */
+export function createVersionChart(parent, spec) {
+  const parts = chartFigure(parent, spec, `${spec.title} by policy version`);
+  const { plot, figure, colored } = parts;
+  const options = {
+    width: Math.max(240, plot.clientWidth || figure.clientWidth || 480),
+    height: HEIGHT,
+    cursor: { drag: { x: false, y: false } },
+    legend: { live: true },
+    scales: {
+      x: { time: false, range: (_u, min, max) => (Number.isFinite(min) && Number.isFinite(max) ? [min - 0.5, max + 0.5] : [0, 1]) },
+      y: spec.yRange ? { range: spec.yRange } : {},
+    },
+    axes: [
+      // Whole versions only: uPlot would otherwise tick at 0.5 when few versions are shown.
+      { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000], values: (_u, ticks) => ticks.map((v) => (Number.isInteger(v) ? `v${v}` : '')) },
+      { size: 56, values: (_u, ticks) => ticks.map((v) => fmt(v, 2)) },
+    ],
+    series: [{ label: 'policy version', value: (_u, v) => (v === null ? '–' : `v${v}`) }, ...colored.map(seriesOptions)],
+    plugins: [referencePlugin(colored, figure)],
+  };
+  return chartHandle(new uPlot(options, [[], ...colored.map(() => [])], plot), spec, parts);
+}
+
+/** The <figure> of a chart (caption, hint, plot, latest-values line) appended to `parent`, and its series with colours. */
+function chartFigure(parent, spec, label) {
+  const plot = h('div', { class: 'plot', role: 'img', 'aria-label': label });
+  const latest = h('p', { class: 'latest', 'data-latest': '' }, 'no data yet');
+  const figure = h('figure', { class: 'chart', 'data-chart': spec.id, 'data-points': 0 }, h('figcaption', {}, h('h3', {}, spec.title)), spec.description ? h('p', { class: 'hint' }, spec.description) : null, plot, latest);
+  parent.append(figure);
+  const colored = spec.series.map((s, i) => ({ ...s, color: s.color ?? COLORS[i % COLORS.length] }));
+  return { plot, latest, figure, colored };
+}
+
+/** What the page holds of a chart: update (x values and one array per series), resize, destroy. */
+function chartHandle(chart, spec, { plot, latest, figure, colored }) {
   return {
     figure,
-    /** Redraws with x values (seconds) and one array per series. */
+    /** Redraws with x values (seconds, or versions) and one array per series. */
     update(xs, columns) {
       chart.setData([xs, ...columns]);
       figure.setAttribute('data-points', String(xs.length));

@@ -1,9 +1,9 @@
-// Live updates of one run from GET /v1/events (server-sent events: rollout-stats, learner-step, alert).
+// Live updates of one run from GET /v1/events (server-sent events: rollout-stats, learner-step, alert, evaluation).
 // An EventSource does the work, reconnecting by itself and resuming with Last-Event-ID. EventSource cannot
 // send an Authorization header, so when the page holds a token the same stream is read through fetch.
 import { authHeaders, enc, token } from './api.js';
 
-export const EVENT_TYPES = ['rollout-stats', 'learner-step', 'alert'];
+export const EVENT_TYPES = ['rollout-stats', 'learner-step', 'alert', 'evaluation'];
 
 /**
  * Subscribes to a run's events from sinceMs on. `onEvent(type, data)` gets each event; `onStatus(text)`

@@ -1,7 +1,8 @@
-// One run: learning curves, the collapse panel with its alerts, and the run's trajectories, kept current
-// by the run's event stream. The data lives in `state`; every change schedules one redraw of all charts.
+// One run: learning curves, held-out evaluations by policy version, the collapse panel with its alerts, and
+// the run's trajectories, kept current by the run's event stream. The data lives in `state`; every change
+// schedules one redraw of all charts.
 import { enc, getJson } from './api.js';
-import { createTimeChart } from './charts.js';
+import { createTimeChart, createVersionChart } from './charts.js';
 import { alertsTable, spikeFlags } from './collapse.js';
 import { fmt, fmtTime, h, pct, table } from './dom.js';
 import { subscribe } from './live.js';
@@ -30,7 +31,7 @@ function upsert(list, item, key) {
 const sortedKs = (points, field) => [...new Set(points.flatMap((p) => Object.keys(p[field] ?? {})))].sort((a, b) => Number(a) - Number(b));
 
 export function renderRun(root, { runId }, { signal, onError }) {
-  const state = { curve: [], bucketMs: null, learner: [], alerts: [] };
+  const state = { curve: [], bucketMs: null, learner: [], alerts: [], evaluations: [] };
   const charts = new Map();
   const heading = h('h1', { tabindex: -1 }, 'Run ', h('code', {}, runId));
   const liveStatus = h('p', { class: 'live', role: 'status', 'data-live': 'off' }, 'Live updates: starting…');
@@ -45,6 +46,8 @@ export function renderRun(root, { runId }, { signal, onError }) {
     }));
   const curveGrid = grid(['reward', 'success', 'pass']);
   const passTable = h('div', { class: 'pass-table' });
+  const evaluationGrid = grid(['held-out']);
+  const evaluationNote = h('p', { class: 'empty', 'data-evaluations': 0 }, 'Loading…');
   const collapseGrid = grid(['in-group-std', 'entropy', 'template', 'grad-norm', 'length', 'importance']);
   const alertsBox = h('div', { class: 'alerts-box' });
   const trajectoriesBox = h('div', {}, h('p', {}, 'Loading…'));
@@ -53,6 +56,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
     heading,
     liveStatus,
     h('section', { 'aria-labelledby': 'curves-h' }, h('h2', { id: 'curves-h' }, 'Learning curves'), curveNote, curveGrid, passTable),
+    h('section', { 'aria-labelledby': 'evaluation-h' }, h('h2', { id: 'evaluation-h' }, 'Held-out evaluation'), evaluationNote, evaluationGrid),
     h(
       'section',
       { 'aria-labelledby': 'collapse-h' },
@@ -85,7 +89,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
     const existing = charts.get(spec.id);
     if (existing?.key === key) return existing.chart;
     existing?.chart.destroy();
-    const created = createTimeChart(parent, spec, page);
+    const created = spec.axis === 'version' ? createVersionChart(parent, spec) : createTimeChart(parent, spec, page);
     charts.set(spec.id, { key, chart: created });
     return created;
   }
@@ -155,6 +159,24 @@ export function renderRun(root, { runId }, { signal, onError }) {
     }).update(xs, [steps.map((s) => s.metrics?.importanceWeightMean ?? null), steps.map((s) => s.metrics?.importanceWeightMax ?? null)]);
   }
 
+  function drawEvaluations() {
+    const evaluations = state.evaluations;
+    chart({
+      id: 'held-out',
+      axis: 'version',
+      title: 'Held-out success',
+      description: 'Greedy success of each policy version on held-out tasks (never trained on); the dashed line is the random policy on the same tasks.',
+      series: [{ label: 'greedy success', color: '#1a7f37' }, { label: 'random policy', kind: 'reference', color: '#8c959f' }],
+      yRange: [0, 1],
+    }).update(evaluations.map((e) => e.policyVersion), [evaluations.map((e) => e.greedySuccess), evaluations.map((e) => e.randomSuccess)]);
+    const latest = evaluations.at(-1);
+    evaluationNote.className = latest ? 'hint' : 'empty';
+    evaluationNote.setAttribute('data-evaluations', String(evaluations.length));
+    evaluationNote.textContent = latest
+      ? `${evaluations.length} policy version${evaluations.length === 1 ? '' : 's'} evaluated; v${latest.policyVersion}: greedy ${pct(latest.greedySuccess)} of ${latest.tasks} held-out tasks, random policy ${pct(latest.randomSuccess)}.`
+      : 'No held-out evaluation of this run yet.';
+  }
+
   let drawQueued = false;
   function draw() {
     if (drawQueued || signal.aborted) return;
@@ -164,7 +186,9 @@ export function renderRun(root, { runId }, { signal, onError }) {
       if (signal.aborted) return;
       state.curve = state.curve.sort(byTime).slice(-MAX_POINTS);
       state.learner = state.learner.sort((a, b) => a.step - b.step).slice(-MAX_POINTS);
+      state.evaluations = state.evaluations.sort((a, b) => a.policyVersion - b.policyVersion).slice(-MAX_POINTS);
       drawCurves();
+      drawEvaluations();
       drawLearner();
       alertsBox.replaceChildren(alertsTable(state.alerts));
     });
@@ -233,6 +257,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
       });
     } else if (type === 'learner-step') upsert(state.learner, data, (s) => s.step);
     else if (type === 'alert') upsert(state.alerts, data, (a) => a.alertId);
+    else if (type === 'evaluation') upsert(state.evaluations, data, (e) => e.policyVersion);
     draw();
   }
 
@@ -244,15 +269,18 @@ export function renderRun(root, { runId }, { signal, onError }) {
   window.addEventListener('resize', onResize);
 
   (async () => {
-    const [learner, alerts] = await Promise.all([
+    const [learner, alerts, evaluations] = await Promise.all([
       getJson(`/v1/runs/${enc(runId)}/learner-metrics?order=desc&limit=1000`, { signal }),
       getJson(`/v1/runs/${enc(runId)}/alerts?order=desc&limit=500`, { signal }),
+      getJson(`/v1/runs/${enc(runId)}/evaluations?order=desc&limit=1000`, { signal }),
       loadCurve(),
     ]);
     state.learner = learner.learnerSteps.reverse();
     state.alerts = alerts.alerts;
+    state.evaluations = evaluations.evaluations.reverse();
     draw();
-    const newest = [state.curve.at(-1)?.timeMs, state.learner.at(-1)?.eventTimeMs, state.alerts[0]?.eventTimeMs].filter((t) => t !== undefined);
+    const newestEvaluation = state.evaluations.length > 0 ? Math.max(...state.evaluations.map((e) => e.eventTimeMs)) : undefined;
+    const newest = [state.curve.at(-1)?.timeMs, state.learner.at(-1)?.eventTimeMs, state.alerts[0]?.eventTimeMs, newestEvaluation].filter((t) => t !== undefined);
     const since = (newest.length > 0 ? Math.min(...newest) : Date.now()) - STREAM_OVERLAP_MS;
     if (!signal.aborted) {
       unsubscribe = subscribe(runId, since, onEvent, (text) => {

@@ -47,6 +47,7 @@ const events: { [N in EventName]: EventTypes[N][] } = {
   policy_version: [s.policy_version, { ...s.policy_version, version: 7, parentVersion: null, weightsUri: awkward }],
   collapse_alert: [s.collapse_alert, { ...s.collapse_alert, alertId: 'a2', message: awkward, evidence: {} }],
   rollout_stats: [s.rollout_stats, { ...s.rollout_stats, scope: 'group', groupId: awkward, passAtK: {}, rewardStd: NaN }],
+  evaluation: [s.evaluation, { ...s.evaluation, policyVersion: 0, trainedIteration: -1, envSteps: -1, envOptions: JSON.stringify({ note: awkward }), meanReward: -Infinity, durationMs: NaN }],
   dead_letter: [s.dead_letter, { ...s.dead_letter, key: null, sourceOffset: 1, payload: Buffer.from([0xff, 0x00, 0x09, 0x0a, 0x5c, 0x27, 0x80, 0xc3]), detail: awkward }],
 };
 
@@ -69,7 +70,7 @@ test('RowBinary for every table, stored exactly as JSONEachRow of the same rows 
   const inserter = new Inserter(binary.clickhouse.url, binary.clickhouse.database, 30_000, new AbortController().signal);
   try {
     const tables = rowsByTable();
-    assert.equal(tables.size, 13, 'rows for every table');
+    assert.equal(tables.size, 14, 'rows for every table');
     for (const [table, rows] of tables) {
       const body = await inserter.encode(table, rows);
       assert.match(body.query, /FORMAT RowBinary$/, `${table} is written as RowBinary`);

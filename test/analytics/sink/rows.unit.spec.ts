@@ -4,12 +4,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { listMigrations, splitStatements } from '../../../infra/clickhouse/migrations.js';
+import { topicSpecs } from '../../../infra/topics.js';
 import { eventNames } from '../../../schemas/index.js';
 import { sampleEvents } from '../../fixtures/events.js';
 import {
   eventRows,
   float,
   jsonEachRowBody,
+  sinkTopics,
   tableKeys,
   tableNames,
   type KafkaSource,
@@ -55,6 +57,12 @@ test('every table the sink writes exists in the migrations with exactly the row 
       assert.equal(row.kafka_offset, 12345);
     }
   }
+});
+
+test('the sink reads every event from a topic that infra/topics.ts creates', () => {
+  const topics = new Set(topicSpecs.map((spec) => spec.name));
+  for (const event of eventNames) assert.ok(topics.has(sinkTopics[event]), `${event}: topic ${sinkTopics[event]} is in topicSpecs`);
+  assert.equal(sinkTopics.evaluation, 'evaluations');
 });
 
 test('step → steps', () => {
@@ -177,6 +185,33 @@ test('rollout_stats → rollout_stats (group_id "" for a batch)', () => {
   assert.deepEqual(r.dropped_by_reason_keys, ['dynamic_sampling:all_rewards_equal']);
   assert.deepEqual(r.dropped_by_reason_values, [2]);
   assert.equal(rowsOf(eventRows('rollout_stats', { ...e, scope: 'group', groupId: 'group-3' }, source), 'rollout_stats').group_id, 'group-3');
+});
+
+test('evaluation → evaluations, every field in snake_case; -1 markers kept; non-finite floats as nan/inf strings', () => {
+  const e = sampleEvents.evaluation;
+  const rows = eventRows('evaluation', e, source);
+  assert.deepEqual(rows.map((r) => r.table), ['evaluations']);
+  assert.deepEqual(rowsOf(rows, 'evaluations'), {
+    run_id: e.runId,
+    policy_version: 42,
+    trained_iteration: 41,
+    env_steps: 187_392,
+    env_name: 'FrozenLake',
+    env_options: '{"slippery":false}',
+    tasks: 200,
+    greedy_success: 0.62,
+    mean_reward: 0.62,
+    mean_steps: 7.35,
+    random_success: 0.015,
+    duration_ms: 4_210.5,
+    event_time_ms: e.eventTimeMs,
+    kafka_topic: 'trajflow.x',
+    kafka_partition: 2,
+    kafka_offset: 12345,
+  });
+  const first = rowsOf(eventRows('evaluation', { ...e, policyVersion: 0, trainedIteration: -1, envSteps: -1, meanReward: NaN, durationMs: Infinity }, source), 'evaluations');
+  assert.deepEqual([first.policy_version, first.trained_iteration, first.env_steps], [0, -1, -1]);
+  assert.deepEqual([first.mean_reward, first.duration_ms], ['nan', 'inf']);
 });
 
 test('dead_letter → dead_letters with the raw bytes, written byte for byte into JSONEachRow', () => {

@@ -55,6 +55,7 @@ const keyOf: { [N in EventName]: (value: EventTypes[N]) => string | Buffer | nul
   policy_version: (v) => v.runId,
   collapse_alert: (v) => v.runId,
   rollout_stats: (v) => v.runId,
+  evaluation: (v) => v.runId,
   dead_letter: (v) => v.key,
 };
 
@@ -95,6 +96,8 @@ for (const transcodeWorker of [false, true]) {
       policy_version: [0, 1, 2].map((i) => ({ ...s.policy_version, version: i, parentVersion: i === 0 ? null : i - 1 })),
       collapse_alert: [0, 1].map((i) => ({ ...s.collapse_alert, alertId: `alert-${i}` })),
       rollout_stats: [s.rollout_stats, { ...s.rollout_stats, scope: 'group', groupId: 'group-0', groups: 1, trajectories: 8 }],
+      // Version 0 before any training (-1: no iteration, env steps unknown), then two trained versions.
+      evaluation: [{ ...s.evaluation, policyVersion: 0, trainedIteration: -1, envSteps: -1, greedySuccess: 0 }, s.evaluation, { ...s.evaluation, policyVersion: 43, greedySuccess: 0.7 }],
       dead_letter: [s.dead_letter, { ...s.dead_letter, key: null, sourceOffset: 7 }],
     };
     for (const event of Object.keys(events) as EventName[]) await publish(backbone, event, events[event] as never);

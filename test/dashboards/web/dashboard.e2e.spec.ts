@@ -1,10 +1,11 @@
 // End to end (real ClickHouse, real Kafka, real Chromium): the web dashboard over a short synthetic run in
 // a database of its own (migrations applied, rows inserted through the sink's row mappers, dropped
 // afterwards). Each page must load without a console error; then the learning curves hold the run's
-// batches, the collapse panel marks the gradient-norm spike and shows the alert, the trajectory inspector
+// batches, the held-out chart holds its evaluations by policy version beside the random policy's line,
+// the collapse panel marks the gradient-norm spike and shows the alert, the trajectory inspector
 // styles loss-masked tokens apart from environment tokens (decoded by trajflow's tokenizer), the pipeline
-// page shows lag and dead letters, and a rollout batch inserted while the page is open appears in the
-// chart through the event stream. Screenshots go to test-artifacts/. Waits poll, never sleep.
+// page shows lag and dead letters, and a rollout batch (and an evaluation) inserted while the page is open
+// appears in its chart through the event stream. Screenshots go to test-artifacts/. Waits poll, never sleep.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -39,6 +40,9 @@ const T0 = Math.floor((Date.now() - 600_000) / 1000) * 1000;
 const BATCHES = 6;
 const GRAD_NORMS = [1.0, 1.1, 0.9, 1.05, 6.5, 1.2];
 const SPIKE_STEP = 4;
+/** Greedy success of policy versions 0, 2, 4 on held-out tasks; the random policy solves 15 % of them. */
+const HELD_OUT = [0.05, 0.3, 0.55];
+const RANDOM_SUCCESS = 0.15;
 
 let backbone: Backbone;
 let admin: Admin;
@@ -63,6 +67,10 @@ async function insert<N extends EventName>(event: N, values: ReadonlyArray<Event
     const response = await fetch(`${config.clickhouse.url}/?${query}`, { method: 'POST', body: typeof body === 'string' ? body : new Uint8Array(body) });
     assert.equal(response.status, 200, `INSERT INTO ${table}: ${await response.text()}`);
   }
+}
+
+function evaluation(policyVersion: number, greedySuccess: number, eventTimeMs: number): EventTypes['evaluation'] {
+  return { ...sampleEvents.evaluation, runId: RUN, policyVersion, trainedIteration: policyVersion - 1, greedySuccess, randomSuccess: RANDOM_SUCCESS, tasks: 100, eventTimeMs };
 }
 
 function batch(i: number, eventTimeMs: number): EventTypes['rollout_stats'] {
@@ -180,6 +188,7 @@ before(async () => {
     evidence: { median: 1.05 },
     eventTimeMs: T0 + 20_000 * (SPIKE_STEP + 1) + 11_000,
   }]);
+  await insert('evaluation', HELD_OUT.map((greedy, i) => evaluation(2 * i, greedy, T0 + 20_000 * (2 * i + 1) + 15_000)));
   await insert('dead_letter', [{ ...sampleEvents.dead_letter, reason: 'invalid-value', detail: `step ${hex}: reward is not a number`, eventTimeMs: Date.now() - 60_000 }]);
 
   admin = createKafka(config, { clientId: 'test-dashboard-web-admin', quiet: true }).admin();
@@ -256,7 +265,7 @@ test('runs list: the run is listed with its counts and links to its page', async
   assertClean(watched, 'runs list');
 });
 
-test('run page: learning curves hold every batch; the collapse panel marks the spike and the alert', async () => {
+test('run page: learning curves hold every batch; held-out success by version beside the random policy; the collapse panel marks the spike and the alert', async () => {
   const watched = await open(`#/runs/${encodeURIComponent(RUN)}`, new RegExp(`Run ${RUN}`));
   const { page } = watched;
   await waitFor(async () => (await attr(watched, '[data-chart="reward"]', 'data-points')) === String(BATCHES), 'the reward chart to hold the batches', 10_000);
@@ -274,6 +283,13 @@ test('run page: learning curves hold every batch; the collapse panel marks the s
   // The pass@k table loads on its own request, so wait for it rather than read it once.
   await page.locator('.pass-table th', { hasText: 'pass@k latest' }).waitFor({ timeout: 10_000 });
   assert.match(await page.locator('.pass-table').innerText(), /pass@k latest[\s\S]*pass\^k pooled/);
+  // Held-out success by policy version, the random policy as a flat labelled line.
+  assert.equal(await attr(watched, '[data-chart="held-out"]', 'data-points'), String(HELD_OUT.length));
+  assert.equal(await attr(watched, '[data-chart="held-out"]', 'data-reference'), String(RANDOM_SUCCESS), 'the random policy line is drawn at its success');
+  assert.match(await page.locator('[data-chart="held-out"] figcaption').innerText(), /held-out success/i);
+  assert.match(await page.locator('[data-chart="held-out"] .u-legend').innerText(), /greedy success[\s\S]*random policy/);
+  assert.match(await page.locator('[data-chart="held-out"] .latest').innerText(), /3 points; latest: greedy success 0\.550 · random policy 0\.150/);
+  assert.match(await page.locator('[data-evaluations]').innerText(), /3 policy versions evaluated; v4: greedy 55\.0 % of 100 held-out tasks, random policy 15\.0 %/);
   await page.locator('a', { hasText: EPISODE }).waitFor();
   await screenshot(page, 'dashboard-run');
   assertClean(watched, 'run page');
@@ -286,6 +302,9 @@ test('a run with no data yet: empty charts that say so, and no errors', async ()
   assert.equal(await attr(watched, '[data-chart="reward"]', 'data-points'), '0');
   assert.equal(await page.locator('[data-chart="entropy"] .latest').innerText(), 'no data yet');
   await page.getByText('No collapse alerts for this run.').waitFor();
+  await page.getByText('No held-out evaluation of this run yet.').waitFor();
+  assert.equal(await attr(watched, '[data-chart="held-out"]', 'data-points'), '0');
+  assert.equal(await page.locator('[data-chart="held-out"] .latest').innerText(), 'no data yet');
   await page.getByText('No assembled trajectories yet.').waitFor();
   assertClean(watched, 'empty run');
 });
@@ -331,7 +350,7 @@ test('pipeline page: lag and throughput per consumer group, dead letters with th
   assertClean(watched, 'pipeline page');
 });
 
-test('live: a rollout batch and a learner step stored while the page is open are added to the charts', async () => {
+test('live: a rollout batch, a learner step and an evaluation stored while the page is open are added to the charts', async () => {
   const watched = await open(`#/runs/${encodeURIComponent(RUN)}`, new RegExp(`Run ${RUN}`));
   const { page } = watched;
   await waitFor(async () => (await attr(watched, '[data-chart="reward"]', 'data-points')) === String(BATCHES), 'the loaded batches', 10_000);
@@ -339,8 +358,11 @@ test('live: a rollout batch and a learner step stored while the page is open are
   const now = Date.now();
   await insert('rollout_stats', [batch(BATCHES, now)]);
   await insert('learner_step', [{ ...sampleEvents.learner_step, runId: RUN, step: GRAD_NORMS.length, policyVersion: GRAD_NORMS.length, gradNormPreClip: 1, entropy: 0.4, eventTimeMs: now }]);
+  await insert('evaluation', [evaluation(GRAD_NORMS.length, 0.7, now)]);
   await waitFor(async () => (await attr(watched, '[data-chart="reward"]', 'data-points')) === String(BATCHES + 1), 'the live batch in the reward chart', 10_000);
   await waitFor(async () => (await attr(watched, '[data-chart="entropy"]', 'data-points')) === String(GRAD_NORMS.length + 1), 'the live learner step', 10_000);
+  await waitFor(async () => (await attr(watched, '[data-chart="held-out"]', 'data-points')) === String(HELD_OUT.length + 1), 'the live evaluation in the held-out chart', 10_000);
+  assert.match(await page.locator('[data-evaluations]').innerText(), new RegExp(`v${GRAD_NORMS.length}: greedy 70\\.0 %`));
   assert.equal(await attr(watched, '[data-chart="success"]', 'data-points'), String(BATCHES + 1));
   await screenshot(page, 'dashboard-run-live');
   assertClean(watched, 'live updates');
