@@ -139,7 +139,8 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
   });
   // Where a restart reads again from: past every delivery seen, but not past one still held.
   const seen = new Map<string, bigint>();
-  const refused = { duplicates: 0, otherRuns: 0 };
+  // Counted between updates, reported with the next learner step (a unit that trains nothing makes none).
+  const refused = { duplicates: 0, otherRuns: 0, droppedStale: 0 };
   let wake: () => void = () => {};
   let failed: unknown;
   const subscription = consumer.events$.subscribe({
@@ -149,7 +150,9 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       if ((seen.get(key) ?? -1n) < next) seen.set(key, next);
       const admission = assembly.add(envelope, Date.now());
       if (admission === 'held') return wake();
-      refused[admission === 'duplicate' ? 'duplicates' : 'otherRuns']++;
+      const reason = admission === 'duplicate' ? 'duplicates' : 'otherRuns';
+      refused[reason]++;
+      stats[reason]++;
       envelope.ack();
     },
     error: (error) => {
@@ -185,26 +188,29 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
 
   async function trainOnce(unit: TrainingUnit<Envelope<TrainingSampleEvent>>): Promise<void> {
     const taken = unit.deliveries;
-    const accounting = { droppedStale: 0, duplicates: refused.duplicates, otherRuns: refused.otherRuns, skippedSamples: 0, replaySamples: 0 };
-    refused.duplicates = 0;
-    refused.otherRuns = 0;
     const kept: TrainingSampleEvent[] = [];
+    let stale = 0;
     for (const { value: sample } of taken) {
       // Past the bound: dropped and counted, never trained (replayed samples keep their own rule).
-      if (config.maxStaleness !== null && stats.version - sample.policyVersion > config.maxStaleness && !sample.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)) accounting.droppedStale++;
+      if (config.maxStaleness !== null && stats.version - sample.policyVersion > config.maxStaleness && !sample.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)) stale++;
       else kept.push(sample);
     }
+    if (stale > 0) {
+      const oldest = Math.min(...taken.map((d) => d.value.policyVersion));
+      log(`learner: dropped ${stale} stale samples of ${unit.batchId ?? 'a batch by token budget'} (iteration ${unit.iteration}): sampled with v${oldest}, learner at v${stats.version}, bound ${config.maxStaleness}`);
+    }
+    stats.droppedStale += stale;
+    refused.droppedStale += stale;
+    const accounting = { droppedStale: refused.droppedStale, duplicates: refused.duplicates, otherRuns: refused.otherRuns, skippedSamples: 0, replaySamples: 0 };
     // The checkpoint's positions: past everything seen, but not past a sample still held for a later update.
     const held = assembly.heldOffsets();
     for (const [key, next] of seen) offsets.set(key, held.get(key) ?? next);
-    stats.droppedStale += accounting.droppedStale;
-    stats.duplicates += accounting.duplicates;
-    stats.otherRuns += accounting.otherRuns;
     const batch = buildBatch(kept, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows });
     stats.skippedSamples += batch.skipped.length;
     for (const skip of batch.skipped) log(`learner: skipped sample ${skip.sampleId}: ${skip.reason}`);
     if (batch.rows === 0) {
-      // Nothing to train on: acknowledge (the positions still advance in the next checkpoint).
+      // Nothing to train on: acknowledge (the positions still advance in the next checkpoint; the counts go with
+      // the next learner step).
       taken.forEach((e) => e.ack());
       if (unit.iteration > stats.iteration) stats.iteration = unit.iteration;
       return;
@@ -242,6 +248,9 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       },
     );
     if (unit.iteration > stats.iteration) stats.iteration = unit.iteration;
+    refused.duplicates = 0;
+    refused.otherRuns = 0;
+    refused.droppedStale = 0;
     const saved = await checkpoint(stats.version, versionBefore, step);
     const [, version] = await Promise.all([
       backbone.producer.send(topicName(backbone.config, 'learner.steps'), 'learner_step', step, config.runId),

@@ -198,6 +198,8 @@ export interface Drained {
 export interface DrainOptions {
   /** A learner trains this run: wait until it trained all but a tail smaller than its --min-samples. */
   readonly learnerMinSamples?: number;
+  /** Samples the learner dropped as past its staleness bound (they count as handled; learnerDrops reads them). */
+  readonly learnerDropped?: () => number;
   readonly timeoutMs?: number;
   /** Extra text for the timeout message (e.g. the parts' last lines). */
   readonly context?: () => string;
@@ -216,7 +218,7 @@ export async function waitDrained(run: FaultRun, runId: string, options: DrainOp
     const clickhouse = await clickHouseFigures(run, runId);
     last = { ledger, figures, clickhouse };
     const f = figures;
-    const trained = options.learnerMinSamples === undefined || f.samplesDistinct - f.samplesTrained < options.learnerMinSamples;
+    const trained = options.learnerMinSamples === undefined || f.samplesDistinct - f.samplesTrained - (options.learnerDropped?.() ?? 0) < options.learnerMinSamples;
     const stored =
       clickhouse.steps >= f.stepsDistinct && clickhouse.trajectories >= f.episodes && clickhouse.samples >= f.samplesDistinct &&
       clickhouse.learnerSteps >= f.learnerSteps && clickhouse.versions >= f.versions.length;
@@ -226,4 +228,14 @@ export async function waitDrained(run: FaultRun, runId: string, options: DrainOp
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+}
+
+/** Stale samples a learner dropped, from its log lines ("learner: dropped N stale samples …"), over all its lives. */
+export function learnerDrops(lines: readonly string[]): number {
+  let dropped = 0;
+  for (const line of lines) {
+    const match = /learner: dropped (\d+) stale samples/.exec(line);
+    if (match) dropped += Number(match[1]);
+  }
+  return dropped;
 }

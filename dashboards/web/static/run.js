@@ -48,7 +48,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
   const passTable = h('div', { class: 'pass-table' });
   const evaluationGrid = grid(['held-out']);
   const evaluationNote = h('p', { class: 'empty', 'data-evaluations': 0 }, 'Loading…');
-  const collapseGrid = grid(['in-group-std', 'entropy', 'template', 'grad-norm', 'length', 'importance']);
+  const collapseGrid = grid(['in-group-std', 'entropy', 'template', 'grad-norm', 'length', 'importance', 'staleness']);
   const alertsBox = h('div', { class: 'alerts-box' });
   const trajectoriesBox = h('div', {}, h('p', {}, 'Loading…'));
   root.append(
@@ -157,6 +157,16 @@ export function renderRun(root, { runId }, { signal, onError }) {
       description: 'Mean and max of the truncated importance weights (off-policy correction).',
       series: [{ label: 'mean weight' }, { label: 'max weight', color: '#bc4c00' }],
     }).update(xs, [steps.map((s) => s.metrics?.importanceWeightMean ?? null), steps.map((s) => s.metrics?.importanceWeightMax ?? null)]);
+    const dropped = steps.reduce((n, s) => n + (s.metrics?.droppedStale ?? 0), 0);
+    const staleness = chart({
+      id: 'staleness',
+      title: 'Staleness (versions behind the learner)',
+      description: 'Per update: the largest learner version − behaviour version among the samples trained, and the samples dropped as past --max-staleness (never trained).',
+      series: [{ label: 'max staleness', color: '#6639ba' }, { label: 'dropped stale', color: '#d1242f' }],
+      summary: () => `; ${dropped} dropped stale`,
+    });
+    staleness.update(xs, [steps.map((s) => s.stalenessMax), steps.map((s) => s.metrics?.droppedStale ?? 0)]);
+    staleness.figure.setAttribute('data-dropped-stale', String(dropped));
   }
 
   function drawEvaluations() {

@@ -167,7 +167,10 @@ before(async () => {
     entropy: 1.3 - 0.15 * i,
     gradNormPreClip,
     // Cross-scoring on every other step (the learner's template.* metrics), Î/log N falling.
+    // Staleness within the bound, and 3 samples dropped as stale at update 2.
+    stalenessMax: i % 2,
     metrics: {
+      droppedStale: i === 2 ? 3 : 0,
       importanceWeightMean: 1 + 0.01 * i,
       importanceWeightMax: 1.5 + 0.1 * i,
       ...(i % 2 === 0 ? { 'template.mi': Math.log(8) * (0.8 - 0.2 * i), 'template.miUpperBound': Math.log(8), 'template.retrievalAccuracy': 0.9 - 0.2 * i, 'template.chance': 0.125 } : {}),
@@ -270,7 +273,8 @@ test('run page: learning curves hold every batch; held-out success by version be
   const { page } = watched;
   await waitFor(async () => (await attr(watched, '[data-chart="reward"]', 'data-points')) === String(BATCHES), 'the reward chart to hold the batches', 10_000);
   for (const id of ['success', 'pass', 'in-group-std', 'length']) assert.equal(await attr(watched, `[data-chart="${id}"]`, 'data-points'), String(BATCHES), id);
-  for (const id of ['entropy', 'grad-norm', 'importance']) assert.equal(await attr(watched, `[data-chart="${id}"]`, 'data-points'), String(GRAD_NORMS.length), id);
+  for (const id of ['entropy', 'grad-norm', 'importance', 'staleness']) assert.equal(await attr(watched, `[data-chart="${id}"]`, 'data-points'), String(GRAD_NORMS.length), id);
+  assert.equal(await attr(watched, '[data-chart="staleness"]', 'data-dropped-stale'), '3', 'the stale drops are counted on the staleness chart');
   assert.equal(await attr(watched, '[data-chart="template"]', 'data-points'), String(Math.ceil(GRAD_NORMS.length / 2)), 'RAGEN-2 cross-scoring: only the steps that measured it');
   assert.match(await page.locator('[data-chart="template"] .u-legend').innerText(), /MI \/ log N[\s\S]*retrieval acc\.[\s\S]*chance/);
   assert.equal(await page.locator('[data-chart="reward"] canvas').count(), 1, 'uPlot drew on a canvas');
