@@ -5,12 +5,12 @@
 // from runLocal's evaluations on the same held-out tasks.
 //   trajflow bench learning --path real --env FrozenLake --seeds 1 --updates 200 [--eval-every 10] [--eval-tasks 100] [--json]
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
-import { parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { nonNegativeInt, parseFlagPairs, positiveInt } from '../cli/flags.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
 import { ConfigError } from '../core/errors.js';
+import { freePort } from '../infra/free-port.js';
 import { selectBackend } from '../learner/backend.js';
 import type { EnvName } from '../envs/registry.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
@@ -33,20 +33,12 @@ export interface RealRun {
   readonly exitCode: number | null;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /** Runs `trajflow train` to `updates` updates on its own topics and reads its evaluator's and learner's lines. */
-export async function trainRealPath(env: EnvName, seed: number, updates: number, evalEvery: number, evalTasks: number, log: (line: string) => void): Promise<RealRun> {
+export async function trainRealPath(env: EnvName, seed: number, updates: number, evalEvery: number, evalTasks: number, maxStaleness: number, log: (line: string) => void): Promise<RealRun> {
   const started = Date.now();
   const stamp = started.toString(36);
   const runId = `bench-${env}-s${seed}-${stamp}`;
-  const args = [CLI, 'train', '--env', env, '--seed', String(seed), '--updates', String(updates), '--run-id', runId, '--eval-every', String(evalEvery), '--eval-tasks', String(evalTasks), '--port', String(await freePort())];
+  const args = [CLI, 'train', '--env', env, '--seed', String(seed), '--updates', String(updates), '--run-id', runId, '--eval-every', String(evalEvery), '--eval-tasks', String(evalTasks), '--max-staleness', String(maxStaleness), '--port', String(await freePort())];
   const child = spawn(process.execPath, args, { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: `bench.learning.${stamp}` }, stdio: ['ignore', 'pipe', 'pipe'] });
   const curve: CurveEntry[] = [];
   let random = Number.NaN;
@@ -126,13 +118,14 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
   const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
   const skipLocal = f['--in-process'] === 'off';
+  const maxStaleness = nonNegativeInt('max-staleness', f['--max-staleness'], 1);
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const log = (line: string) => console.error(line);
-  log(`bench learning --path real: ${env}, seeds ${seeds.join(',')}, ${updates} updates each, held-out every ${evalEvery} on ${evalTasks} tasks, ${backend.description}`);
+  log(`bench learning --path real: ${env}, seeds ${seeds.join(',')}, ${updates} updates each, max staleness ${maxStaleness}, held-out every ${evalEvery} on ${evalTasks} tasks, ${backend.description}`);
   const results = [];
   for (const seed of seeds) {
-    const real = await trainRealPath(env, seed, updates, evalEvery, evalTasks, log);
+    const real = await trainRealPath(env, seed, updates, evalEvery, evalTasks, maxStaleness, log);
     const local = skipLocal ? null : await trainInProcess(env, seed, updates, evalEvery, evalTasks, log);
     results.push({ seed, real, inProcess: local });
   }
@@ -152,9 +145,9 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
       if (reach !== null && reachLocal !== null) console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach 0.9`);
     }
   }
-  if (json) console.log(JSON.stringify({ bench: 'learning', path: 'real', machine, date: new Date().toISOString(), env, updates, evalEvery, evalTasks, results }));
+  if (json) console.log(JSON.stringify({ bench: 'learning', path: 'real', maxStaleness, machine, date: new Date().toISOString(), env, updates, evalEvery, evalTasks, results }));
   return results.every((r) => r.real.exitCode === 0) ? 0 : 1;
 }
 
-const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process'] as const;
-const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--in-process on|off] [--json]';
+const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process', '--max-staleness'] as const;
+const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 1] [--in-process on|off] [--json]';

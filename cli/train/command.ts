@@ -109,17 +109,18 @@ export const trainCommand: Command = {
     launch('sink', () => [], quietStartup);
     // The preset's estimator options only belong to the preset's estimator.
     const estimatorOptions = estimator === preset.estimator && preset.estimatorOptions ? ['--estimator-options', JSON.stringify(preset.estimatorOptions)] : [];
+    const optimizer = preset.optimizer ?? {};
     // Actors and learner build version 0 from the same shape and seed, so the actors' v0 is the learner's.
     const model = ['--model', JSON.stringify({ ...preset.model, seed })];
-    // One rollout batch per actors' iteration (its `groups` groups, as RAGEN's filters see them), closed
-    // as soon as the last group is in, or 5 s after the first if one is late.
+    // The actors' steps name their iteration, so the processors make one rollout batch per iteration (closed by
+    // its last group); these settings batch the groups of another producer in the same run alike.
     const batching = ['--max-batch-groups', String(groups), '--batch-window-ms', '5000'];
     launch('processors', () => ['--estimator', estimator, ...estimatorOptions, '--group-size', String(groupSize), ...batching, ...filters.flatMap((name) => ['--filter', name])], quietStartup);
     launch(
       'learner',
       () => [
         '--run-id', runId, '--env', env, '--env-options', envOptions, '--lr', String(lr), '--max-staleness', maxStaleness, ...model,
-        ...(preset.optimizer ? ['--optimizer', JSON.stringify(preset.optimizer)] : []),
+        '--optimizer', JSON.stringify(optimizer),
         ...(preset.loss ? ['--loss', JSON.stringify(preset.loss)] : []),
         ...(f['--updates'] ? ['--updates', f['--updates']] : []),
       ],

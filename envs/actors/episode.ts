@@ -6,7 +6,7 @@ import type { AsyncEnvironment } from '../openenv/async-environment.js';
 import { assertTrainingSeed } from '../seeds.js';
 import type { HistoryEntry, Policy } from '../policy/policy.js';
 import type { StepEvent } from '../../schemas/index.js';
-import { turnSeedOf } from './ids.js';
+import { samplingKeyOf, turnSeedOf } from './ids.js';
 import { buildStepEvent, type EpisodeContext, type StateBefore } from './step-event.js';
 
 export type PublishStep = (event: StepEvent) => Promise<void>;
@@ -45,7 +45,7 @@ export async function runEpisode(run: EpisodeRun): Promise<EpisodeOutcome> {
         systemPrompt,
         history: [...history],
         observation: before.observation,
-        seed: turnSeedOf(context.episodeId, stepIndex),
+        seed: turnSeedOf(samplingKeyOf(context), stepIndex),
         actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: env.maxActionsPerTurn },
       });
       const result = await env.step(reply.text);

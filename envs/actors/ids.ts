@@ -47,9 +47,17 @@ export function groupSeedOf(seedBase: number, groupIndex: number): number {
   return seedBase + groupIndex;
 }
 
-/** The policy's sampling seed for one turn of one episode: a 32-bit FNV-1a hash of "episodeId#turn". */
-export function turnSeedOf(episodeId: string, turn: number): number {
-  const text = `${episodeId}#${turn}`;
+/**
+ * The key an episode's sampling seeds derive from: its task seed, iteration and rollout — not its ids, so the
+ * same run seed gives the same rollouts whatever the run is called (the in-process loop and `trajflow train` alike).
+ */
+export function samplingKeyOf(episode: { readonly groupSeed: number; readonly iteration: number; readonly rollout: number }): string {
+  return `${episode.groupSeed}:${episode.iteration}:${episode.rollout}`;
+}
+
+/** The policy's sampling seed for one turn of one episode: a 32-bit FNV-1a hash of "key#turn" (key: samplingKeyOf, or any episode id). */
+export function turnSeedOf(key: string, turn: number): number {
+  const text = `${key}#${turn}`;
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return h >>> 0;

@@ -4,10 +4,10 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../core/config.js';
 import { clickHouseClient } from '../../infra/clickhouse/http.js';
+import { freePort } from '../../infra/free-port.js';
 import { uniqueName } from '../helpers/kafka.js';
 
 const cli = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
@@ -16,14 +16,6 @@ const database = `test_bandit_${Date.now().toString(36)}`;
 after(async () => {
   await clickHouseClient(loadConfig(), null).exec(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('trajflow train --env Bandit --updates 10 picks the high-mean arm on held-out tasks, staleness ≤ 1 on every update', { timeout: 600_000 }, async () => {
   const runId = uniqueName('bandit').replace(/\./g, '-');

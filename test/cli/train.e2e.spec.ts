@@ -7,10 +7,10 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../core/config.js';
 import { clickHouseClient } from '../../infra/clickhouse/http.js';
+import { freePort } from '../../infra/free-port.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 
 const cli = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
@@ -19,14 +19,6 @@ const database = `test_train_${Date.now().toString(36)}`;
 after(async () => {
   await clickHouseClient(loadConfig(), null).exec(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('trajflow train: a few updates end to end, dashboard answering, ClickHouse filling', { timeout: 420_000 }, async () => {
   const prefix = uniqueName('train');

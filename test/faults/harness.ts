@@ -18,6 +18,7 @@ import { retryRetriable } from '../../infra/kafka/retry.js';
 import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone } from '../../streams/index.js';
 import { groupSteps } from '../helpers/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
+import { freePort } from '../../infra/free-port.js';
 
 const CLI = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
 
@@ -193,16 +194,6 @@ export async function messageCount(run: Pick<FaultRun, 'backbone' | 'config'>, t
 export async function countFinal(run: Pick<FaultRun, 'ch'>, table: string, where = '1'): Promise<number> {
   const [row] = await run.ch.queryJson<{ n: string }>(`SELECT count() AS n FROM ${table} FINAL WHERE ${where}`);
   return Number(row!.n);
-}
-
-/** A loopback port nothing listens on now. */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The actors' arguments for iterations [first, first + iterations) of the run (2 groups × 4 FrozenLake episodes each). */

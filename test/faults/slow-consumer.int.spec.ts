@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { topicName } from '../../core/config.js';
 import { makeStep } from '../fixtures/events.js';
 import { waitFor } from '../helpers/kafka.js';
-import { createFaultRun, freePort } from './harness.js';
+import { freePort } from '../../infra/free-port.js';
+import { createFaultRun } from './harness.js';
 import { retryRetriable } from '../../infra/kafka/retry.js';
 
 const CHILD = fileURLToPath(new URL('./slow-consumer-child.ts', import.meta.url));

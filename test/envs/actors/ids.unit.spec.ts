@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coordinatesOf, episodeIdOf, firstOrdinalOf, groupIdOf, groupSeedOf, stepEventIdOf, turnSeedOf } from '../../../envs/actors/index.js';
+import { coordinatesOf, episodeIdOf, firstOrdinalOf, groupIdOf, groupSeedOf, samplingKeyOf, stepEventIdOf, turnSeedOf } from '../../../envs/actors/index.js';
 
 test('episode ordinals run iteration by iteration, group by group, rollout by rollout', () => {
   const P = 3;
@@ -38,4 +38,11 @@ test('turn seeds are stable, 32-bit, and differ between turns and episodes', () 
   }
   assert.equal(seeds.size, 20 * 8 * 5);
   assert.equal(turnSeedOf('r/g0/e0', 0), turnSeedOf('r/g0/e0', 0));
+});
+
+test("sampling keys come from the episode's task seed, iteration and rollout, not its run's name", () => {
+  assert.equal(samplingKeyOf({ groupSeed: 1_000_007, iteration: 3, rollout: 5 }), '1000007:3:5');
+  const keys = new Set<string>();
+  for (let g = 0; g < 4; g++) for (let i = 0; i < 3; i++) for (let r = 0; r < 4; r++) keys.add(samplingKeyOf({ groupSeed: 100 + g, iteration: i, rollout: r }));
+  assert.equal(keys.size, 4 * 3 * 4, 'every episode of a run has its own key');
 });

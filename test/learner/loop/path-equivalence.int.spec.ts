@@ -79,8 +79,8 @@ test('the real path and the in-process loop give the same samples and the same u
   }
   const real = (await readAll(config, 'samples', 'sample')).filter((s) => s.runId === runId);
 
-  // The in-process loop on the same seed and run id (the policy's sampling is seeded by episode id).
-  const localRunId = runId;
+  // The in-process loop on the same seed, under another run id (sampling is seeded by the run seed, not the name).
+  const localRunId = `local-${runId}`;
   const localSamples: TrainingSampleEvent[] = [];
   const curve: CurvePoint[] = [];
   await runLocal(
