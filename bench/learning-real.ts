@@ -118,7 +118,7 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
   const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
   const skipLocal = f['--in-process'] === 'off';
-  const maxStaleness = nonNegativeInt('max-staleness', f['--max-staleness'], 1);
+  const maxStaleness = nonNegativeInt('max-staleness', f['--max-staleness'], 0);
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const log = (line: string) => console.error(line);
@@ -150,4 +150,4 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
 }
 
 const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process', '--max-staleness'] as const;
-const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 1] [--in-process on|off] [--json]';
+const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 0] [--in-process on|off] [--json]';

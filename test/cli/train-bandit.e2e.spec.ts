@@ -1,6 +1,7 @@
 // End to end, the real path learning: `trajflow train --env Bandit --updates 10` as a user runs it (every part its
 // own process, through Kafka) picks the high-mean arm on held-out tasks — its evaluator's last held-out greedy
-// success ≥ 0.9 (the random policy: ≈ 0.44) — with every update's staleness within the bound of 1.
+// success ≥ 0.9 (the random policy: ≈ 0.44) — with the actors one batch ahead (--max-staleness 1, the
+// asynchronous mode; the default 0 is the in-process loop itself) and every update's staleness within that bound.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -20,7 +21,7 @@ after(async () => {
 test('trajflow train --env Bandit --updates 10 picks the high-mean arm on held-out tasks, staleness ≤ 1 on every update', { timeout: 600_000 }, async () => {
   const runId = uniqueName('bandit').replace(/\./g, '-');
   let output = '';
-  const child = spawn(process.execPath, [cli, 'train', '--env', 'Bandit', '--updates', '10', '--run-id', runId, '--eval-every', '5', '--eval-tasks', '32', '--port', String(await freePort())], {
+  const child = spawn(process.execPath, [cli, 'train', '--env', 'Bandit', '--updates', '10', '--max-staleness', '1', '--run-id', runId, '--eval-every', '5', '--eval-tasks', '32', '--port', String(await freePort())], {
     env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: uniqueName('bandit'), TRAJFLOW_CLICKHOUSE_DB: database },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

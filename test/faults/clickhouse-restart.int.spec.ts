@@ -12,7 +12,7 @@ import { loadConfig } from '../../core/config.js';
 import { startClickHouse, stopClickHouse } from '../../infra/clickhouse/server.js';
 import { waitFor } from '../helpers/kafka.js';
 import { actorsDone, createFaultRun, messageCount, startPoster, startTraining, type Poster } from './harness.js';
-import { describe, waitDrained } from './ledger.js';
+import { describe, learnerDrops, waitDrained } from './ledger.js';
 
 const config = loadConfig();
 const ITERATIONS = 8;
@@ -70,7 +70,7 @@ test('ClickHouse restarted mid-run: training goes on, the sink catches up by its
     await waitFor(() => poster!.acceptedAfter(upAt) >= 2, 'HTTP steps accepted after the restart', 30_000, 100);
     const summary = await actorsDone(training.actors, 180_000);
     await poster.stop();
-    const main = await waitDrained(run, runId, { learnerMinSamples: MIN_SAMPLES, timeoutMs: 120_000, context });
+    const main = await waitDrained(run, runId, { learnerMinSamples: MIN_SAMPLES, learnerDropped: () => learnerDrops(learner.lines), timeoutMs: 120_000, context });
     const http = await waitDrained(run, httpRunId, { timeoutMs: 60_000, context });
     const f = main.figures;
     const after = await health();

@@ -15,7 +15,7 @@ import type { StepEvent } from '../../schemas/index.js';
 import { sampleEvents } from '../fixtures/events.js';
 import { waitFor } from '../helpers/kafka.js';
 import { actorsDone, countFinal, createFaultRun, messageCount, readTopic, startPoster, startTraining, type Poster } from './harness.js';
-import { describe, waitDrained } from './ledger.js';
+import { describe, learnerDrops, waitDrained } from './ledger.js';
 
 const ITERATIONS = 6;
 const MIN_SAMPLES = 4;
@@ -84,7 +84,7 @@ test('garbage on the steps topic and through HTTP mid-run: dead letters with rea
     garbageDone = true;
     await sending;
     await poster.stop();
-    const main = await waitDrained(run, runId, { learnerMinSamples: MIN_SAMPLES, timeoutMs: 120_000, context });
+    const main = await waitDrained(run, runId, { learnerMinSamples: MIN_SAMPLES, learnerDropped: () => learnerDrops(training.learner!.lines), timeoutMs: 120_000, context });
     const http = await waitDrained(run, httpRunId, { timeoutMs: 60_000, context });
     const f = main.figures;
 

@@ -1,9 +1,12 @@
 // Integration-test helpers: a unique topic and group per test (so tests never see each other's
 // events), and waiting by polling a condition, never by sleeping a fixed time.
 import { randomBytes } from 'node:crypto';
-import { firstValueFrom, type Observable } from 'rxjs';
+import { firstValueFrom, lastValueFrom, type Observable } from 'rxjs';
 import { take, toArray, timeout } from 'rxjs/operators';
 import type { Kafka } from 'kafkajs';
+import { topicName, type TrajflowConfig } from '../../core/config.js';
+import type { EventName, EventTypes } from '../../schemas/index.js';
+import { classifyDecodeError, createReplay, eventDecoder, type Backbone } from '../../streams/index.js';
 
 export function uniqueName(prefix: string): string {
   return `test.${prefix}.${Date.now().toString(36)}.${randomBytes(3).toString('hex')}`;
@@ -39,4 +42,10 @@ export function collect<T>(source: Observable<T>, count: number, timeoutMs = 300
       timeout({ first: timeoutMs, with: () => { throw new Error(`expected ${count} values within ${timeoutMs} ms`); } }),
     ),
   );
+}
+
+/** Every event on `<config's prefix>.<topic>` from the beginning to its end now, decoded as `event`. */
+export async function readEvents<N extends EventName>(backbone: Pick<Backbone, 'kafka' | 'codec'>, config: TrajflowConfig, topic: string, event: N): Promise<EventTypes[N][]> {
+  const replay = await createReplay(backbone.kafka, { topic: topicName(config, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
+  return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value);
 }

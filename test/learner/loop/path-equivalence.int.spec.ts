@@ -6,7 +6,6 @@
 // real path feeds the trainer that the in-process loop does not.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig, topicName, type TrajflowConfig } from '../../../core/config.js';
 import { ensureTopics } from '../../../infra/topics.js';
 import { actorsConfig } from '../../../envs/actors/config.js';
@@ -14,14 +13,14 @@ import { startActors } from '../../../envs/actors/run.js';
 import { taskSeedBase } from '../../../envs/seeds.js';
 import { startProcessors } from '../../../processors/pipeline/processor.js';
 import type { ProcessingConfig } from '../../../processors/pipeline/process-batch.js';
-import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../../streams/index.js';
+import { connectBackbone, StepPublisher, type Backbone } from '../../../streams/index.js';
 import type { EventName, EventTypes, LearnerStepEvent, TrainingSampleEvent } from '../../../schemas/index.js';
 import { selectBackend } from '../../../learner/backend.js';
 import { buildLearnerConfig } from '../../../learner/loop/config.js';
 import { startLearner } from '../../../learner/loop/learner.js';
 import { runLocal, type CurvePoint } from '../../../learner/local/local-run.js';
 import { transformerProvider } from '../../../learner/policy/actors-provider.js';
-import { uniqueName } from '../../helpers/kafka.js';
+import { readEvents, uniqueName } from '../../helpers/kafka.js';
 
 const SEED = 3;
 const ITERATIONS = 2;
@@ -42,9 +41,8 @@ after(async () => {
   await backbone.close();
 });
 
-async function readAll<N extends EventName>(config: TrajflowConfig, topic: string, event: N): Promise<EventTypes[N][]> {
-  const replay = await createReplay(backbone.kafka, { topic: topicName(config, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
-  return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value);
+function readAll<N extends EventName>(config: TrajflowConfig, topic: string, event: N): Promise<EventTypes[N][]> {
+  return readEvents(backbone, config, topic, event);
 }
 
 /** The sample's place in the run (its episode id without the run id), the key both paths share. */

@@ -7,7 +7,6 @@ import { spawn } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig, topicName, type TrajflowConfig } from '../../../core/config.js';
 import { ensureTopics } from '../../../infra/topics.js';
 import { actorsConfig } from '../../../envs/actors/config.js';
@@ -17,14 +16,14 @@ import { createEnv } from '../../../envs/registry.js';
 import { startProcessors } from '../../../processors/pipeline/processor.js';
 import { trajectoryFromSteps } from '../../../processors/assembly/open-episode.js';
 import { buildSample } from '../../../processors/samples/index.js';
-import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../../streams/index.js';
+import { connectBackbone, StepPublisher, type Backbone } from '../../../streams/index.js';
 import type { EventName, EventTypes, StepEvent, TrainingSampleEvent } from '../../../schemas/index.js';
 import { selectBackend } from '../../../learner/backend.js';
 import { buildLearnerConfig } from '../../../learner/loop/config.js';
 import { startLearner } from '../../../learner/loop/learner.js';
 import { transformerProvider } from '../../../learner/policy/actors-provider.js';
 import { createPolicyBundle, disposeBundle, policyOf } from '../../../learner/policy/bundle.js';
-import { uniqueName, waitFor } from '../../helpers/kafka.js';
+import { readEvents, uniqueName, waitFor } from '../../helpers/kafka.js';
 import { testProcessing } from '../../processors/helpers/processing.js';
 
 const SMALL_MODEL = { width: 32, layers: 1, heads: 2, contextLength: 128 };
@@ -43,9 +42,8 @@ async function isolatedConfig(): Promise<TrajflowConfig> {
   return config;
 }
 
-async function readAll<N extends EventName>(config: TrajflowConfig, topic: string, event: N): Promise<EventTypes[N][]> {
-  const replay = await createReplay(backbone.kafka, { topic: topicName(config, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
-  return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value);
+function readAll<N extends EventName>(config: TrajflowConfig, topic: string, event: N): Promise<EventTypes[N][]> {
+  return readEvents(backbone, config, topic, event);
 }
 
 test('actors → processors → learner → new version → actors, on the real broker', { timeout: 240_000 }, async () => {

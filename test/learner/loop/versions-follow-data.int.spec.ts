@@ -7,16 +7,15 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { lastValueFrom, toArray } from 'rxjs';
-import { loadConfig, topicName, type TrajflowConfig } from '../../../core/config.js';
+import { loadConfig, type TrajflowConfig } from '../../../core/config.js';
 import { ensureTopics } from '../../../infra/topics.js';
 import { startProcessors } from '../../../processors/pipeline/processor.js';
-import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone } from '../../../streams/index.js';
+import { connectBackbone, type Backbone } from '../../../streams/index.js';
 import type { EventName, EventTypes, LearnerStepEvent } from '../../../schemas/index.js';
 import { selectBackend } from '../../../learner/backend.js';
 import { buildLearnerConfig } from '../../../learner/loop/config.js';
 import { startLearner } from '../../../learner/loop/learner.js';
-import { uniqueName } from '../../helpers/kafka.js';
+import { readEvents, uniqueName } from '../../helpers/kafka.js';
 import { testProcessing } from '../../processors/helpers/processing.js';
 
 const cli = fileURLToPath(new URL('../../../bin/trajflow.mjs', import.meta.url));
@@ -36,9 +35,8 @@ after(async () => {
   await backbone.close();
 });
 
-async function readAll<N extends EventName>(config: TrajflowConfig, topic: string, event: N): Promise<EventTypes[N][]> {
-  const replay = await createReplay(backbone.kafka, { topic: topicName(config, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
-  return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value);
+function readAll<N extends EventName>(config: TrajflowConfig, topic: string, event: N): Promise<EventTypes[N][]> {
+  return readEvents(backbone, config, topic, event);
 }
 
 function actorProcess(config: TrajflowConfig, runId: string, shard: string): { exited: Promise<number | null>; output: () => string } {
