@@ -79,6 +79,8 @@ export async function startEvaluator(backbone: Backbone, config: EvaluatorConfig
 
   const done = (async () => {
     try {
+      // The versions already on the topic first (a restarted run's): evaluate its newest, not version 0 on the way.
+      await Promise.race([follower.caughtUp, new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
       while (running) {
         const candidate: PolicyVersionEvent | null = newest;
         if (!candidate || !isDue(candidate.version, lastEvaluated, config)) {
