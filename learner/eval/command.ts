@@ -29,20 +29,16 @@ import type { Command } from '../../cli/main.js';
 import { loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import type { Policy, PolicyReply, PolicyRequest } from '../../envs/policy/policy.js';
-import { UniformRandomPolicy } from '../../envs/policy/random-policy.js';
-import { measureBaseline } from '../../envs/random-policy.js';
 import { createEnv, envNames, isEnvName, type EnvName } from '../../envs/registry.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 import { parseBackendChoice, selectBackend, type BackendChoice } from '../backend.js';
 import { checkpointUri, CheckpointError, latestCheckpoint, readCheckpoint, type CheckpointManifest } from '../checkpoint/checkpoint.js';
 import { buildLearnerConfig } from '../loop/config.js';
-import { disposeBundle, policyOf, type PolicyBundle } from '../policy/bundle.js';
+import { disposeBundle, type PolicyBundle } from '../policy/bundle.js';
 import { loadPolicyFromCheckpoint } from '../policy/checkpoint-provider.js';
 import type { TransformerPolicy } from '../policy/transformer-policy.js';
-import { evaluate, type EvalResult } from './evaluate.js';
+import { evaluateBundle, type EvalComparison } from './compare.js';
 import { evalEnvironment } from './run-environment.js';
-
-export { evalEnvironment };
 
 const FLAGS = ['--run-id', '--version', '--checkpoint', '--env', '--env-options', '--tasks', '--samples', '--k', '--temperature', '--backend', '--max-batch'] as const;
 export const EVAL_USAGE =
@@ -152,55 +148,6 @@ export async function resolveCheckpoint(trajflow: TrajflowConfig, args: Pick<Eva
   }
   const directory = join(root, `v${String(args.version).padStart(8, '0')}`);
   return { directory, manifest: (await readCheckpoint(directory)).manifest };
-}
-
-export interface BaselineColumn {
-  /** One episode per task (the random policy has no greedy mode). */
-  readonly success: number;
-  readonly meanReward: number;
-  readonly meanSteps: number;
-  readonly passAtK: Record<string, number>;
-  readonly passHatK: Record<string, number>;
-}
-
-export interface EvalComparison {
-  readonly policy: EvalResult;
-  readonly random: BaselineColumn;
-}
-
-export interface EvalSettings {
-  readonly envName: EnvName;
-  readonly envOptions?: Record<string, unknown>;
-  readonly seeds: readonly number[];
-  readonly samples: number;
-  readonly ks: readonly number[];
-  readonly temperature?: number;
-  readonly maxBatch?: number;
-  readonly onEpisode?: () => void;
-}
-
-/** The bundle's policy (greedy, and sampled at the temperature) and the uniform-random policy on the same seeds. */
-export async function evaluateBundle(bundle: PolicyBundle, version: number, s: EvalSettings): Promise<EvalComparison> {
-  const maxBatch = s.maxBatch ?? 64;
-  const createEnvNow = () => createEnv(s.envName, s.envOptions ?? {});
-  const policy = await evaluate({
-    createEnv: createEnvNow,
-    seeds: s.seeds,
-    greedy: policyOf(bundle, version, { greedy: true, maxBatch }),
-    sampling: policyOf(bundle, version, { temperature: s.temperature ?? 1, maxBatch }),
-    samples: s.samples,
-    ks: s.ks,
-    ...(s.onEpisode ? { onEpisode: s.onEpisode } : {}),
-  });
-  const baseline = measureBaseline(s.envName, s.seeds, s.envOptions as never);
-  const randomTrials =
-    s.samples > 0
-      ? await evaluate({ createEnv: createEnvNow, seeds: s.seeds, greedy: new UniformRandomPolicy(), sampling: new UniformRandomPolicy(), samples: s.samples, ks: s.ks })
-      : undefined;
-  return {
-    policy,
-    random: { success: baseline.successRate, meanReward: baseline.meanReturn, meanSteps: baseline.meanTurns, passAtK: randomTrials?.passAtK ?? {}, passHatK: randomTrials?.passHatK ?? {} },
-  };
 }
 
 export interface EvalReport extends EvalComparison {

@@ -5,16 +5,14 @@
 // of its own, so the learner's updates never wait for it.
 import { topicName } from '../../core/config.js';
 import { followPolicyVersions } from '../../envs/actors/policy-versions.js';
-import { measureBaseline } from '../../envs/random-policy.js';
-import { createEnv, type EnvName } from '../../envs/registry.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 import type { EvaluationEvent, PolicyVersionEvent } from '../../schemas/index.js';
 import type { Backbone } from '../../streams/index.js';
 import { checkpointPath, readCheckpoint } from '../checkpoint/checkpoint.js';
-import { disposeBundle, policyOf } from '../policy/bundle.js';
+import { disposeBundle } from '../policy/bundle.js';
 import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
 import { evalEnvironment } from './run-environment.js';
-import { evaluate } from './evaluate.js';
+import { evaluateBundle } from './compare.js';
 import { isDue, type EvalSchedule } from './schedule.js';
 
 export interface EvaluatorConfig extends EvalSchedule {
@@ -34,7 +32,6 @@ export interface EvaluatorRun {
 export async function startEvaluator(backbone: Backbone, config: EvaluatorConfig, options: { log?: (line: string) => void; onEvaluation?: (event: EvaluationEvent) => void } = {}): Promise<EvaluatorRun> {
   const log = options.log ?? ((line: string) => console.log(line));
   const seeds = EVAL_SEEDS.take(config.tasks);
-  const baselines = new Map<string, number>();
   let newest = null as PolicyVersionEvent | null;
   let lastEvaluated: number | null = null;
   let running = true;
@@ -54,9 +51,7 @@ export async function startEvaluator(backbone: Backbone, config: EvaluatorConfig
     const { envName, envOptions } = evalEnvironment(checkpoint.manifest, { envName: undefined, envOptions: undefined, otherEnv: false });
     const bundle = bundleFromCheckpoint(checkpoint);
     try {
-      const result = await evaluate({ createEnv: () => createEnv(envName, envOptions), seeds, greedy: policyOf(bundle, version.version, { greedy: true, maxBatch: config.maxBatch ?? 64 }) });
-      const key = `${envName} ${JSON.stringify(envOptions)}`;
-      if (!baselines.has(key)) baselines.set(key, measureBaseline(envName as EnvName, seeds, envOptions as never).successRate);
+      const { policy, random } = await evaluateBundle(bundle, version.version, { envName, envOptions, seeds, samples: 0, ks: [], ...(config.maxBatch === undefined ? {} : { maxBatch: config.maxBatch }) });
       return {
         runId: config.runId,
         policyVersion: version.version,
@@ -64,11 +59,11 @@ export async function startEvaluator(backbone: Backbone, config: EvaluatorConfig
         envSteps: version.metrics.envSteps ?? -1,
         envName,
         envOptions: JSON.stringify(envOptions),
-        tasks: result.tasks,
-        greedySuccess: result.greedySuccess,
-        meanReward: result.meanReward,
-        meanSteps: result.meanSteps,
-        randomSuccess: baselines.get(key)!,
+        tasks: policy.tasks,
+        greedySuccess: policy.greedySuccess,
+        meanReward: policy.meanReward,
+        meanSteps: policy.meanSteps,
+        randomSuccess: random.success,
         durationMs: performance.now() - started,
         eventTimeMs: Date.now(),
       };

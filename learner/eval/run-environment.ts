@@ -1,6 +1,7 @@
 // The environment a run is evaluated on: the one its checkpoints record (what the learner was told; `trajflow
 // train` tells it the actors'), or one asked for explicitly.
 import { ConfigError } from '../../core/errors.js';
+import { canonicalJson } from '../../envs/openenv/mapping.js';
 import { isEnvName, type EnvName } from '../../envs/registry.js';
 import type { CheckpointManifest } from '../checkpoint/checkpoint.js';
 
@@ -31,13 +32,4 @@ export function evalEnvironment(manifest: Pick<CheckpointManifest, 'runId' | 'en
     );
   }
   return { envName, envOptions };
-}
-
-/** JSON with object keys sorted, to compare option objects whatever their key order. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
 }

@@ -58,6 +58,7 @@ interface PendingBatch<D> {
 export class BatchAssembly<D extends Delivered> {
   private readonly batches = new Map<string, PendingBatch<D>>();
   private loose: D[] = [];
+  private readonly looseIds = new Set<string>();
   private looseTokens = 0;
   private looseSince = 0;
   private opened = 0;
@@ -71,9 +72,10 @@ export class BatchAssembly<D extends Delivered> {
     if (this.options.trained(sample.sampleId)) return 'duplicate';
     const named = sample.batch;
     if (named === null) {
-      if (this.loose.some((d) => d.value.sampleId === sample.sampleId)) return 'duplicate';
+      if (this.looseIds.has(sample.sampleId)) return 'duplicate';
       if (this.loose.length === 0) this.looseSince = nowMs;
       this.loose.push(delivery);
+      this.looseIds.add(sample.sampleId);
       this.looseTokens += sample.tokenIds.length;
       return 'held';
     }
@@ -132,6 +134,7 @@ export class BatchAssembly<D extends Delivered> {
     let tokens = 0;
     while (this.loose.length > 0 && (taken.length === 0 || tokens + this.loose[0]!.value.tokenIds.length <= batchTokens)) {
       const delivery = this.loose.shift()!;
+      this.looseIds.delete(delivery.value.sampleId);
       tokens += delivery.value.tokenIds.length;
       taken.push(delivery);
     }

@@ -1,12 +1,13 @@
-// The learner on the event backbone: consume <prefix>.samples as one consumer group, train on batches
-// by token budget, and after every update write a checkpoint, publish the learner step and the new
-// policy version, then acknowledge the batch's samples (the consumer commits them).
+// The learner on the event backbone: consume <prefix>.samples as one consumer group, train one rollout
+// batch per update (which samples: batch-assembly.ts), and after every update write a checkpoint, publish
+// the learner step and the new policy version, then acknowledge the batch's samples (the consumer commits them).
 //
-// Exactly-once training across crashes: the checkpoint records, per partition, the next sample offset
-// after everything its weights were trained on. On start the learner loads its newest checkpoint and
-// the consumer skips every sample below those offsets, so samples trained before the crash are not
-// trained again even when Kafka's committed offsets lag behind (a crash between checkpoint and commit),
-// and samples after them are not skipped (they were never acknowledged, so never committed).
+// Exactly-once training across crashes: the checkpoint records, per partition, the lowest offset not yet
+// trained (past every sample seen, never past one held for a later batch), and the ids of recent trained
+// samples. On start the learner loads its newest checkpoint and the consumer skips every sample below those
+// offsets, so samples trained before the crash are not trained again even when Kafka's committed offsets lag
+// behind (a crash between checkpoint and commit); a trained sample above them comes again and is refused by
+// its id, and samples never trained are not skipped (they were never acknowledged, so never committed).
 // A crash between checkpoint and publish leaves a version unannounced: on start the newest checkpoint's
 // version is published again (consumers ignore a version they already have; ClickHouse keeps one row).
 import { topicName } from '../../core/config.js';
@@ -19,7 +20,7 @@ import { createPolicyBundle, disposeBundle } from '../policy/bundle.js';
 import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
 import { TOKENIZER_NAME } from '../tokenizer/index.js';
 import { REPLAY_ESTIMATOR_PREFIX } from '../replay/marker.js';
-import { buildBatch } from '../train/batch.js';
+import { buildBatch, turnsOf } from '../train/batch.js';
 import { templateCollapseBeforeUpdate, templateMetricsEntries } from '../collapse/index.js';
 import { PolicyTrainer } from '../train/trainer.js';
 import type { LearnerConfig } from './config.js';
@@ -205,6 +206,8 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
     // The checkpoint's positions: past everything seen, but not past a sample still held for a later update.
     const held = assembly.heldOffsets();
     for (const [key, next] of seen) offsets.set(key, held.get(key) ?? next);
+    // The unit is consumed whether or not it trains anything: versions published from here on cover its iteration.
+    if (unit.iteration > stats.iteration) stats.iteration = unit.iteration;
     const batch = buildBatch(kept, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows });
     stats.skippedSamples += batch.skipped.length;
     for (const skip of batch.skipped) log(`learner: skipped sample ${skip.sampleId}: ${skip.reason}`);
@@ -212,7 +215,6 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       // Nothing to train on: acknowledge (the positions still advance in the next checkpoint; the counts go with
       // the next learner step).
       taken.forEach((e) => e.ack());
-      if (unit.iteration > stats.iteration) stats.iteration = unit.iteration;
       return;
     }
     const replay = batch.samples.filter((s) => s.estimator.startsWith(REPLAY_ESTIMATOR_PREFIX)).length;
@@ -247,7 +249,6 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
         envSteps: stats.envSteps,
       },
     );
-    if (unit.iteration > stats.iteration) stats.iteration = unit.iteration;
     refused.duplicates = 0;
     refused.otherRuns = 0;
     refused.droppedStale = 0;
@@ -271,15 +272,4 @@ export async function startLearner(backbone: Backbone, config: LearnerConfig, op
       return done;
     },
   };
-}
-
-/** The sample's turns with policy tokens: its runs of loss-mask 1s (one per environment step the policy acted in). */
-export function turnsOf(sample: Pick<TrainingSampleEvent, 'lossMask'>): number {
-  let turns = 0;
-  let previous = 0;
-  for (const mask of sample.lossMask) {
-    if (mask === 1 && previous !== 1) turns++;
-    previous = mask;
-  }
-  return turns;
 }

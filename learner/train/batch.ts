@@ -59,6 +59,17 @@ export function naturalCompare(a: string, b: string): number {
   return left.length - right.length;
 }
 
+/** The sample's turns with policy tokens: its runs of loss-mask 1s (one per environment step the policy acted in). */
+export function turnsOf(sample: Pick<TrainingSampleEvent, 'lossMask'>): number {
+  let turns = 0;
+  let previous = 0;
+  for (const mask of sample.lossMask) {
+    if (mask === 1 && previous !== 1) turns++;
+    previous = mask;
+  }
+  return turns;
+}
+
 export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyHead, contextLength: number, options: { turnRows?: boolean } = {}): TrainingBatch {
   const kept: { sample: TrainingSampleEvent; from: number; length: number }[] = [];
   const skipped: { sampleId: string; reason: string }[] = [];

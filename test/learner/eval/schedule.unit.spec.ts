@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isDue } from '../../../learner/eval/schedule.js';
-import { turnsOf } from '../../../learner/loop/learner.js';
+import { turnsOf } from '../../../learner/train/batch.js';
 
 test('isDue: the first version seen, then every `every` versions, then the final one', () => {
   const schedule = { every: 10, finalVersion: 25 };
