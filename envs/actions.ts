@@ -1,4 +1,4 @@
-// Parsing the policy's reply in the RAGEN format (ALGORITHMS.md §4.4):
+// Parsing the policy's reply in the RAGEN format (docs/algorithms.md §4.4):
 //   [<think>…</think>] <answer>Action1 || Action2 || …</answer>
 // - <think> is optional; a reply may also start mid-think (RAGEN forces "<think>" into the generation
 //   prompt), so text before a lone "</think>" is the think part.

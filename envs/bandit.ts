@@ -1,4 +1,4 @@
-// Two-armed bandit, RAGEN v1 (ALGORITHMS.md §4.5, ragen/env/bandit): one turn, one pull. The low arm always
+// Two-armed bandit, RAGEN v1 (docs/algorithms.md §4.5, ragen/env/bandit): one turn, one pull. The low arm always
 // pays loArmScore; the high arm pays 1.0 with probability 0.25, else 0.0. The arm order shown to the agent
 // is swapped at random on every reset. Success = pulling the high arm.
 import type { EnvId, TurnLimits } from './contract.js';

@@ -1,4 +1,4 @@
-// checkEnv: Gymnasium's env_checker for our contract (STYLE.md lesson 8). Pass a freshly created
+// checkEnv: Gymnasium's env_checker for our contract. Pass a freshly created
 // environment; it is reset and stepped many times. Throws EnvCheckError naming the first broken rule.
 import { TrajflowError } from '../core/errors.js';
 import { formatReply } from './actions.js';

@@ -1,8 +1,8 @@
-// The environment contract (Gymnasium's Env, adapted to text agents; STYLE.md lesson 8).
+// The environment contract (Gymnasium's Env, adapted to text agents).
 //
 // One step() is one agent TURN: the policy's whole reply (RAGEN format, see actions.ts) goes in, and the
 // environment executes the actions in its <answer> (several, separated by "||", up to maxActionsPerTurn)
-// in order. The turn's reward is the sum of its actions' rewards (ALGORITHMS.md §4.4). One step() is one
+// in order. The turn's reward is the sum of its actions' rewards (docs/algorithms.md §4.4). One step() is one
 // step event downstream.
 //
 // Lifecycle: reset(seed) starts an episode; step() before the first reset throws ResetNeededError;
@@ -15,7 +15,7 @@
 // (maxTurns turns, maxActionsPerEpisode executed actions, Sokoban's maxSteps). We never set both: a turn
 // that terminates is reported as terminated only.
 //
-// STATE KEY CONVENTION (for GiGPO's anchor states, ALGORITHMS.md §3 step 4):
+// STATE KEY CONVENTION (for GiGPO's anchor states, docs/algorithms.md §3 step 4):
 //   A result's stateKey is the canonical string of the environment state the result's observation
 //   shows, i.e. the state the agent acts FROM next:
 //     - reset(seed).stateKey      = the initial state s0;
@@ -27,7 +27,7 @@
 //   where the anchor is the raw current observation). Keys are only compared within one group.
 //
 // Invalid actions: a reply whose <answer> cannot be parsed, or that names an action outside the
-// vocabulary, is reported, never thrown: actionValid = false. RAGEN's rule (ALGORITHMS.md §4.4) decides
+// vocabulary, is reported, never thrown: actionValid = false. RAGEN's rule (docs/algorithms.md §4.4) decides
 // what runs: the known actions of the turn still execute in order, unknown ones are dropped; when no
 // action is known (or no <answer> is found) nothing executes and the state does not change (stateKey
 // and render() stay the same). actionValid = false is exactly when RAGEN adds its format penalty; the

@@ -1,4 +1,4 @@
-// FrozenLake, RAGEN v1 (ALGORITHMS.md §4.5, ragen/env/frozen_lake over gymnasium's FrozenLake): a random
+// FrozenLake, RAGEN v1 (docs/algorithms.md §4.5, ragen/env/frozen_lake over gymnasium's FrozenLake): a random
 // 4×4 map per seed, actions Left/Down/Right/Up, reward 1 on reaching the goal, the episode ends in a hole
 // or at the goal. Slippery ice follows gymnasium: the intended direction with probability successRate,
 // each perpendicular direction with (1 − successRate)/2 (1/3 each by default).
@@ -45,7 +45,7 @@ export interface FrozenLakeOptions extends TurnLimits {
   wallBumpReward: number;
 }
 
-/** RAGEN v1 defaults: max_turn 5, max_actions_per_turn 5, max_actions_per_traj 10 (ALGORITHMS.md §4.4). */
+/** RAGEN v1 defaults: max_turn 5, max_actions_per_turn 5, max_actions_per_traj 10 (docs/algorithms.md §4.4). */
 export const FROZEN_LAKE_DEFAULTS: Readonly<FrozenLakeOptions> = {
   size: 4,
   frozenProbability: 0.8,

@@ -1,5 +1,5 @@
 // Option checking for the environments: done when an environment is built, with messages that say how to
-// fix the value (STYLE.md lesson 5). Unknown option names are rejected (lesson 8, OpenEnv's extra="forbid").
+// fix the value. Unknown option names are rejected (as OpenEnv's extra="forbid").
 import { ConfigError } from '../core/errors.js';
 import type { TurnLimits } from './contract.js';
 

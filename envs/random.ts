@@ -1,6 +1,6 @@
 // A small seeded PRNG for the environments (mulberry32). Environments never use Math.random: every
 // draw comes from an Rng built from reset(seed), so the same seed and the same actions give the same
-// episode (STYLE.md lesson 7).
+// episode.
 
 /** Independent draw streams of one seed, so e.g. FrozenLake's map does not depend on how many slips were drawn. */
 export const Stream = {

@@ -1,4 +1,4 @@
-// Sokoban room generation, gym-sokoban's room_utils as RAGEN v1 uses it (ALGORITHMS.md §4.5):
+// Sokoban room generation, gym-sokoban's room_utils as RAGEN v1 uses it (docs/algorithms.md §4.5):
 //  1. topology: a random walk of int(1.7·(rows+cols)) steps that changes direction with p = 0.35 and
 //     stamps a random 3×3 floor mask at each position; the border is wall;
 //  2. the player and the boxes go on random floor tiles, each box on its own target;

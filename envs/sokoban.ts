@@ -1,4 +1,4 @@
-// Sokoban, RAGEN v1's SimpleSokoban over gym-sokoban (ALGORITHMS.md §4.5): a 6×6 room with one box,
+// Sokoban, RAGEN v1's SimpleSokoban over gym-sokoban (docs/algorithms.md §4.5): a 6×6 room with one box,
 // generated per seed by sokoban-room.ts. Actions Up/Down/Left/Right are gym-sokoban push actions: push
 // the adjacent box if the cell behind it is free, otherwise move if the cell is free, otherwise nothing.
 // Rewards (gym-sokoban): −0.1 per action, +1 when a box reaches a target, −1 when one leaves a target,

@@ -1,4 +1,4 @@
-// Which TensorFlow.js backend the learner and the policy run on, in the order DESIGN.md asks for:
+// Which TensorFlow.js backend the learner and the policy run on, in this order:
 // tfjs-node-gpu (CUDA) when installed, tfjs-node when installed, else WASM, else the plain CPU backend.
 // The native packages are optional and not in package.json: their install script downloads
 // libtensorflow, which fails on machines without Google's storage; `npm install @tensorflow/tfjs-node`

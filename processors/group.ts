@@ -1,5 +1,5 @@
 // The unit every advantage estimator, filter and statistic works on: a group of trajectories that
-// started from the same task or initial state (one `uid` in verl, ALGORITHMS.md §1), each with the
+// started from the same task or initial state (one `uid` in verl, docs/algorithms.md §1), each with the
 // reward the run's reward pipeline gave it.
 import { TrajflowError } from '../core/errors.js';
 import type { TrajectoryEvent } from '../schemas/index.js';

@@ -1,5 +1,5 @@
 // Repetition across different inputs: the same action text produced for different states — RAGEN v1's
-// Echo Trap ("reasoning converges to repeated, templated phrasing", ALGORITHMS.md §4.3) seen directly.
+// Echo Trap ("reasoning converges to repeated, templated phrasing", docs/algorithms.md §4.3) seen directly.
 //
 // Input: windows of (input, action) pairs (action-windows.ts). The rate of a window is the fraction of its
 // steps whose exact (trimmed) action text also occurs for another input in the same window.

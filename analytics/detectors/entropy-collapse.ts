@@ -1,5 +1,5 @@
 // Entropy collapse and erratic entropy: the Echo Trap's second symptom, "a sharp drop, or erratic rises or
-// changes" of the mean token entropy (ALGORITHMS.md §4.3, §8).
+// changes" of the mean token entropy (docs/algorithms.md §4.3, §8).
 //
 // Input: one point per learner update, LearnerStepEvent.entropy (mean per-token entropy over masked tokens).
 // The early level is the mean of the run's first `earlyUpdates` finite entropies (fixed for the run).

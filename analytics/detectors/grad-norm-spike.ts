@@ -1,5 +1,5 @@
 // Gradient-norm spike: the Echo Trap's third symptom, spikes that mark collapse that cannot be reversed
-// (ALGORITHMS.md §4.3). No reference code has a spike rule (§8): this robust outlier test is our design.
+// (docs/algorithms.md §4.3). No reference code has a spike rule (§8): this robust outlier test is our design.
 //
 // Input: one point per learner update, LearnerStepEvent.gradNormPreClip (global L2 norm before clipping).
 // Rule: with y = ln(norm) (logScale, the default) or y = norm, against the previous (up to) `window` values,

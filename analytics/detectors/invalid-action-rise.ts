@@ -1,5 +1,5 @@
 // Rising invalid-action rate: the policy stops producing parseable or legal actions (RAGEN's format
-// penalty exists for this, ALGORITHMS.md §4.4), often as its outputs degenerate.
+// penalty exists for this, docs/algorithms.md §4.4), often as its outputs degenerate.
 //
 // Input: one point per rollout batch, RolloutStatsEvent.invalidActionRate (invalid actions / steps).
 // Rule (our design): recent = mean of the last `recent` batches, baseline = median of up to

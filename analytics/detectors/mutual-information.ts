@@ -1,4 +1,4 @@
-// Template collapse as RAGEN-2 measures it (ALGORITHMS.md §5): the learner cross-scores sampled replies
+// Template collapse as RAGEN-2 measures it (docs/algorithms.md §5): the learner cross-scores sampled replies
 // under every prompt of the batch every few updates (learner/collapse/) and reports the mutual-information
 // estimate Î(X;Z), its bound log N and the retrieval accuracy in its learner_step metrics ('template.*').
 // This detector watches those measurements; template-collapse.ts is the model-free proxy from trajectories.

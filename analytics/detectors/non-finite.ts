@@ -1,5 +1,5 @@
 // Non-finite learner metrics ('nan'): a loss, entropy, KL or gradient norm that is NaN or infinite means
-// the update diverged (verl skips such a step and zeroes the gradients, ALGORITHMS.md §8; the other
+// the update diverged (verl skips such a step and zeroes the gradients, docs/algorithms.md §8; the other
 // detectors skip such points). Rule: breach when any watched field is not finite, clear when all are.
 // Severity critical. One alert per episode: a run that keeps producing NaN alerts once until it recovers.
 import { Checks, withDefaults } from './config-checks.js';

@@ -1,5 +1,5 @@
 // Response-length collapse: responses shrink to a short template (RAGEN tracks response length beside
-// reward and entropy, ALGORITHMS.md §4.3; short, repeated answers are the Echo Trap's visible face).
+// reward and entropy, docs/algorithms.md §4.3; short, repeated answers are the Echo Trap's visible face).
 //
 // Input: one point per learner update, the policy-generated tokens per sample:
 //   LearnerStepEvent.metrics.lossTokens / LearnerStepEvent.samples

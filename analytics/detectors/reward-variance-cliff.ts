@@ -1,4 +1,4 @@
-// Reward-variance cliff: the Echo Trap's early warning (ALGORITHMS.md §4.3). RAGEN v1 saw the in-group
+// Reward-variance cliff: the Echo Trap's early warning (docs/algorithms.md §4.3). RAGEN v1 saw the in-group
 // reward std collapse first (FrozenLake-PPO: std fell at step 40, the mean only at step 90): every group
 // answers alike, group-relative advantages vanish, and the task gradient with them.
 //

@@ -1,4 +1,4 @@
-// Template collapse (RAGEN-2, ALGORITHMS.md §5): outputs stay diverse within an input but stop depending
+// Template collapse (RAGEN-2, docs/algorithms.md §5): outputs stay diverse within an input but stop depending
 // on the input — mutual information I(X;Z) falls while H(Z|X) stays up, so entropy cannot see it.
 //
 // RAGEN-2 estimates I(X;Z) on the learner by cross-scoring every sampled reasoning under every prompt of

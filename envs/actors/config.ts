@@ -1,4 +1,4 @@
-// The actors' typed config, checked when built (STYLE.md lesson 5): every message says what to change.
+// The actors' typed config, checked when built: every message says what to change.
 import { ConfigError } from '../../core/errors.js';
 import { isEnvName, envNames, type EnvName } from '../registry.js';
 import { TRAIN_SEEDS } from '../seeds.js';

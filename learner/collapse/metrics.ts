@@ -1,4 +1,4 @@
-// RAGEN-2's template-collapse estimates (ALGORITHMS.md §5) from a cross-scoring matrix: every sampled reply
+// RAGEN-2's template-collapse estimates (docs/algorithms.md §5) from a cross-scoring matrix: every sampled reply
 // z_i scored under every distinct prompt x_j of the batch, ℓ_j(z_i) = Σ_t log π(z_t | x_j, z_<t).
 //   matched  = ℓ_own(z)                       marginal = logsumexp_j ℓ_j(z) − log N
 //   Ĥ(Z|X) = −mean(matched)   Ĥ(Z) = −mean(marginal)   Î(X;Z) = mean(matched − marginal) ≤ log N

@@ -1,4 +1,4 @@
-// Which (prompt, reply) pairs of a training batch RAGEN-2's cross-scoring looks at (ALGORITHMS.md §5,
+// Which (prompt, reply) pairs of a training batch RAGEN-2's cross-scoring looks at (docs/algorithms.md §5,
 // "Multi-turn sampling"): trajectories uniformly, then one turn uniformly within each; or the first turn
 // only, where a group's rollouts share their prompt (the paper's N prompts × K samples).
 // A turn is one run of generated tokens (loss mask 1); its prompt is every token before it, its reply the

@@ -1,4 +1,4 @@
-// Loss aggregation (ALGORITHMS.md §1.1, verl `agg_loss`): turns a per-token loss matrix [B, T] and its
+// Loss aggregation (docs/algorithms.md §1.1, verl `agg_loss`): turns a per-token loss matrix [B, T] and its
 // loss mask into the scalar that is differentiated. The mode decides how much each token and each sequence
 // weighs, which is an algorithm choice in itself (DAPO's token-mean vs GRPO's per-sample 1/|o_i| vs
 // Dr. GRPO's constant divisor), so it lives in one place and every loss term uses it.
@@ -86,7 +86,7 @@ export function aggLoss(lossMat: tf.Tensor, mask: tf.Tensor, mode: LossAggMode, 
         return tf.div(tf.sum(seqLoss), tf.maximum(validSeqs, 1)) as tf.Scalar;
       }
       case 'seq-mean-token-sum-norm': {
-        // Σ over all tokens / C, no division by the number of sequences (ALGORITHMS.md §1.1).
+        // Σ over all tokens / C, no division by the number of sequences (docs/algorithms.md §1.1).
         const c = lossScaleFactor ?? (mask.shape[1] as number);
         return tf.div(tf.sum(values), Math.max(c, 1)) as tf.Scalar;
       }

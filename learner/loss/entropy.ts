@@ -1,4 +1,4 @@
-// Per-token entropy of the policy's next-token distribution (ALGORITHMS.md §8, verl
+// Per-token entropy of the policy's next-token distribution (docs/algorithms.md §8, verl
 // `entropy_from_logits`): H = logsumexp(z) − Σ_v softmax(z)_v·z_v. It is logged as the rollout entropy
 // and, with entropyCoeff > 0, enters the loss as a bonus. Callers divide the logits by the rollout
 // temperature first. Built from logSumExp and elementwise ops only (no softmax kernel), so it runs and

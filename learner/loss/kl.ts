@@ -1,4 +1,4 @@
-// Per-token KL estimators between the policy and the frozen reference policy (ALGORITHMS.md §2.4, verl
+// Per-token KL estimators between the policy and the frozen reference policy (docs/algorithms.md §2.4, verl
 // `kl_penalty_forward`), for KL-as-loss (loss += klCoeff·agg(kl)) and for logging. With d = logp − refLogp:
 //   k1   d                         (verl 'kl')
 //   abs  |d|

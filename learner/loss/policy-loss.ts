@@ -1,4 +1,4 @@
-// The actor's PPO loss (ALGORITHMS.md §2.1–2.4, §8): clipped surrogate with DAPO's Clip-Higher and dual
+// The actor's PPO loss (docs/algorithms.md §2.1–2.4, §8): clipped surrogate with DAPO's Clip-Higher and dual
 // clip, optional per-token importance weights, entropy bonus and KL-to-reference loss, plus the clip
 // metrics the dashboards plot. One typed config, checked once by buildPolicyLossConfig (every message says
 // what to set), then policyLoss is a pure tensor function called inside the learner's gradient closure.
@@ -31,7 +31,7 @@ export interface PolicyLossConfig {
   readonly clipRatioHigh: number;
   /** Dual-clip constant c: where A < 0 the loss is at most −A·c. Default 3 (verl). Must be > 1; null turns dual clip off. */
   readonly clipRatioC: number | null;
-  /** How per-token losses become a scalar (ALGORITHMS.md §1.1). Default 'token-mean' (verl, DAPO). */
+  /** How per-token losses become a scalar (docs/algorithms.md §1.1). Default 'token-mean' (verl, DAPO). */
   readonly lossAggMode: LossAggMode;
   /** seq-mean-token-sum-norm's divisor (Dr. GRPO; e.g. the max response length). Default unset: T of the batch. > 0. */
   readonly lossScaleFactor?: number;

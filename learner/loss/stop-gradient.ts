@@ -1,5 +1,5 @@
 // tfjs-core has no stopGradient (torch's .detach()): the learner's loss needs one for the straight-through
-// KL estimators (ALGORITHMS.md §2.4) and for the importance weights that must stay constants. A customGrad
+// KL estimators (docs/algorithms.md §2.4) and for the importance weights that must stay constants. A customGrad
 // whose forward is the identity and whose backward is zero gives exactly that, on every backend (no
 // kernel of its own: Identity forward, ZerosLike backward).
 import * as tf from '@tensorflow/tfjs-core';

@@ -1,4 +1,4 @@
-// The model's building blocks, written for the WASM backend's strengths (DESIGN.md "Facts measured"):
+// The model's building blocks, written for the WASM backend's strengths:
 // - `dense`: matMul's built-in gradient multiplies with transposeA/transposeB set, which runs about ten
 //   times slower on WASM than a plain product; this custom gradient transposes explicitly first.
 // - `embed`: WASM has no UnsortedSegmentSum, the kernel behind gather's gradient, so the embedding's

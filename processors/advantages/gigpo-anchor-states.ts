@@ -1,4 +1,4 @@
-// GiGPO anchor-state grouping (ALGORITHMS.md §3 step 4, Eq. 6; verl-agent `build_step_group`): inside one
+// GiGPO anchor-state grouping (docs/algorithms.md §3 step 4, Eq. 6; verl-agent `build_step_group`): inside one
 // episode group, the step rows are clustered by their anchor state. A cluster may hold steps of different
 // trajectories *and* different timesteps.
 //

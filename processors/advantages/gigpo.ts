@@ -1,4 +1,4 @@
-// GiGPO (ALGORITHMS.md §3, arXiv 2505.10978; verl-agent `gigpo/core_gigpo.py`). One row per environment
+// GiGPO (docs/algorithms.md §3, arXiv 2505.10978; verl-agent `gigpo/core_gigpo.py`). One row per environment
 // step of every trajectory in one episode group (one `uid`):
 //   1. row score = the trajectory's score R(τ), minus the invalid-action penalty if *that step's* action
 //      was invalid (verl-agent subtracts it from the row's last-token reward).
@@ -43,7 +43,7 @@ export interface GigpoTrajectory {
 export interface GigpoOptions {
   /**
    * γ for the step returns. Default 0.95: every GiGPO example script sets it, although verl's config
-   * default is 1.0 (ALGORITHMS.md §3, Defaults).
+   * default is 1.0 (docs/algorithms.md §3, Defaults).
    */
   gamma?: number;
   /** ω, the weight of the step-level advantage (`step_advantage_w`, default 1.0). */

@@ -1,4 +1,4 @@
-// GRPO group-relative advantage (ALGORITHMS.md §1; verl `compute_grpo_outcome_advantage`):
+// GRPO group-relative advantage (docs/algorithms.md §1; verl `compute_grpo_outcome_advantage`):
 //   A_i = (r_i − mean_g) / (std_g + ε)
 // std_g is torch.std: unbiased (n − 1). A group of one gets mean 0 and std 1, so A = r (verl's choice;
 // with ε it is r / (1 + 1e-6), as in verl).

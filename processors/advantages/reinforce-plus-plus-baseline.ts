@@ -1,4 +1,4 @@
-// REINFORCE++-baseline (ALGORITHMS.md §1; verl `compute_reinforce_plus_plus_baseline_outcome_advantage`):
+// REINFORCE++-baseline (docs/algorithms.md §1; verl `compute_reinforce_plus_plus_baseline_outcome_advantage`):
 // subtract the group mean (r_i − mean_g; a group of one has mean 0), broadcast to tokens, then
 // masked_whiten over the whole batch. Broadcasting a trajectory's value to its T tokens and whitening
 // is the same as whitening per trajectory with weight T, which is what this does.

@@ -1,4 +1,4 @@
-// REINFORCE++ (ALGORITHMS.md §1, arXiv 2501.03262; verl `compute_reinforce_plus_plus_outcome_advantage`):
+// REINFORCE++ (docs/algorithms.md §1, arXiv 2501.03262; verl `compute_reinforce_plus_plus_outcome_advantage`):
 //   G_t = r_t + γ·G_{t+1}, the running sum reset after every position whose mask is 0,
 //   A = masked_whiten(G) over the whole batch.
 // Positions are verl's tokens; the function does not care what they are. The registry adapter

@@ -1,4 +1,4 @@
-// Trajectory-level StarPO, GRPO variant (ALGORITHMS.md §4.1): one normalised scalar per trajectory R(τ),
+// Trajectory-level StarPO, GRPO variant (docs/algorithms.md §4.1): one normalised scalar per trajectory R(τ),
 // shared by all of its tokens. RAGEN normalises in ctx_manager._normalize_score_tensor, grouping=state,
 // and then runs verl's GRPO with a unique uid per sample (a group of one: A = score), so the advantage is
 // the normalised score itself:

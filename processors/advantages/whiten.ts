@@ -1,4 +1,4 @@
-// verl's masked_whiten (ALGORITHMS.md §1, REINFORCE++): (x − mean)·rsqrt(var + 1e-8) over every valid
+// verl's masked_whiten (docs/algorithms.md §1, REINFORCE++): (x − mean)·rsqrt(var + 1e-8) over every valid
 // position of the whole batch, var the masked *unbiased* variance: masked_mean((x − mean)²)·W/(W − 1),
 // W = Σ mask. The mask here is a weight: 0/1 as in verl, or a count (e.g. a turn's number of action
 // tokens), which gives the same numbers as repeating that position count times.

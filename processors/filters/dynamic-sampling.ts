@@ -1,4 +1,4 @@
-// DAPO dynamic sampling (ALGORITHMS.md §2.2; verl `algorithm.filter_groups`): drop a group whose
+// DAPO dynamic sampling (docs/algorithms.md §2.2; verl `algorithm.filter_groups`): drop a group whose
 // trajectories all got the same reward — its group-relative advantages are all 0, so it carries no
 // gradient. verl keeps a uid if np.std(metric) > 0 *or* it has exactly one sample.
 //

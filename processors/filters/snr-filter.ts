@@ -1,4 +1,4 @@
-// RAGEN-2 SNR-aware top-p filter (ALGORITHMS.md §5; RAGEN `rollout_filter.py`, strategy=top_p,
+// RAGEN-2 SNR-aware top-p filter (docs/algorithms.md §5; RAGEN `rollout_filter.py`, strategy=top_p,
 // top_p_prob_mode=linear, filter_type=largest) with the recommended settings as defaults:
 //   1. score = in-group reward std (unbiased); unless includeZero, drop groups with |score| ≤ 1e-10;
 //   2. sort the rest by score, descending;

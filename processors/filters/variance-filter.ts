@@ -1,4 +1,4 @@
-// StarPO-S variance filtering (ALGORITHMS.md §4.2; RAGEN v1 `agent_trainer._filter_rollout`): score each
+// StarPO-S variance filtering (docs/algorithms.md §4.2; RAGEN v1 `agent_trainer._filter_rollout`): score each
 // group by U = in-group std of R(τ) (unbiased torch.std), keep `in_group_std.topk(int(ratio·num_groups))`
 // — the top fraction with the highest std ('std'), or the lowest ('std_rev'). ratio = 1 keeps everything.
 //

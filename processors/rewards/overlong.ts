@@ -1,4 +1,4 @@
-// DAPO soft overlong punishment (ALGORITHMS.md §2.2, verl `reward_manager/dapo.py`):
+// DAPO soft overlong punishment (docs/algorithms.md §2.2, verl `reward_manager/dapo.py`):
 //   reward += min(−(len − (L_max − L_buf)) / L_buf · factor, 0)
 // 0 up to L_max − L_buf tokens, then linear down to −factor at L_max.
 

@@ -8,7 +8,7 @@ export interface RewardResult {
   total: number;
   /** Reward of each step (turn), in step order. Trajectory-level terms (success, overlong, custom scalars) sit on the last step, as verl and RAGEN put the outcome reward on the last token. */
   perStep: number[];
-  /** Discounted step returns G_t = Σ_k γ^k perStep[t+k] with the spec's γ (GiGPO Eq. 5, ALGORITHMS.md §3 step 2). */
+  /** Discounted step returns G_t = Σ_k γ^k perStep[t+k] with the spec's γ (GiGPO Eq. 5, docs/algorithms.md §3 step 2). */
   returns: number[];
   /** Weighted contribution of each term to `total`, by term name. */
   parts: Record<string, number>;
@@ -51,7 +51,7 @@ export interface StepPenaltyTerm extends TermBase {
   penalty: number;
 }
 
-/** DAPO's soft overlong punishment (ALGORITHMS.md §2.2), on response length in tokens. */
+/** DAPO's soft overlong punishment (docs/algorithms.md §2.2), on response length in tokens. */
 export interface OverlongPenaltyTerm extends TermBase {
   kind: 'overlong_penalty';
   /** L_max: the maximum response length in tokens, e.g. 20480. */

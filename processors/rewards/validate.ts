@@ -1,4 +1,4 @@
-// Checks a RewardSpec when the reward function is built (STYLE.md lesson 5): every message names the
+// Checks a RewardSpec when the reward function is built: every message names the
 // term and says what would be valid.
 import { ConfigError } from '../../core/errors.js';
 import { registeredReward, registeredRewardNames } from './registry.js';

@@ -11,7 +11,7 @@ export function mean(values: readonly number[]): number {
 
 /**
  * Unbiased (Bessel, n − 1) standard deviation, what `torch.std` returns by default: verl's GRPO, GiGPO,
- * StarPO-S and RAGEN-2 all use it (ALGORITHMS.md §1, §3, §4.2, §5). torch returns NaN for a single value;
+ * StarPO-S and RAGEN-2 all use it (docs/algorithms.md §1, §3, §4.2, §5). torch returns NaN for a single value;
  * so do we, and each caller says what a singleton means for it.
  */
 export function unbiasedStd(values: readonly number[]): number {

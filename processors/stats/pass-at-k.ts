@@ -1,4 +1,4 @@
-// Unbiased pass@k and pass^k from n trials of which c succeeded (ALGORITHMS.md §6):
+// Unbiased pass@k and pass^k from n trials of which c succeeded (docs/algorithms.md §6):
 //   pass@k = 1 − C(n−c, k)/C(n, k)   at least one of k i.i.d. trials succeeds (Codex/HumanEval)
 //   pass^k = C(c, k)/C(n, k)         all k i.i.d. trials succeed (τ-bench)
 // Both are computed as running products instead of binomials, which overflow for n in the hundreds:

@@ -4,7 +4,7 @@ import { BanditEnv } from '../../envs/bandit.js';
 
 const pull = (arm: string) => `<think>symbolism</think><answer>${arm}</answer>`;
 
-describe('Bandit (ALGORITHMS.md §4.5)', () => {
+describe('Bandit (docs/algorithms.md §4.5)', () => {
   test('the first observation is RAGEN\'s prompt with both arms; the state key is the arm order', () => {
     const env = new BanditEnv();
     const reset = env.reset(0);

@@ -7,7 +7,7 @@ import { Rng } from '../../envs/random.js';
 const act = (...actions: string[]) => `<answer>${actions.join(' || ')}</answer>`;
 const MAP = ['SFFF', 'FHFH', 'FFFH', 'HFFG'];
 
-describe('FrozenLake rendering (ALGORITHMS.md §4.5)', () => {
+describe('FrozenLake rendering (docs/algorithms.md §4.5)', () => {
   test('P player, _ frozen and start, O hole, G goal', () => {
     const env = new FrozenLakeEnv({ slippery: false });
     env.loadMap(MAP);

@@ -14,7 +14,7 @@ function envWith(grid: string, options = {}): SokobanEnv {
   return env;
 }
 
-describe('Sokoban rendering (ALGORITHMS.md §4.5)', () => {
+describe('Sokoban rendering (docs/algorithms.md §4.5)', () => {
   test('# wall, _ empty, O target, X box, P player; √ box on target, S player on target', () => {
     const grid = '######\n#_P__#\n#_X__#\n#__O_#\n#____#\n######';
     const env = envWith(grid);

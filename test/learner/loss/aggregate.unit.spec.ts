@@ -1,4 +1,4 @@
-// aggLoss (ALGORITHMS.md §1.1): each mode on hand-worked 2×3 examples, all-masked rows and batches, tokenCount, guards.
+// aggLoss (docs/algorithms.md §1.1): each mode on hand-worked 2×3 examples, all-masked rows and batches, tokenCount, guards.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError, TrajflowError } from '../../../core/errors.js';

@@ -1,4 +1,4 @@
-// entropyFromLogits (ALGORITHMS.md §8): logsumexp(z) − Σ softmax(z)·z against hand values, its gradient, stability and shapes.
+// entropyFromLogits (docs/algorithms.md §8): logsumexp(z) − Σ softmax(z)·z against hand values, its gradient, stability and shapes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TrajflowError } from '../../../core/errors.js';

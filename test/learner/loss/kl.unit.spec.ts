@@ -1,4 +1,4 @@
-// klPenalty (ALGORITHMS.md §2.4): each estimator's value and gradient, k3's clamps, and the straight-through "+" variants.
+// klPenalty (docs/algorithms.md §2.4): each estimator's value and gradient, k3's clamps, and the straight-through "+" variants.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../core/errors.js';

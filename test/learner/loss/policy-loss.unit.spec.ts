@@ -1,4 +1,4 @@
-// policyLoss (ALGORITHMS.md §2.1–2.4, §8): clipping on both sides, dual clip, clip fractions, masking and its gradient, IS weights, entropy/KL terms, no leak.
+// policyLoss (docs/algorithms.md §2.1–2.4, §8): clipping on both sides, dual clip, clip fractions, masking and its gradient, IS weights, entropy/KL terms, no leak.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../core/errors.js';

@@ -1,4 +1,4 @@
-// GiGPO golden numbers (ALGORITHMS.md §3), worked by hand.
+// GiGPO golden numbers (docs/algorithms.md §3), worked by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../core/errors.js';
