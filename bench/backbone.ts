@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { Partitioners, type Kafka } from 'kafkajs';
 import { firstValueFrom } from 'rxjs';
 import { filter } from 'rxjs/operators';
-import { makeStep } from '../test/fixtures/events.js';
+import { makeStep } from './load/events.js';
 import { createEventConsumer, type Backbone } from '../streams/index.js';
 import type { CpuMeter } from './server-cpu.js';
 

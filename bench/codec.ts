@@ -2,7 +2,7 @@
 // Each measurement is repeated (the machines are shared and noisy) and the best and median trials are
 // reported, with events per second of this process's CPU time as a cross-check.
 import { EventCodec, SchemaRegistry, type StepEvent } from '../schemas/index.js';
-import { makeStep } from '../test/fixtures/events.js';
+import { makeStep } from './load/events.js';
 
 export interface CodecRate {
   readonly best: number;

@@ -14,15 +14,15 @@
 import { cpus } from 'node:os';
 import { ConfigError } from '../core/errors.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
-import { parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
 import { runOverrides } from './run-overrides.js';
 import { selectBackend } from '../learner/backend.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import { learnerStepEvent } from '../learner/loop/events.js';
 import { templateMetricsEntries } from '../learner/collapse/index.js';
 import { rolloutStatsEvents } from '../processors/pipeline/rollout-stats-events.js';
-import { buildDetectorsConfig } from '../analytics/detectors/config.js';
-import { CollapseEngine, type DetectorInput, type RaisedAlert } from '../analytics/detectors/engine.js';
+import { buildDetectorsConfig } from '../detectors/config.js';
+import { CollapseEngine, type DetectorInput, type RaisedAlert } from '../detectors/engine.js';
 import type { EnvName } from '../envs/registry.js';
 import { ALGORITHMS } from './learning.js';
 import { defaultFallRule, findFall, leadTime, markerRow, rollingMean, sparkline, type AlertMark, type Fall, type LeadTime } from './collapse-analysis.js';

@@ -1,7 +1,7 @@
 // `trajflow bench backbone [--events N] [--rounds R] [--json]`: backbone and codec throughput measured
 // side by side in one run. With --json the last line is one JSON object with every figure.
 import { cpus } from 'node:os';
-import type { Command } from '../cli/main.js';
+import type { Command } from '../infra/cli/command.js';
 import { loadConfig } from '../core/config.js';
 import { ensureUp } from '../infra/commands.js';
 import { connectBackbone } from '../streams/index.js';
@@ -9,7 +9,7 @@ import { measureCodec } from './codec.js';
 import { deleteBenchTopics, measureBackbone } from './backbone.js';
 import { deleteProcessorsBenchTopics, measureProcessors, TARGET_RATIO } from './processors.js';
 import { measureSink } from './sink.js';
-import { SINK_DEFAULTS } from '../analytics/sink/sink.js';
+import { SINK_DEFAULTS } from '../storage/sink/sink.js';
 import { fmt, option } from './args.js';
 import { median } from './median.js';
 

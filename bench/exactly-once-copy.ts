@@ -13,8 +13,8 @@
 import { randomUUID } from 'node:crypto';
 import { topicName } from '../core/config.js';
 import { topicSpecs } from '../infra/topics.js';
-import { TransactionClient } from '../processors/pipeline/transaction-client.js';
-import type { TopicMessages } from '../processors/pipeline/transaction-protocol.js';
+import { TransactionClient } from '../processors/exactly-once/transaction-client.js';
+import type { TopicMessages } from '../processors/exactly-once/transaction-protocol.js';
 import type { Backbone } from '../streams/index.js';
 import { CpuMeter, type CpuPerItem } from './server-cpu.js';
 

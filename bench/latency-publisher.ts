@@ -4,7 +4,7 @@
 // bench/processors.ts; argv: runId groups intervalMs groupSize episodeLength.
 import { loadConfig, topicName } from '../core/config.js';
 import { connectBackbone, StepPublisher } from '../streams/index.js';
-import { groupSteps } from '../test/helpers/episodes.js';
+import { groupSteps } from './load/episodes.js';
 
 const [runId, groupsArg, intervalArg, groupSizeArg, lengthArg] = process.argv.slice(2);
 const groups = Number(groupsArg);

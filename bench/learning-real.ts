@@ -3,11 +3,11 @@
 // broker) — beside the in-process loop on the same seed and the same number of updates. The real path's
 // held-out curve comes from its evaluator's events (the same numbers the run page draws); the in-process one
 // from runLocal's evaluations on the same held-out tasks.
-//   trajflow bench learning --path real --env FrozenLake --seeds 1 --updates 200 [--eval-every 10] [--eval-tasks 100] [--json]
+//   trajflow bench learning --path real --env FrozenLake --seeds 1 --updates 200 [--eval-every 10] [--eval-tasks 100] [--real on|off] [--json]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
-import { nonNegativeInt, parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { nonNegativeInt, parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
 import { ConfigError } from '../core/errors.js';
 import { freePort } from '../infra/free-port.js';
@@ -118,6 +118,8 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
   const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
   const skipLocal = f['--in-process'] === 'off';
+  const skipReal = f['--real'] === 'off';
+  if (skipLocal && skipReal) throw new ConfigError('--in-process off --real off: nothing to run; turn one of them on');
   const maxStaleness = nonNegativeInt('max-staleness', f['--max-staleness'], 0);
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
@@ -125,19 +127,21 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
   log(`bench learning --path real: ${env}, seeds ${seeds.join(',')}, ${updates} updates each, max staleness ${maxStaleness}, held-out every ${evalEvery} on ${evalTasks} tasks, ${backend.description}`);
   const results = [];
   for (const seed of seeds) {
-    const real = await trainRealPath(env, seed, updates, evalEvery, evalTasks, maxStaleness, log);
+    const real = skipReal ? null : await trainRealPath(env, seed, updates, evalEvery, evalTasks, maxStaleness, log);
     const local = skipLocal ? null : await trainInProcess(env, seed, updates, evalEvery, evalTasks, log);
     results.push({ seed, real, inProcess: local });
   }
   console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, ${machine.backend}`);
   console.log(`${env}, ${updates} updates, held-out greedy success (${evalTasks} tasks); real path = trajflow train (every part its own process, through Kafka)`);
   for (const { seed, real, inProcess } of results) {
-    const last = real.curve.at(-1);
-    const reach = stepsToReach(real.curve, 0.9);
-    console.log(
-      `  seed ${seed} real path:  held-out ${last?.heldOut.toFixed(3) ?? '-'} at ${last?.envSteps ?? '-'} env steps (random ${real.random.toFixed(3)}), ≥ 0.9 at ${reach ?? 'never'}, ` +
-        `staleness max ${real.stalenessMax}, ${real.droppedStale} stale dropped, ${real.updates} updates, ${real.seconds.toFixed(0)} s, exit ${real.exitCode}`,
-    );
+    const reach = real ? stepsToReach(real.curve, 0.9) : null;
+    if (real) {
+      const last = real.curve.at(-1);
+      console.log(
+        `  seed ${seed} real path:  held-out ${last?.heldOut.toFixed(3) ?? '-'} at ${last?.envSteps ?? '-'} env steps (random ${real.random.toFixed(3)}), ≥ 0.9 at ${reach ?? 'never'}, ` +
+          `staleness max ${real.stalenessMax}, ${real.droppedStale} stale dropped, ${real.updates} updates, ${real.seconds.toFixed(0)} s, exit ${real.exitCode}`,
+      );
+    }
     if (inProcess) {
       const lastLocal = inProcess.curve.at(-1);
       const reachLocal = stepsToReach(inProcess.curve, 0.9);
@@ -146,8 +150,8 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
     }
   }
   if (json) console.log(JSON.stringify({ bench: 'learning', path: 'real', maxStaleness, machine, date: new Date().toISOString(), env, updates, evalEvery, evalTasks, results }));
-  return results.every((r) => r.real.exitCode === 0) ? 0 : 1;
+  return results.every((r) => r.real === null || r.real.exitCode === 0) ? 0 : 1;
 }
 
-const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process', '--max-staleness'] as const;
-const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 0] [--in-process on|off] [--json]';
+const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process', '--real', '--max-staleness'] as const;
+const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 0] [--in-process on|off] [--real on|off] [--json]';

@@ -9,7 +9,7 @@ import { ConfigError } from '../core/errors.js';
 import { baselineSuccessRate } from '../envs/random-policy.js';
 import { EVAL_SEEDS } from '../envs/seeds.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
-import { jsonObjectFlag, parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { jsonObjectFlag, parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
 import { runOverrides } from './run-overrides.js';
 import { selectBackend } from '../learner/backend.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';

@@ -16,9 +16,9 @@ import { ConfigError } from '../core/errors.js';
 import { ensureUp } from '../infra/commands.js';
 import { ClickHouseHttp, clickHouseClient } from '../infra/clickhouse/http.js';
 import { applyMigrations } from '../infra/clickhouse/migrations.js';
-import { loadDashboardConfig } from '../dashboards/api/config.js';
-import { startHttpServer } from '../dashboards/api/server.js';
-import { createApiServices } from '../dashboards/api/services.js';
+import { loadDashboardConfig } from '../api/config.js';
+import { startHttpServer } from '../api/server.js';
+import { createApiServices } from '../api/services.js';
 import { connectBackbone } from '../streams/index.js';
 import { fmt, option } from './args.js';
 import { DEAD_LETTERS, GROUP_SIZE, generate, deadLettersSql, layoutKey, planLayout, type Layout, type TableTiming } from './queries-data.js';
@@ -82,7 +82,7 @@ interface Endpoint {
   readonly rows: (body: Record<string, unknown>) => number;
 }
 
-/** The read endpoints, with the query strings the web UI sends (dashboards/web/static/*.js). */
+/** The read endpoints, with the query strings the web UI sends (web/static/*.js). */
 function endpoints(runId: string, episodeId: string): Endpoint[] {
   const run = `/v1/runs/${encodeURIComponent(runId)}`;
   const byCount = (body: Record<string, unknown>): number => count(body.count);

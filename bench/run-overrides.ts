@@ -1,7 +1,7 @@
 // The training settings `bench learning` and `bench collapse` share: a preset's optimizer, model and loss,
 // overridden by --lr/--epochs/--minibatches and the JSON flags --optimizer, --model, --loss and
 // --estimator-options (checked as JSON objects; their fields are checked when the run builds them).
-import { jsonObjectFlag, numberFlag, positiveInt } from '../cli/flags.js';
+import { jsonObjectFlag, numberFlag, positiveInt } from '../infra/cli/flags.js';
 import type { TrainPreset } from '../cli/train/presets.js';
 
 export interface RunDefaults {

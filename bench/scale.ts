@@ -11,9 +11,9 @@ import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
 import { ensureUp } from '../infra/commands.js';
 import { ensureTopics } from '../infra/topics.js';
 import { connectBackbone, StepPublisher, type Backbone } from '../streams/index.js';
-import { groupSteps } from '../test/helpers/episodes.js';
+import { groupSteps } from './load/episodes.js';
 import { fmt, option } from './args.js';
-import { PROCESSORS_NODE_FLAGS } from '../bin/node-flags.mjs';
+import { PROCESSORS_NODE_FLAGS } from '../infra/node-flags.mjs';
 
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
 const GROUP_SIZE = 8;

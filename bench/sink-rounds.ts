@@ -8,12 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { performance as nodePerformance } from 'node:perf_hooks';
 import { topicName, type TrajflowConfig } from '../core/config.js';
-import { Inserter } from '../analytics/sink/inserter.js';
-import { eventRows, type Row } from '../analytics/sink/rows.js';
-import { startSink } from '../analytics/sink/sink.js';
+import { Inserter } from '../storage/sink/inserter.js';
+import { eventRows, type Row } from '../storage/sink/rows.js';
+import { startSink } from '../storage/sink/sink.js';
 import { eventDecoder, type Backbone } from '../streams/index.js';
 import { EventCodec, SchemaRegistry } from '../schemas/index.js';
-import { makeStep } from '../test/fixtures/events.js';
+import { makeStep } from './load/events.js';
 
 export const INSERTS_IN_FLIGHT = 2;
 

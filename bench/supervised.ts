@@ -7,7 +7,7 @@ import { cpus } from 'node:os';
 import { ConfigError } from '../core/errors.js';
 import { Rng, Stream } from '../envs/random.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
-import { jsonObjectFlag, numberFlag, parseFlagPairs, positiveInt } from '../cli/flags.js';
+import { jsonObjectFlag, numberFlag, parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
 import { selectBackend } from '../learner/backend.js';
 import { MODEL_DEFAULTS } from '../learner/model/config.js';
 import { SUPERVISED_ENVS, supervisedTask, type SupervisedEnv } from './supervised-states.js';

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { constants } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { missingNodeFlags } from './node-flags.mjs';
+import { missingNodeFlags } from '../infra/node-flags.mjs';
 
 const args = process.argv.slice(2);
 const missing = missingNodeFlags(args);

@@ -2,13 +2,8 @@
 // loaded lazily so `trajflow status` does not pay for kafkajs or tfjs.
 import { resolve } from 'node:path';
 import { ConfigError } from '../core/errors.js';
-import { blameConfigFile, withConfigFile, type ConfigFileArgs } from './config-file.js';
-
-export interface Command {
-  readonly summary: string;
-  readonly usage: string;
-  run(args: string[]): Promise<number>;
-}
+import type { Command } from '../infra/cli/command.js';
+import { blameConfigFile, withConfigFile, type ConfigFileArgs } from '../infra/cli/config-file.js';
 
 const commands: Record<string, () => Promise<Command>> = {
   up: async () => (await import('../infra/commands.js')).upCommand,
@@ -16,15 +11,15 @@ const commands: Record<string, () => Promise<Command>> = {
   status: async () => (await import('../infra/commands.js')).statusCommand,
   processors: async () => (await import('../processors/pipeline/command.js')).processorsCommand,
   bench: async () => (await import('../bench/command.js')).benchCommand,
-  detectors: async () => (await import('../analytics/detectors/command.js')).detectorsCommand,
+  detectors: async () => (await import('../detectors/command.js')).detectorsCommand,
   actors: async () => (await import('../envs/actors/command.js')).actorsCommand,
-  sink: async () => (await import('../analytics/sink/command.js')).sinkCommand,
+  sink: async () => (await import('../storage/sink/command.js')).sinkCommand,
   replay: async () => (await import('../learner/replay/command.js')).replayCommand,
   eval: async () => (await import('../learner/eval/command.js')).evalCommand,
   evaluator: async () => (await import('../learner/eval/evaluator-command.js')).evaluatorCommand,
   train: async () => (await import('./train/command.js')).trainCommand,
   learner: async () => (await import('../learner/command.js')).learnerCommand,
-  dashboard: async () => (await import('../dashboards/command.js')).dashboardCommandEntry,
+  dashboard: async () => (await import('../api/command.js')).dashboardCommandEntry,
 };
 
 async function help(): Promise<string> {

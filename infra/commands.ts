@@ -1,5 +1,5 @@
 // The `trajflow up`, `down` and `status` commands: thin wrappers that print one line per service.
-import type { Command } from '../cli/main.js';
+import type { Command } from './cli/command.js';
 import { loadConfig } from '../core/config.js';
 import { clickHouseStatus, stopClickHouse } from './clickhouse/server.js';
 import { kafkaStatus, stopKafka } from './kafka/server.js';

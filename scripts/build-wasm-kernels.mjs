@@ -1,7 +1,7 @@
 // Compiles trajflow's WebAssembly kernels to the bytes the code instantiates (base64 in a generated .wasm.ts),
 // so that running needs no WebAssembly toolchain:
 //   - learner/kernels/batch-matmul.wat (hand-written WAT, wabt) → learner/kernels/batch-matmul.wasm.ts;
-//   - analytics/sink/step-walk.as.ts (AssemblyScript, asc) → analytics/sink/step-walk.wasm.ts.
+//   - storage/sink/step-walk.as.ts (AssemblyScript, asc) → storage/sink/step-walk.wasm.ts.
 // Run after editing either source: node scripts/build-wasm-kernels.mjs. Unit tests fail while a source and
 // its bytes disagree (they compile the source with the functions below).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ export async function compileAssemblyScript(name, text) {
 
 export const KERNELS = [
   { source: '../learner/kernels/batch-matmul.wat', out: '../learner/kernels/batch-matmul.wasm.ts', constant: 'BATCH_MATMUL_WASM_BASE64', compile: (text) => compileWat(text) },
-  { source: '../analytics/sink/step-walk.as.ts', out: '../analytics/sink/step-walk.wasm.ts', constant: 'STEP_WALK_WASM_BASE64', compile: (text) => compileAssemblyScript('step-walk.ts', text) },
+  { source: '../storage/sink/step-walk.as.ts', out: '../storage/sink/step-walk.wasm.ts', constant: 'STEP_WALK_WASM_BASE64', compile: (text) => compileAssemblyScript('step-walk.ts', text) },
 ];
 
 /** A kernel's source compiled, as base64. */

@@ -5,7 +5,7 @@
 // The end is fixed when the replay starts (the high watermark, or the offset of a timestamp), so a
 // replay of a live topic completes instead of following it forever.
 import type { Admin, Kafka } from 'kafkajs';
-import { retryRetriable } from '../infra/kafka/retry.js';
+import { retryRetriable } from './retry.js';
 import { TopicConsumer, type TopicConsumerOptions } from './topic-consumer.js';
 
 /** Where a replay starts or ends, on every partition of the topic. */

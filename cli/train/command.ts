@@ -8,10 +8,10 @@ import { dirname, join } from 'node:path';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';
-import { nonNegativeInt, parseFlagPairs, positiveInt, numberFlag } from '../flags.js';
+import { nonNegativeInt, parseFlagPairs, positiveInt, numberFlag } from '../../infra/cli/flags.js';
 import { taskSeedBase } from '../../envs/seeds.js';
-import { progressBar } from '../progress.js';
-import type { Command } from '../main.js';
+import { progressBar } from '../../infra/cli/progress.js';
+import type { Command } from '../../infra/cli/command.js';
 import { startPart, type RunningPart } from './parts.js';
 import { TRAIN_PRESETS } from './presets.js';
 

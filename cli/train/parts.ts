@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { nodeFlagsFor } from '../../bin/node-flags.mjs';
+import { nodeFlagsFor } from '../../infra/node-flags.mjs';
 
 const CLI = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
 

@@ -4,14 +4,14 @@
 //                   [--progress-ms MS]
 // Without --episodes/--iterations it runs until SIGINT/SIGTERM, then completes the started groups,
 // flushes, and exits.
-import type { Command } from '../../cli/main.js';
+import type { Command } from '../../infra/cli/command.js';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { actorsConfig, ACTORS_DEFAULTS, type ActorsConfig } from './config.js';
 import { startActors } from './run.js';
-import { jsonObjectFlag, parseFlagPairs } from '../../cli/flags.js';
+import { jsonObjectFlag, parseFlagPairs } from '../../infra/cli/flags.js';
 
 const USAGE =
   'trajflow actors [--env FrozenLake] [--groups 8] [--group-size 8] [--episodes N | --iterations N] [--run-id R] [--seed S] ' +

@@ -7,7 +7,7 @@
 // actors that (re)join a running learner wait for it, instead of sampling with version 0 first.
 import { concatMap, type Subscription } from 'rxjs';
 import type { Kafka } from 'kafkajs';
-import { retryRetriable } from '../../infra/kafka/retry.js';
+import { retryRetriable } from '../../streams/retry.js';
 import type { EventCodec, PolicyVersionEvent } from '../../schemas/index.js';
 import { createEventConsumer, isKafkaOutage, type TopicConsumer } from '../../streams/index.js';
 

@@ -16,7 +16,7 @@
 import { extractAnswer, splitActions } from '../actions.js';
 import type { Environment } from '../contract.js';
 import { createRandomPolicy } from '../random-policy.js';
-import { byteTokenizer, type Tokenizer } from '../../processors/samples/tokenizer.js';
+import { byteTokenizer, type Tokenizer } from '../../tokenizer/contract.js';
 import { ActionSpaceRequiredError, NoValidActionError } from './errors.js';
 import type { ActionSpace, Policy, PolicyReply, PolicyRequest } from './policy.js';
 

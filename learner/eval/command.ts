@@ -23,9 +23,9 @@
 //     from `samples` trials per task with evaluate().
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { jsonObjectFlag, numberFlag, parseFlagPairs } from '../../cli/flags.js';
-import { progressBar } from '../../cli/progress.js';
-import type { Command } from '../../cli/main.js';
+import { jsonObjectFlag, numberFlag, parseFlagPairs } from '../../infra/cli/flags.js';
+import { progressBar } from '../../infra/cli/progress.js';
+import type { Command } from '../../infra/cli/command.js';
 import { loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import type { Policy, PolicyReply, PolicyRequest } from '../../envs/policy/policy.js';

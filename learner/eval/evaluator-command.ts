@@ -1,7 +1,7 @@
 // `trajflow evaluator`: follow a run's policy versions and evaluate them on held-out tasks (see evaluator.ts).
 //   trajflow evaluator --run-id R [--every 10] [--tasks 100] [--until-version N]
-import type { Command } from '../../cli/main.js';
-import { parseFlagPairs, positiveInt, nonNegativeInt } from '../../cli/flags.js';
+import type { Command } from '../../infra/cli/command.js';
+import { parseFlagPairs, positiveInt, nonNegativeInt } from '../../infra/cli/flags.js';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';

@@ -18,7 +18,7 @@ import { selectBackend, type BackendInfo } from '../backend.js';
 import { checkpointUri, latestCheckpoint, pruneCheckpoints, readVersion, writeCheckpoint } from '../checkpoint/checkpoint.js';
 import { createPolicyBundle, disposeBundle } from '../policy/bundle.js';
 import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
-import { TOKENIZER_NAME } from '../tokenizer/index.js';
+import { TOKENIZER_NAME } from '../../tokenizer/index.js';
 import { REPLAY_ESTIMATOR_PREFIX } from '../replay/marker.js';
 import { buildBatch, turnsOf } from '../train/batch.js';
 import { templateCollapseBeforeUpdate, templateMetricsEntries } from '../collapse/index.js';

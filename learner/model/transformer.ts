@@ -4,7 +4,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { GRID_EMBEDDINGS, GRID_NEIGHBOURS, type PolicyModelConfig } from './config.js';
 import { initialValues, parameterSpecs } from './init.js';
-import { BYTE_OFFSET, SpecialToken } from '../tokenizer/tokenizer.js';
+import { BYTE_OFFSET, SpecialToken } from '../../tokenizer/word-pieces.js';
 import { dense, embed, gelu, layerNorm } from './ops.js';
 
 export class TransformerModel {

@@ -1,7 +1,7 @@
 // Everything the sampler and the learner must agree on, built in one place: tokenizer, reply vocabulary
 // (from the environment's action words), model shape and the restricted head. Checkpoints record the
 // words and the model config, so a loaded policy is rebuilt with exactly the same pieces.
-import { trajflowTokenizer, type WordTokenizer } from '../tokenizer/index.js';
+import { trajflowTokenizer, type WordTokenizer } from '../../tokenizer/index.js';
 import { buildModelConfig, type PolicyModelConfig } from '../model/config.js';
 import { ReplyHead, TransformerModel } from '../model/transformer.js';
 import { replyVocabulary, type ReplyVocabulary } from './reply.js';

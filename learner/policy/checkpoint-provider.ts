@@ -6,7 +6,7 @@
 import { createPolicyProvider, type PolicyProvider } from '../../envs/policy/provider.js';
 import type { PolicyVersionEvent } from '../../schemas/index.js';
 import { checkpointPath, readCheckpoint, CheckpointError, type Checkpoint } from '../checkpoint/checkpoint.js';
-import { TOKENIZER_NAME } from '../tokenizer/index.js';
+import { TOKENIZER_NAME } from '../../tokenizer/index.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from './bundle.js';
 import type { TransformerPolicy } from './transformer-policy.js';
 

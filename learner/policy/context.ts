@@ -5,7 +5,7 @@
 // The system prompt is left out: the small policy is trained per environment and learns the task from
 // rewards, so the fixed instructions would only cost positions.
 import type { HistoryEntry } from '../../envs/policy/policy.js';
-import { SpecialToken, type WordTokenizer } from '../tokenizer/tokenizer.js';
+import { SpecialToken, type WordTokenizer } from '../../tokenizer/word-pieces.js';
 import { replyIdsOf, type ReplyVocabulary } from './reply.js';
 
 /** The ids that open a turn: [BOS?, OBS, observation…, ACT]. */

@@ -7,7 +7,7 @@
 // log-probs and the learner's log-probs are over the same distribution. A free-text LLM would drop the
 // constraint; a from-scratch model on 2 cores could not discover the answer format by chance.
 import { extractAnswer, formatReply, splitActions } from '../../envs/actions.js';
-import { SpecialToken, type WordTokenizer } from '../tokenizer/tokenizer.js';
+import { SpecialToken, type WordTokenizer } from '../../tokenizer/word-pieces.js';
 import { ConfigError } from '../../core/errors.js';
 
 export interface ReplyVocabulary {
@@ -23,7 +23,7 @@ export function replyVocabulary(tokenizer: WordTokenizer, words: readonly string
   for (const word of words) {
     const id = tokenizer.singleTokenId(word);
     if (id === undefined) {
-      throw new ConfigError(`action word "${word}" is not one token of ${tokenizer.name}; the small policy can only generate single-token actions (add the word to learner/tokenizer/vocabulary.ts as a new tokenizer version)`);
+      throw new ConfigError(`action word "${word}" is not one token of ${tokenizer.name}; the small policy can only generate single-token actions (add the word to tokenizer/vocabulary.ts as a new tokenizer version)`);
     }
     if (tokenIds.includes(id)) throw new ConfigError(`action word "${word}" appears twice in the reply vocabulary`);
     tokenIds.push(id);

@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { Rng, Stream } from '../../envs/random.js';
 import type { Policy, PolicyReply, PolicyRequest } from '../../envs/policy/policy.js';
-import { SpecialToken, type WordTokenizer } from '../tokenizer/tokenizer.js';
+import { SpecialToken, type WordTokenizer } from '../../tokenizer/word-pieces.js';
 import { currentTurnStart, type ReplyHead, type TransformerModel } from '../model/transformer.js';
 import { contextIds } from './context.js';
 import { replyText, type ReplyVocabulary } from './reply.js';

@@ -2,9 +2,9 @@
 // settings, and publish them to <prefix>.samples marked as replayed (see run-replay.ts and select.ts).
 //   trajflow replay --run-id R [--source kafka|clickhouse] [--success true] [--min-version 3] … [--estimator grpo]
 import { readFileSync } from 'node:fs';
-import { numberFlag, parseFlagPairs, positiveInt } from '../../cli/flags.js';
-import { progressBar, type ProgressBar } from '../../cli/progress.js';
-import type { Command } from '../../cli/main.js';
+import { numberFlag, parseFlagPairs, positiveInt } from '../../infra/cli/flags.js';
+import { progressBar, type ProgressBar } from '../../infra/cli/progress.js';
+import type { Command } from '../../infra/cli/command.js';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';

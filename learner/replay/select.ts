@@ -28,14 +28,14 @@
 //   - limit caps the selected trajectories, in read order (Kafka) or by event time (ClickHouse).
 //   - A trajectory stored twice (same run and episode) is selected once, the first copy.
 //   - SQL is built only from checked values through sqlInt/sqlString (ClickHouse 18.16 has no bound parameters).
-import type { StoredStepRow } from '../../analytics/sink/rows.js';
-import type { TrajectoryRow as StoredTrajectoryRow } from '../../dashboards/api/query/trajectories.js';
+import type { StoredStepRow } from '../../storage/sink/rows.js';
+import type { TrajectoryRow as StoredTrajectoryRow } from '../../storage/query/trajectories.js';
 import { lastValueFrom } from 'rxjs';
 import { filter, take, toArray } from 'rxjs/operators';
 import type { Admin } from 'kafkajs';
 import { topicName, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
-import { sqlInt, sqlString } from '../../dashboards/api/query/sql.js';
+import { sqlInt, sqlString } from '../../storage/query/sql.js';
 import { clickHouseClient } from '../../infra/clickhouse/http.js';
 import { trajectoryFromSteps } from '../../processors/assembly/open-episode.js';
 import type { StepEvent, TrajectoryEvent } from '../../schemas/index.js';

@@ -10,7 +10,7 @@
 import type { TrainingSampleEvent } from '../../schemas/index.js';
 import { Rng } from '../../envs/random.js';
 import type { ReplyHead } from '../model/transformer.js';
-import { SpecialToken } from '../tokenizer/tokenizer.js';
+import { SpecialToken } from '../../tokenizer/word-pieces.js';
 
 export interface TrainingBatch {
   readonly samples: readonly TrainingSampleEvent[];

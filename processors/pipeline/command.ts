@@ -1,7 +1,7 @@
 // `trajflow processors`: runs the processors pipeline as one member of the processors consumer group.
 // Start several to split the partitions of the steps topic (--instance only labels this one's log).
 import { parseArgs } from 'node:util';
-import type { Command } from '../../cli/main.js';
+import type { Command } from '../../infra/cli/command.js';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';
@@ -10,7 +10,7 @@ import { estimators, type EstimatorName } from '../advantages/registry.js';
 import { filterNames, type FilterName } from '../filters/registry.js';
 import { startProcessors } from './processor.js';
 import { superviseProcessors } from './supervise.js';
-import { jsonObjectFlag, positiveInt } from '../../cli/flags.js';
+import { jsonObjectFlag, positiveInt } from '../../infra/cli/flags.js';
 
 const usage =
   'trajflow processors [--estimator grpo|dr_grpo|rloo|starpo|reinforce_plus_plus|reinforce_plus_plus_baseline|gigpo] ' +

@@ -14,7 +14,7 @@ import { buildRewardFn } from '../rewards/index.js';
 import type { RewardSpec } from '../rewards/types.js';
 import { type SampleAdvantages } from '../samples/index.js';
 import { planSample } from '../samples/planned-sample.js';
-import type { Tokenizer } from '../samples/tokenizer.js';
+import type { Tokenizer } from '../../tokenizer/contract.js';
 import { batchStats, type BatchStats } from '../stats/batch-stats.js';
 import { mean, unbiasedStd } from '../stats/moments.js';
 import { batchIdOf } from './rollout-stats-events.js';

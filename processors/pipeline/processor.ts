@@ -23,12 +23,12 @@ import {
   type TrajectoryGroup,
 } from '../assembly/index.js';
 import type { BatchStats } from '../stats/batch-stats.js';
-import { deadLetterMarkKey, EpisodeMarks, episodeMarkKey, type EpisodeMark } from './episode-marks.js';
+import { deadLetterMarkKey, EpisodeMarks, episodeMarkKey, type EpisodeMark } from '../exactly-once/episode-marks.js';
 import { batchProcessor, type ProcessingConfig } from './process-batch.js';
 import { rolloutStatsEvents } from './rollout-stats-events.js';
-import { flushOnOutput } from './flush-on-output.js';
+import { flushOnOutput } from '../exactly-once/flush-on-output.js';
 import { rolloutBatches, type BatchKey } from '../assembly/rollout-batches.js';
-import { TransactionalEmitter, type OutputUnit } from './transactional-emitter.js';
+import { TransactionalEmitter, type OutputUnit } from '../exactly-once/transactional-emitter.js';
 
 type StepEnvelope = Envelope<StepEvent>;
 type Member = AssembledTrajectory<StepEnvelope>;
@@ -127,7 +127,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     },
     commits: 'external',
     // Steps stay in their bytes until read (schemas/wire-step.ts): their text, token ids and log-probs are
-    // copied from them into the trajectories and samples (processors/pipeline/output-encoder.ts).
+    // copied from them into the trajectories and samples (processors/exactly-once/output-encoder.ts).
     wireSteps: true,
     // Open episodes and groups hold their steps un-acknowledged until their outputs are written.
     maxInFlight: 500_000,

@@ -3,7 +3,7 @@
 // simply processed again — so a fresh pipeline on the same backbone, resuming from the committed offsets
 // and episode marks, is the whole recovery. Its new transactional producer, with the same id, fences the
 // failed one. Other errors, and more than `maxRestarts` failures close together, end the process as before.
-import { TransactionFailedError } from './transactional-emitter.js';
+import { TransactionFailedError } from '../exactly-once/transactional-emitter.js';
 
 export interface Restartable {
   readonly done: Promise<void>;

@@ -21,7 +21,7 @@ import { createHash } from 'node:crypto';
 import type { TrainingSampleEvent, TrajectoryEvent, TrajectoryStep } from '../../schemas/index.js';
 import { DEFAULT_MAX_CONTEXT_TOKENS, fitContextWindow, type ContextWindowReport } from './context-window.js';
 import { SampleError } from './sample-error.js';
-import { byteTokenizer, type Tokenizer } from './tokenizer.js';
+import { byteTokenizer, type Tokenizer } from '../../tokenizer/contract.js';
 
 /** The advantages of one trajectory, from an estimator. */
 export type SampleAdvantages =

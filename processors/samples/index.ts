@@ -2,4 +2,4 @@
 export * from './build-sample.js';
 export * from './context-window.js';
 export * from './sample-error.js';
-export * from './tokenizer.js';
+export * from '../../tokenizer/contract.js';

@@ -12,7 +12,7 @@ import { WireStep } from '../../schemas/wire-step.js';
 import { advantagePerStep, buildSample, sampleIdOf, type BuildSampleOptions, type SampleAdvantages } from './build-sample.js';
 import { DEFAULT_MAX_CONTEXT_TOKENS, fitContextWindow } from './context-window.js';
 import { SampleError } from './sample-error.js';
-import { byteTokenizer } from './tokenizer.js';
+import { byteTokenizer } from '../../tokenizer/contract.js';
 
 /** One kept turn: its observation tokens from `observationFrom` on, then all its action tokens. */
 export interface PlannedTurn {

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig, topicName } from '../../core/config.js';
 import { ensureTopics } from '../../infra/topics.js';
-import { retryRetriable } from '../../infra/kafka/retry.js';
+import { retryRetriable } from '../../streams/retry.js';
 import { classifyDecodeError, connectBackbone, createReplay, StepPublisher } from '../../streams/index.js';
 import { exactlyOnceCopyThroughput } from '../../bench/exactly-once-copy.js';
-import { groupSteps } from '../helpers/episodes.js';
+import { groupSteps } from '../../bench/load/episodes.js';
 import { uniqueName } from '../helpers/kafka.js';
 
 test('the exactly-once copy writes every step’s bytes once to both outputs, committed, with the steps’ offsets', { timeout: 120_000 }, async () => {

@@ -14,9 +14,9 @@ import { applyMigrations } from '../../infra/clickhouse/migrations.js';
 import { clickHouseClient, type ClickHouseHttp } from '../../infra/clickhouse/http.js';
 import { ensureTopics } from '../../infra/topics.js';
 import type { EventName, EventTypes } from '../../schemas/index.js';
-import { retryRetriable } from '../../infra/kafka/retry.js';
+import { retryRetriable } from '../../streams/retry.js';
 import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone } from '../../streams/index.js';
-import { groupSteps } from '../helpers/episodes.js';
+import { groupSteps } from '../../bench/load/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 import { freePort } from '../../infra/free-port.js';
 

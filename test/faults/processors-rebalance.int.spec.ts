@@ -9,7 +9,7 @@
 // committed, on the reasoning that nothing reads below committed offsets again. The new generation had
 // fetched its offsets *before* that commit, so it re-read those episodes without their marks and wrote
 // them again (5 runs in 6 showed 20–36 duplicate trajectories of 48). A commit that straddled a rebalance
-// now releases nothing (processors/pipeline/transactional-emitter.ts); the marks go once a commit of a
+// now releases nothing (processors/exactly-once/transactional-emitter.ts); the marks go once a commit of a
 // stable generation passes them. (Across processes, kafkajs' TxnOffsetCommit still carries no generation
 // the broker could fence with — KIP-447 — so the marks remain what makes the output exactly once.)
 //
@@ -29,7 +29,7 @@ import { loadConfig, topicName, type TrajflowConfig } from '../../core/config.js
 import { ensureTopics } from '../../infra/topics.js';
 import { startProcessors } from '../../processors/pipeline/processor.js';
 import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../streams/index.js';
-import { groupSteps } from '../helpers/episodes.js';
+import { groupSteps } from '../../bench/load/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 import { testProcessing } from '../processors/helpers/processing.js';
 

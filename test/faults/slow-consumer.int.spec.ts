@@ -9,11 +9,11 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { topicName } from '../../core/config.js';
-import { makeStep } from '../fixtures/events.js';
+import { makeStep } from '../../bench/load/events.js';
 import { waitFor } from '../helpers/kafka.js';
 import { freePort } from '../../infra/free-port.js';
 import { createFaultRun } from './harness.js';
-import { retryRetriable } from '../../infra/kafka/retry.js';
+import { retryRetriable } from '../../streams/retry.js';
 
 const CHILD = fileURLToPath(new URL('./slow-consumer-child.ts', import.meta.url));
 const EVENTS = 40_000;

@@ -9,7 +9,7 @@ import { createKafka } from '../../infra/kafka/client.js';
 import { kafkaPaths, kafkaStatus, startKafka, stopKafka } from '../../infra/kafka/server.js';
 import { isAlive, readPidFile, writePidFile } from '../../infra/process.js';
 import { deadPid, privateConfig } from './helpers.js';
-import { retryRetriable } from '../../infra/kafka/retry.js';
+import { retryRetriable } from '../../streams/retry.js';
 
 const { Partitioners } = kafkajs;
 const config = await privateConfig();

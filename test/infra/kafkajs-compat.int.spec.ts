@@ -8,7 +8,7 @@ import { loadConfig } from '../../core/config.js';
 import { createKafka } from '../../infra/kafka/client.js';
 import { waitUntil } from '../../infra/process.js';
 import { uniqueSuffix } from './helpers.js';
-import { retryRetriable } from '../../infra/kafka/retry.js';
+import { retryRetriable } from '../../streams/retry.js';
 
 const { ConfigResourceTypes, Partitioners } = kafkajs;
 const config = loadConfig();

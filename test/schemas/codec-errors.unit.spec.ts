@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DecodeError, EventCodec, type DecodeFailure } from '../../schemas/index.js';
-import { makeStep, sampleEvents } from '../fixtures/events.js';
+import { makeStep, sampleEvents } from '../../bench/load/events.js';
 import { codec, registry } from './helpers.js';
 
 function decodeFails(bytes: Buffer, reason: DecodeFailure | DecodeFailure[], pattern?: RegExp, decoder: EventCodec = codec): void {

@@ -9,7 +9,7 @@ import {
   type EventTypes,
   type StepEvent,
 } from '../../schemas/index.js';
-import { makeStep, sampleEvents } from '../fixtures/events.js';
+import { makeStep, sampleEvents } from '../../bench/load/events.js';
 import { codec, datumOf, plain, referenceType, registry } from './helpers.js';
 
 describe('EventCodec round trips', () => {

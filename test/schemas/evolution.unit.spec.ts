@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, test } from 'node:test';
 import { DecodeError, EventCodec, SchemaError, SchemaRegistry } from '../../schemas/index.js';
-import { makeStep } from '../fixtures/events.js';
+import { makeStep } from '../../bench/load/events.js';
 
 const fixtureSchemas = fileURLToPath(new URL('../fixtures/schemas', import.meta.url));
 const v1Json = readFileSync(new URL('../../schemas/step/v1.avsc', import.meta.url), 'utf8');

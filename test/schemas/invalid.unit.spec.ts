@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { InvalidEventError, type EventName } from '../../schemas/index.js';
-import { makeStep, sampleEvents } from '../fixtures/events.js';
+import { makeStep, sampleEvents } from '../../bench/load/events.js';
 import { codec } from './helpers.js';
 
 function invalid(event: EventName, value: unknown, field: string, message?: RegExp): void {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { eventNames, validateEvent, type EventName, type EventTypes } from '../../schemas/index.js';
-import { makeStep, sampleEvents } from '../fixtures/events.js';
+import { makeStep, sampleEvents } from '../../bench/load/events.js';
 
 type Case<N extends EventName> = [name: string, change: Partial<EventTypes[N]>, field?: string];
 

@@ -13,7 +13,7 @@ import { WireTrajectoryWriter } from '../../schemas/wire-writer.js';
 import { eventDecoder, wireStepDecoder } from '../../streams/event-consumer.js';
 import { trajectoryFromSteps } from '../../processors/assembly/open-episode.js';
 import { arbitraryStep } from '../fixtures/step-arbitrary.js';
-import { makeStep } from '../fixtures/events.js';
+import { makeStep } from '../../bench/load/events.js';
 
 const codec = new EventCodec(SchemaRegistry.fromSchemasDir());
 const reader = WireStepReader.of(codec)!;

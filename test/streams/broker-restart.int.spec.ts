@@ -6,7 +6,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig } from '../../core/config.js';
 import { startKafka, stopKafka } from '../../infra/kafka/server.js';
 import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone } from '../../streams/index.js';
-import { sampleEvents } from '../fixtures/events.js';
+import { sampleEvents } from '../../bench/load/events.js';
 import { createTopic, waitFor } from '../helpers/kafka.js';
 
 const config = loadConfig();

@@ -8,7 +8,7 @@ import { concatMap, delay, of, tap } from 'rxjs';
 import { loadConfig } from '../../core/config.js';
 import { StepPublisher, TopicConsumer, classifyDecodeError, connectBackbone, createEventConsumer, eventDecoder, type Backbone } from '../../streams/index.js';
 import type { StepEvent } from '../../schemas/index.js';
-import { sampleEvents } from '../fixtures/events.js';
+import { sampleEvents } from '../../bench/load/events.js';
 import { collect, createTopic, uniqueName, waitFor } from '../helpers/kafka.js';
 
 let backbone: Backbone;

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { loadConfig } from '../../core/config.js';
 import { EventCodec, type StepEvent } from '../../schemas/index.js';
 import { DeadLetterRoute, connectBackbone, createEventConsumer, createReplay, eventDecoder, classifyDecodeError, type Backbone } from '../../streams/index.js';
-import { sampleEvents } from '../fixtures/events.js';
+import { sampleEvents } from '../../bench/load/events.js';
 import { collect, createTopic, uniqueName } from '../helpers/kafka.js';
 
 let backbone: Backbone;

@@ -5,7 +5,7 @@ import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig } from '../../core/config.js';
 import { SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, loadSchemasFromTopic, publishSchemas, type Backbone } from '../../streams/index.js';
-import { sampleEvents } from '../fixtures/events.js';
+import { sampleEvents } from '../../bench/load/events.js';
 import { createTopic, waitFor } from '../helpers/kafka.js';
 
 let backbone: Backbone;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvalidEventError, type StepEvent } from '../../schemas/index.js';
 import { StepPublisher, type EventProducer } from '../../streams/index.js';
-import { makeStep } from '../fixtures/events.js';
+import { makeStep } from '../../bench/load/events.js';
 
 /** Records what would be sent; the publisher's checks run before any of this. */
 function recordingProducer() {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createEnv, createRandomPolicy, envNames, extractAnswer } from '../../../envs/index.js';
 import { ActionSpaceRequiredError, createRandomPolicyProvider, NoValidActionError, spreadLogProb, UniformRandomPolicy, uniformReplyLogProb, type PolicyRequest } from '../../../envs/policy/index.js';
-import { decodeByteTokens } from '../../../processors/samples/tokenizer.js';
+import { decodeByteTokens } from '../../../tokenizer/contract.js';
 import type { PolicyVersionEvent } from '../../../schemas/index.js';
 
 const request = (seed: number, validActions: string[], maxActionsPerTurn: number): PolicyRequest => ({

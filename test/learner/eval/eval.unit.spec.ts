@@ -17,7 +17,7 @@ import { evaluateBundle } from '../../../learner/eval/compare.js';
 import { evalEnvironment } from '../../../learner/eval/run-environment.js';
 import { evaluate, type EvalResult } from '../../../learner/eval/evaluate.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from '../../../learner/policy/bundle.js';
-import { TOKENIZER_NAME } from '../../../learner/tokenizer/index.js';
+import { TOKENIZER_NAME } from '../../../tokenizer/index.js';
 
 const TINY = { width: 16, layers: 1, heads: 2, contextLength: 128 };
 const KS = [1, 2, 4, 8];

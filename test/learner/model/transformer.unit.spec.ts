@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
 import { buildModelConfig, type PolicyModelConfig } from '../../../learner/model/config.js';
-import { SpecialToken } from '../../../learner/tokenizer/index.js';
+import { SpecialToken } from '../../../tokenizer/index.js';
 import { ReplyHead, TransformerModel } from '../../../learner/model/transformer.js';
 import { initialValues } from '../../../learner/model/init.js';
 import { Rng } from '../../../envs/random.js';

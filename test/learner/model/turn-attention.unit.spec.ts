@@ -6,7 +6,7 @@ import { selectBackend } from '../../../learner/backend.js';
 import { buildModelConfig, GRID_EMBEDDINGS, GRID_NEIGHBOURS, parameterCount } from '../../../learner/model/config.js';
 import { initialValues } from '../../../learner/model/init.js';
 import { currentTurnStart, gridNeighbourIds, gridPositions, ReplyHead, TransformerModel, turnAttentionBias } from '../../../learner/model/transformer.js';
-import { SpecialToken } from '../../../learner/tokenizer/index.js';
+import { SpecialToken } from '../../../tokenizer/index.js';
 import { buildBatch, splitTurnRows, type TrainingBatch } from '../../../learner/train/batch.js';
 import { createPolicyBundle, disposeBundle, policyOf } from '../../../learner/policy/bundle.js';
 import { contextIds } from '../../../learner/policy/context.js';

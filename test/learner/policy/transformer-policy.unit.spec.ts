@@ -6,7 +6,7 @@ import { selectBackend } from '../../../learner/backend.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from '../../../learner/policy/bundle.js';
 import { contextIds } from '../../../learner/policy/context.js';
 import { buildBatch } from '../../../learner/train/batch.js';
-import { SpecialToken } from '../../../learner/tokenizer/index.js';
+import { SpecialToken } from '../../../tokenizer/index.js';
 import { formatReply } from '../../../envs/actions.js';
 import { createEnv } from '../../../envs/registry.js';
 import type { HistoryEntry, PolicyReply, PolicyRequest } from '../../../envs/policy/policy.js';

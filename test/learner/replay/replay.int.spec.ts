@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig, topicName, type TrajflowConfig } from '../../../core/config.js';
-import { startSink } from '../../../analytics/sink/sink.js';
+import { startSink } from '../../../storage/sink/sink.js';
 import { runEpisode } from '../../../envs/actors/episode.js';
 import { createEnv } from '../../../envs/registry.js';
 import { applyMigrations } from '../../../infra/clickhouse/migrations.js';

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../core/errors.js';
-import { eventRows } from '../../../analytics/sink/rows.js';
+import { eventRows } from '../../../storage/sink/rows.js';
 import { REPLAY_ESTIMATOR_PREFIX as LEARNER_PREFIX } from '../../../learner/loop/learner.js';
 import { parseReplayArgs } from '../../../learner/replay/command.js';
 import { REPLAY_ESTIMATOR_PREFIX } from '../../../learner/replay/marker.js';
@@ -13,7 +13,7 @@ import { trajectoryFromSteps } from '../../../processors/assembly/open-episode.j
 import { batchProcessor } from '../../../processors/pipeline/process-batch.js';
 import { sampleIdOf } from '../../../processors/samples/index.js';
 import type { StepEvent, TrajectoryEvent } from '../../../schemas/index.js';
-import { makeStep } from '../../fixtures/events.js';
+import { makeStep } from '../../../bench/load/events.js';
 
 const RUN = 'run-replay-unit';
 

@@ -1,6 +1,6 @@
 // Step events for the assembly tests: realistic fixture steps with the identity fields set by hand.
 import type { StepEvent } from '../../../schemas/index.js';
-import { makeStep } from '../../fixtures/events.js';
+import { makeStep } from '../../../bench/load/events.js';
 
 export interface StepSpec {
   readonly episode: string;

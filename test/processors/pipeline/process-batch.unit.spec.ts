@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { trajectoryFromSteps } from '../../../processors/assembly/index.js';
 import { batchProcessor } from '../../../processors/pipeline/process-batch.js';
 import { validateEvent } from '../../../schemas/index.js';
-import { episodeSteps } from '../../helpers/episodes.js';
+import { episodeSteps } from '../../../bench/load/episodes.js';
 
 const group = (groupId: string, rewards: number[]) => ({
   groupId,

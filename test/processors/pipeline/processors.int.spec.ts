@@ -11,13 +11,13 @@ import { ensureTopics } from '../../../infra/topics.js';
 import { startProcessors } from '../../../processors/pipeline/processor.js';
 import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../../streams/index.js';
 import type { TrainingSampleEvent } from '../../../schemas/index.js';
-import { episodeSteps, groupSteps } from '../../helpers/episodes.js';
+import { episodeSteps, groupSteps } from '../../../bench/load/episodes.js';
 
 const episodesOf = (runId: string, groupId: string, episodes: number[]) =>
   episodes.flatMap((episode) => episodeSteps({ runId, groupId, groupSize: 4, episode, length: 3, finalReward: episode % 2 }));
 import { uniqueName, waitFor } from '../../helpers/kafka.js';
 import { testProcessing } from '../helpers/processing.js';
-import { retryRetriable } from '../../../infra/kafka/retry.js';
+import { retryRetriable } from '../../../streams/retry.js';
 
 let backbone: Backbone;
 before(async () => {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { superviseProcessors, type Restartable } from '../../../processors/pipeline/supervise.js';
-import { TransactionFailedError } from '../../../processors/pipeline/transactional-emitter.js';
+import { TransactionFailedError } from '../../../processors/exactly-once/transactional-emitter.js';
 
 function pipelines(outcomes: readonly ('ok' | 'txn' | 'other')[]) {
   const closed: number[] = [];

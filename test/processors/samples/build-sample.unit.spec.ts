@@ -12,7 +12,7 @@ import {
   type BuildSampleOptions,
   type Tokenizer,
 } from '../../../processors/samples/index.js';
-import { sampleEvents } from '../../fixtures/events.js';
+import { sampleEvents } from '../../../bench/load/events.js';
 
 const T0 = 1_764_400_000_000;
 

@@ -13,7 +13,7 @@ import { trajectoryFromSteps } from '../../../processors/assembly/open-episode.j
 import { buildSample, type SampleAdvantages } from '../../../processors/samples/build-sample.js';
 import { PlannedSample, planSample } from '../../../processors/samples/planned-sample.js';
 import { PlannedSampleWriter } from '../../../processors/samples/write-planned-sample.js';
-import { makeStep } from '../../fixtures/events.js';
+import { makeStep } from '../../../bench/load/events.js';
 
 const codec = new EventCodec(SchemaRegistry.fromSchemasDir());
 const reader = WireStepReader.of(codec)!;

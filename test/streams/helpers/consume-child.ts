@@ -5,7 +5,7 @@
 // mode SIGTERM closes it gracefully (commit, leave the group, exit 0).
 import { loadConfig } from '../../../core/config.js';
 import { connectBackbone, createEventConsumer, shutdownOnSignals } from '../../../streams/index.js';
-import { retryRetriable } from '../../../infra/kafka/retry.js';
+import { retryRetriable } from '../../../streams/retry.js';
 
 const [topic, groupId, expectedText, ackText, mode] = process.argv.slice(2);
 if (!topic || !groupId || !expectedText || !ackText || (mode !== 'hang' && mode !== 'signals')) {

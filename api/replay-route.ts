@@ -1,0 +1,74 @@
+// POST /v1/replay starts an off-policy replay (learner/replay: selected trajectories → samples marked
+// 'replay:' for the run's learner) and answers 202 with its id at once; GET /v1/replays/:replayId gives
+// its state and, when done, the report. Body: { "selection": {...}, "processing"?: {...} } with the
+// fields of `trajflow replay` (learner/replay/select.ts, run-replay.ts), checked there: a bad field is a
+// 400 naming it. A write: it needs a token whenever tokens are configured.
+import express, { type Router } from 'express';
+import { randomUUID } from 'node:crypto';
+import { ConfigError } from '../core/errors.js';
+import { buildReplayProcessing, type ReplayProcessingInput, type ReplayReport } from '../learner/replay/run-replay.js';
+import { buildSelection, type ReplaySelectionInput } from '../learner/replay/select.js';
+import { bearerAuth } from './auth.js';
+import type { DashboardConfig } from './config.js';
+import { methodNotAllowed, type Logger } from './error-handler.js';
+import { HttpProblem, problemTypes } from '../core/problem.js';
+
+/** Runs a replay (services.ts binds it to the backbone). */
+export type ReplayStarter = (selection: ReplaySelectionInput, processing: ReplayProcessingInput, replayId: string) => Promise<ReplayReport>;
+
+interface ReplayState {
+  readonly replayId: string;
+  status: 'running' | 'done' | 'failed';
+  readonly startedAtMs: number;
+  report?: ReplayReport;
+  error?: string;
+}
+
+const MAX_KEPT = 100;
+
+export function replayRouter(deps: { config: DashboardConfig; replay?: ReplayStarter; log: Logger }): Router {
+  const router = express.Router();
+  const states = new Map<string, ReplayState>();
+  const writeAuth = bearerAuth(deps.config.tokens, deps.config.tokens.length > 0);
+  router.post('/v1/replay', writeAuth, express.json({ limit: '64kb' }), (req, res) => {
+    if (!deps.replay) throw new HttpProblem(problemTypes.kafkaUnavailable, 'this server has no Kafka producer for replays');
+    const body = req.body as { selection?: unknown; processing?: unknown } | undefined;
+    if (typeof body !== 'object' || body === null || typeof body.selection !== 'object' || body.selection === null) {
+      throw new HttpProblem(problemTypes.invalidBody, 'send {"selection": {"runId": "…", …}, "processing"?: {…}}', { field: 'selection' });
+    }
+    const unknown = Object.keys(body).filter((k) => k !== 'selection' && k !== 'processing');
+    if (unknown.length > 0) throw new HttpProblem(problemTypes.invalidBody, `unknown field ${unknown[0]}`, { field: unknown[0]! });
+    const replayId = `http-${randomUUID().slice(0, 12)}`;
+    const processing = { ...((body.processing ?? {}) as ReplayProcessingInput), replayId };
+    // Checked here, before anything starts, so a bad field is a 400 that names it.
+    try {
+      buildSelection(body.selection as ReplaySelectionInput);
+      buildReplayProcessing(processing);
+    } catch (error) {
+      if (error instanceof ConfigError) throw new HttpProblem(problemTypes.invalidBody, error.message);
+      throw error;
+    }
+    const state: ReplayState = { replayId, status: 'running', startedAtMs: Date.now() };
+    states.set(replayId, state);
+    while (states.size > MAX_KEPT) states.delete(states.keys().next().value!);
+    void deps.replay(body.selection as ReplaySelectionInput, processing, replayId).then(
+      (report) => {
+        state.status = 'done';
+        state.report = report;
+      },
+      (error: unknown) => {
+        state.status = 'failed';
+        state.error = error instanceof ConfigError ? error.message : 'the replay failed (see the server log)';
+        if (!(error instanceof ConfigError)) deps.log(`POST /v1/replay ${replayId} failed`, error);
+      },
+    );
+    res.status(202).location(`/v1/replays/${replayId}`).json({ replayId, status: state.status });
+  });
+  router.all('/v1/replay', methodNotAllowed(['POST']));
+  router.get('/v1/replays/:replayId', writeAuth, (req, res) => {
+    const state = states.get(String(req.params.replayId ?? ''));
+    if (!state) throw new HttpProblem(problemTypes.notFound, `no replay ${req.params.replayId} on this server`);
+    res.set('Cache-Control', 'no-store').json(state);
+  });
+  return router;
+}

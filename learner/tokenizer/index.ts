@@ -1,2 +1,0 @@
-export * from './tokenizer.js';
-export { splitPieces } from './pieces.js';

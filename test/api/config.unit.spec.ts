@@ -1,0 +1,72 @@
+// The API config: defaults, environment, overrides, and a ConfigError that says how to fix each bad value.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError } from '../../core/errors.js';
+import { checkExposure, defaultDashboardConfig, isLoopback, loadDashboardConfig } from '../../api/config.js';
+
+const TOKEN = 'a'.repeat(32);
+
+test('with nothing set, the defaults: loopback, port 18080, no tokens, 1 MiB bodies', () => {
+  assert.deepEqual(loadDashboardConfig({}, {}), defaultDashboardConfig);
+  assert.equal(defaultDashboardConfig.host, '127.0.0.1');
+  assert.equal(defaultDashboardConfig.maxBodyBytes, 1024 * 1024);
+});
+
+test('the environment sets every field; overrides win over it', () => {
+  const env = {
+    TRAJFLOW_DASHBOARD_HOST: '0.0.0.0',
+    TRAJFLOW_DASHBOARD_PORT: '40000',
+    TRAJFLOW_DASHBOARD_TOKENS: `${TOKEN}, ${'b'.repeat(20)}`,
+    TRAJFLOW_DASHBOARD_MAX_BODY_BYTES: '2048',
+    TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST: '10',
+    TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND: '2.5',
+    TRAJFLOW_DASHBOARD_RATE_BURST: '20',
+    TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS: '500',
+  };
+  assert.deepEqual(loadDashboardConfig({}, env), {
+    host: '0.0.0.0',
+    port: 40000,
+    tokens: [TOKEN, 'b'.repeat(20)],
+    maxBodyBytes: 2048,
+    maxStepsPerRequest: 10,
+    rateLimit: { stepsPerSecond: 2.5, burst: 20 },
+    publishTimeoutMs: 500,
+  });
+  const overridden = loadDashboardConfig({ host: '127.0.0.1', port: 0, rateLimit: { burst: 30 } }, env);
+  assert.equal(overridden.host, '127.0.0.1');
+  assert.equal(overridden.port, 0);
+  assert.deepEqual(overridden.rateLimit, { stepsPerSecond: 2.5, burst: 30 });
+});
+
+test('a larger batch size raises the default burst with it', () => {
+  assert.equal(loadDashboardConfig({ maxStepsPerRequest: 5000 }, {}).rateLimit.burst, 5000);
+});
+
+const bad: Array<[string, Record<string, string>, RegExp]> = [
+  ['a port that is not a number', { TRAJFLOW_DASHBOARD_PORT: 'http' }, /TRAJFLOW_DASHBOARD_PORT='http' is not a number/],
+  ['a port out of range', { TRAJFLOW_DASHBOARD_PORT: '70000' }, /between 0 and 65535/],
+  ['a short token', { TRAJFLOW_DASHBOARD_TOKENS: 'secret' }, /at least 16 characters.*openssl rand/],
+  ['a token with a space', { TRAJFLOW_DASHBOARD_TOKENS: 'abcdefgh ijklmnopq' }, /token 1 is not usable/],
+  ['the same token twice', { TRAJFLOW_DASHBOARD_TOKENS: `${TOKEN},${TOKEN}` }, /same token twice/],
+  ['a tiny body limit', { TRAJFLOW_DASHBOARD_MAX_BODY_BYTES: '10' }, /between 1024 and/],
+  ['a zero rate', { TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND: '0' }, /rate above 0/],
+  ['a burst below the batch size', { TRAJFLOW_DASHBOARD_RATE_BURST: '10', TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST: '100' }, /could never pass the rate limit/],
+  ['a host with a path', { TRAJFLOW_DASHBOARD_HOST: 'example.com/x' }, /not a host name or IP address.*--host/],
+];
+
+for (const [what, env, message] of bad) {
+  test(`${what} is a ConfigError that says what to change`, () => {
+    assert.throws(() => loadDashboardConfig({}, env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+  });
+}
+
+test('loopback means 127.0.0.0/8, ::1 and localhost; nothing else', () => {
+  for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST']) assert.equal(isLoopback(host), true, host);
+  for (const host of ['0.0.0.0', '::', '10.0.0.1', 'example.com', '128.0.0.1', 'localhost.example.com']) assert.equal(isLoopback(host), false, host);
+});
+
+test('serving beyond loopback without a token is refused, with a message that says how to fix it', () => {
+  assert.throws(() => checkExposure({ host: '0.0.0.0', tokens: [] }), (error: unknown) => error instanceof ConfigError && /TRAJFLOW_DASHBOARD_TOKENS.*127\.0\.0\.1/.test(error.message));
+  assert.doesNotThrow(() => checkExposure({ host: '0.0.0.0', tokens: [TOKEN] }));
+  assert.doesNotThrow(() => checkExposure({ host: '127.0.0.1', tokens: [] }));
+});

@@ -1,0 +1,250 @@
+// Each detector on synthetic streams: a collapse at a known point fires at an exact update (or a tight
+// window), once; ten healthy noisy streams (seeds 1–10) raise nothing.
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ActionRepetitionDetector, crossInputRepetition } from '../../detectors/action-repetition.js';
+import { EntropyDetector, entropyConfig } from '../../detectors/entropy-collapse.js';
+import { GradNormSpikeDetector, gradNormSpikeConfig } from '../../detectors/grad-norm-spike.js';
+import { InvalidActionRiseDetector } from '../../detectors/invalid-action-rise.js';
+import { NonFiniteDetector } from '../../detectors/non-finite.js';
+import { PolicyShiftDetector, policyShiftConfig } from '../../detectors/policy-shift.js';
+import { ConfigError } from '../../core/errors.js';
+import { ResponseLengthDetector } from '../../detectors/response-length-collapse.js';
+import { RewardVarianceCliffDetector } from '../../detectors/reward-variance-cliff.js';
+import { TemplateCollapseDetector, inputDependence } from '../../detectors/template-collapse.js';
+import { runDetector, type DetectorAlert } from '../../detectors/types.js';
+import type { ActionPair } from '../../detectors/action-windows.js';
+import { SEEDS, gaussian, learnerPoints, rolloutBatches, trajectoriesOfVersion } from './synthetic.js';
+
+const N = 200;
+const at = (alerts: readonly DetectorAlert[]) => alerts.map((a) => a.at);
+const kinds = (alerts: readonly DetectorAlert[]) => alerts.map((a) => `${a.kind}@${a.at}`);
+const indexed = <P extends object>(points: readonly P[]) => points.map((p, i) => ({ at: i, ...p }));
+
+function windowPairs(version: number, seed: number, options: { template?: boolean; repeat?: boolean } = {}): ActionPair[] {
+  return trajectoriesOfVersion('run', version, seed, options).map((t) => ({ input: t.steps[0]!.stateKey!, action: t.steps[0]!.action, tokens: t.steps[0]!.actionTokenIds }));
+}
+
+describe('reward-variance cliff', () => {
+  test('in-group std falling to ~10% at batch 100 with the mean holding fires at batch 101, once, for every seed', () => {
+    for (const seed of SEEDS) {
+      const alerts = runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(N, seed, { cliffAt: 100 })));
+      assert.deepEqual(at(alerts), [101], `seed ${seed}`);
+      const [alert] = alerts;
+      assert.equal(alert!.kind, 'reward_variance_cliff');
+      assert.equal(alert!.severity, 'warning');
+      assert.ok(alert!.value < alert!.threshold);
+      assert.ok(Math.abs(alert!.evidence.baselineStd! - 0.45) < 0.03, `baseline ≈ 0.45, got ${alert!.evidence.baselineStd}`);
+    }
+  });
+
+  test('healthy noisy batches (10 seeds) raise nothing', () => {
+    for (const seed of SEEDS) assert.deepEqual(runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(N, seed))), [], `seed ${seed}`);
+  });
+
+  test('std and mean collapsing together is reward collapse, not the early warning: no alert', () => {
+    const batches = indexed(rolloutBatches(N, 1, { cliffAt: 100 }).map((b, i) => (i >= 100 ? { ...b, rewardMean: 0.05 } : b)));
+    assert.deepEqual(runDetector(new RewardVarianceCliffDetector(), batches), []);
+  });
+
+  test('groups agreeing because nearly every rollout succeeds is a solved task, not a cliff: no alert', () => {
+    const batches = indexed(rolloutBatches(N, 1, { cliffAt: 100 }).map((b, i) => ({ ...b, successRate: i >= 100 ? 0.98 : 0.5 })));
+    assert.deepEqual(runDetector(new RewardVarianceCliffDetector(), batches), []);
+    const unsolved = indexed(rolloutBatches(N, 1, { cliffAt: 100 }).map((b) => ({ ...b, successRate: 0.5 })));
+    assert.deepEqual(at(runDetector(new RewardVarianceCliffDetector(), unsolved)), [101]);
+  });
+
+  test('warm-up: nothing before minBaseline + recent − 1 = 10 batches; a cliff during it is reported at 10 if the median baseline is still healthy', () => {
+    // Cliff at 5: at batch 10 the baseline (batches 0–7) is 5 healthy, 3 low; its median is healthy.
+    assert.deepEqual(at(runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(30, 1, { cliffAt: 5 })))), [10]);
+    // Cliff at 2: the baseline is mostly low by the time it is long enough: a run that starts low never fires.
+    assert.deepEqual(runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(30, 1, { cliffAt: 2 }))), []);
+  });
+});
+
+describe('entropy', () => {
+  test('entropy dropping to a quarter at update 100 fires entropy_collapse at 101 only (a clean step is not erratic)', () => {
+    for (const seed of SEEDS) {
+      assert.deepEqual(kinds(runDetector(new EntropyDetector(), indexed(learnerPoints(N, seed, { entropyDropAt: 100 })))), ['entropy_collapse@101'], `seed ${seed}`);
+    }
+  });
+
+  test('entropy swinging ±40% from update 100 fires entropy_erratic within 101–106, once', () => {
+    for (const seed of SEEDS) {
+      const alerts = runDetector(new EntropyDetector(), indexed(learnerPoints(N, seed, { erraticAt: 100 })));
+      assert.deepEqual(alerts.map((a) => a.kind), ['entropy_erratic'], `seed ${seed}`);
+      assert.ok(alerts[0]!.at >= 101 && alerts[0]!.at <= 106, `seed ${seed}: fired at ${alerts[0]!.at}`);
+    }
+  });
+
+  test('healthy slowly decaying noisy entropy (10 seeds) raises nothing', () => {
+    for (const seed of SEEDS) assert.deepEqual(runDetector(new EntropyDetector(), indexed(learnerPoints(N, seed))), [], `seed ${seed}`);
+  });
+
+  test('the early level is the mean of the first earlyUpdates values', () => {
+    const detector = new EntropyDetector(entropyConfig({ earlyUpdates: 3 }));
+    for (const [i, entropy] of [2, 1, 3, 0.1].entries()) detector.observe({ at: i, entropy });
+    assert.equal(detector.earlyLevel, 2);
+  });
+});
+
+describe('gradient-norm spike', () => {
+  test('an 8× norm at update 150 fires at 150 exactly, for every seed', () => {
+    for (const seed of SEEDS) {
+      const alerts = runDetector(new GradNormSpikeDetector(), indexed(learnerPoints(N, seed, { spikeAt: 150 })));
+      assert.deepEqual(at(alerts), [150], `seed ${seed}`);
+      assert.equal(alerts[0]!.severity, 'critical');
+      assert.ok(alerts[0]!.evidence.z! > 7);
+    }
+  });
+
+  test('healthy log-normal norms with a drift (10 seeds) raise nothing', () => {
+    for (const seed of SEEDS) assert.deepEqual(runDetector(new GradNormSpikeDetector(), indexed(learnerPoints(N, seed))), [], `seed ${seed}`);
+  });
+
+  test('nothing during the warm-up, however large', () => {
+    const points = Array.from({ length: 30 }, (_, i) => ({ at: i, gradNorm: i === 10 ? 100 : 1 + 0.01 * (i % 3) }));
+    assert.deepEqual(runDetector(new GradNormSpikeDetector(), points), []);
+  });
+
+  test('linear mode follows z = (x − median) / (1.4826 · MAD)', () => {
+    // Previous 20 norms alternate 0.9 and 1.1: median 1.0, MAD 0.1, scale 0.14826; 2.1 gives z ≈ 7.42.
+    const points = [...Array.from({ length: 20 }, (_, i) => ({ at: i, gradNorm: i % 2 === 0 ? 0.9 : 1.1 })), { at: 20, gradNorm: 2.1 }];
+    const [alert] = runDetector(new GradNormSpikeDetector(gradNormSpikeConfig({ logScale: false, minRelativeScale: 0 })), points);
+    assert.ok(alert);
+    assert.ok(Math.abs(alert.evidence.z! - 1.1 / 0.14826) < 1e-9);
+    assert.ok(Math.abs(alert.threshold - (1 + 7 * 0.14826)) < 1e-9);
+  });
+
+  test('one alert per episode: a spike lasting several updates fires once; a new spike after the cooldown fires again', () => {
+    const base = learnerPoints(N, 3);
+    const points = indexed(base.map((p, i) => ({ gradNorm: (i >= 100 && i < 104) || i === 140 ? p.gradNorm * 10 : p.gradNorm })));
+    assert.deepEqual(at(runDetector(new GradNormSpikeDetector(), points)), [100, 140]);
+  });
+});
+
+describe('policy-shift spike (PPO-KL of one update)', () => {
+  // The PPO-KL of each update in `bench collapse` seed 1 (FrozenLake, 8 maps, lr 1e-2; README "A real
+  // collapse"), iterations 0–39. The default threshold was chosen from these four runs: they are the
+  // detector's training data, not an out-of-sample test.
+  const grpo = [0.039, 0.013, 0.019, 0.029, 0.182, 0.069, 0.017, 0.024, 0.038, 0.024, 0.022, 0.017, 0.032, 0.056, 0.047, 0.038, 0.09, 1.784, 0.371, 0.282, 0.022, 0.006, 0.002, 0.065, 1.69, 0.001, 0.017, 4.633, 3.535, 1.308, 0.036, 0.117, 0.381, 0.087, 0.195, 0.287, 0.026, 0.058, 0.214, 0.008];
+  const starpoS = [0.06, -0.005, 0.084, 0.135, 0.024, 0.098, 0.16, 0.042, 0.045, 0.013, 0.007, 0.014, 0.117, 0.027, 0.036, 0.029, 0.046, 0.031, 0.002, 0.013, 0.036, 0.068, 0.045, 0.026, 0.02, 0.055, 0.02, 0.031, 0.006, -0.01, 0.027, 0.044, 0.011, 0.011, 0.051, 0.031, -0.002, 0.005, 0.039, 0.075];
+  const grpoStem = [0.04, 0.02, 0.008, 0.008, 0.02, 0.079, 0.046, 0.027, 0.103, 0.048, 0.075, 0.049, 0.123, 0.011, 0.017, 0.048, 0.014, 0.091, 0.055, 0.017, 0.009, 0.01, 0.033, 0.028, 0.046, 0, 0.03, 0.004, 0.008, 0.019, 0.009, 0.011, 0.014, 0.001, 0.023, 0.19, 0.753, 0.456, 0.011, 0.096];
+  const starpoSStem = [0.043, 0.019, 0.045, 0.069, 0.01, 0.007, 0.442, 0.082, 0.34, 0.143, 0.097, 0.266, 0.007, 0, 0, 0, 0, 0, 0.34, 2.937, 0, 0, 0, 0, 0, 0, 0, 0, 0.036, 0.14, 0.074, 0.121, -0.001, 0.018, 0.008, 0.074, 0.099, 0.197, 1.05, 3.18];
+  const run = (kls: readonly number[]) => at(runDetector(new PolicyShiftDetector(), kls.map((ppoKl, i) => ({ at: i, ppoKl }))));
+
+  test('bench collapse, seed 1: fires on the update before each fall, quiet on the runs that held', () => {
+    assert.deepEqual(run(grpo), [17]); // success rose to its peak at 21–23 and fell at 28; 24, 27, 28 are the same episode
+    assert.deepEqual(run(starpoS), []);
+    assert.deepEqual(run(grpoStem), []); // 0.75 at 36 while success climbed to 0.62
+    assert.deepEqual(run(starpoSStem), [19, 38]); // success 0.25 → 0.12 at 20
+  });
+
+  test('healthy updates (10 seeds, log-normal around 0.03 with rare 0.4) raise nothing; a 2-nat update at 120 fires at 120', () => {
+    for (const seed of SEEDS) {
+      const noise = gaussian(seed);
+      const kls = Array.from({ length: N }, (_, i) => (i % 37 === 5 ? 0.4 : 0.03 * Math.exp(0.8 * noise())));
+      assert.deepEqual(run(kls), [], `seed ${seed}`);
+      assert.deepEqual(run(kls.map((kl, i) => (i === 120 ? 2 : kl))), [120], `seed ${seed}`);
+    }
+  });
+
+  test('the alert says by how much, non-finite values are left to the nan detector, and the config is checked', () => {
+    const [alert] = runDetector(new PolicyShiftDetector(policyShiftConfig({ maxKl: 0.2, clearKl: 0.1 })), [0.05, Number.NaN, 0.3].map((ppoKl, i) => ({ at: i, ppoKl })));
+    assert.equal(alert?.at, 2);
+    assert.equal(alert?.threshold, 0.2);
+    assert.match(alert!.message, /moved the policy 0\.3 nats/);
+    assert.throws(() => policyShiftConfig({ clearKl: 2 }), (e: unknown) => e instanceof ConfigError && /clearKl/.test(e.message));
+    assert.throws(() => policyShiftConfig({ maxKl: 0 }), ConfigError);
+  });
+});
+
+describe('response length and invalid actions', () => {
+  test('generated tokens per sample falling to a quarter at update 120 fires within 121–122', () => {
+    for (const seed of SEEDS) {
+      const alerts = runDetector(new ResponseLengthDetector(), indexed(learnerPoints(N, seed, { lengthDropAt: 120 })));
+      assert.equal(alerts.length, 1, `seed ${seed}`);
+      assert.ok(alerts[0]!.at === 121 || alerts[0]!.at === 122, `seed ${seed}: fired at ${alerts[0]!.at}`);
+    }
+  });
+
+  test('invalid-action rate rising 0.05 → 0.4 at batch 120 fires at 121', () => {
+    for (const seed of SEEDS) {
+      assert.deepEqual(at(runDetector(new InvalidActionRiseDetector(), indexed(rolloutBatches(N, seed, { invalidAt: 120 })))), [121], `seed ${seed}`);
+    }
+  });
+
+  test('healthy lengths and rates (10 seeds) raise nothing', () => {
+    for (const seed of SEEDS) {
+      assert.deepEqual(runDetector(new ResponseLengthDetector(), indexed(learnerPoints(N, seed))), [], `seed ${seed}`);
+      assert.deepEqual(runDetector(new InvalidActionRiseDetector(), indexed(rolloutBatches(N, seed))), [], `seed ${seed}`);
+    }
+  });
+
+  test('cooldown: a rise that clears and returns within 20 batches of the alert stays silent; one after that fires', () => {
+    const rate = (i: number) => ((i >= 40 && i < 50) || (i >= 55 && i < 60) || i >= 120 ? 0.5 : 0.05);
+    const points = Array.from({ length: 150 }, (_, i) => ({ at: i, invalidActionRate: rate(i) }));
+    assert.deepEqual(at(runDetector(new InvalidActionRiseDetector(), points)), [41, 121]);
+  });
+});
+
+describe('non-finite metrics', () => {
+  test('NaN fires once per episode, critical; a recurrence within the cooldown is silent', () => {
+    const bad = new Set([30, 31, 32, 35, 50]);
+    const points = Array.from({ length: 60 }, (_, i) => ({ at: i, values: { totalLoss: bad.has(i) ? Number.NaN : 0.1, gradNormPreClip: i === 31 ? Infinity : 1 } }));
+    const alerts = runDetector(new NonFiniteDetector(), points);
+    assert.deepEqual(at(alerts), [30, 50]);
+    assert.equal(alerts[0]!.kind, 'nan');
+    assert.equal(alerts[0]!.severity, 'critical');
+    assert.ok(Number.isNaN(alerts[0]!.evidence.totalLoss));
+  });
+});
+
+describe('template collapse and repetition (trajectory windows)', () => {
+  test('the MI proxy: state-dependent tokens give I/H(X) ≈ 0.5, a state-independent template ≈ 0', () => {
+    const healthy = inputDependence(windowPairs(0, 1));
+    const template = inputDependence(windowPairs(0, 1, { template: true }));
+    assert.equal(healthy.inputs, 8);
+    assert.ok(healthy.dependence > 0.4, `healthy ${healthy.dependence}`);
+    assert.ok(Math.abs(template.dependence) < 0.05, `template ${template.dependence}`);
+    // The template is as varied as before: token entropy stays high, so entropy alone would not see it.
+    assert.ok(template.tokenEntropy > 0.9 * Math.log(60), `token entropy ${template.tokenEntropy}`);
+  });
+
+  test('template output from window 10 fires template_collapse at 11 (confirm = 2 windows), for every seed', () => {
+    for (const seed of SEEDS) {
+      const detector = new TemplateCollapseDetector();
+      const alerts = Array.from({ length: 20 }, (_, v) => detector.observe({ at: v, pairs: windowPairs(v, seed, { template: v >= 10 }) })).flat();
+      assert.deepEqual(kinds(alerts), ['template_collapse@11'], `seed ${seed}`);
+    }
+  });
+
+  test('the same three answers for every state from window 12 fires action_repetition at 13', () => {
+    for (const seed of SEEDS) {
+      const detector = new ActionRepetitionDetector();
+      const alerts = Array.from({ length: 20 }, (_, v) => detector.observe({ at: v, pairs: windowPairs(v, seed, { repeat: v >= 12 }) })).flat();
+      assert.deepEqual(kinds(alerts), ['action_repetition@13'], `seed ${seed}`);
+    }
+  });
+
+  test('healthy windows (10 seeds) raise nothing', () => {
+    for (const seed of SEEDS) {
+      const template = new TemplateCollapseDetector();
+      const repetition = new ActionRepetitionDetector();
+      for (let v = 0; v < 30; v++) {
+        const point = { at: v, pairs: windowPairs(v, seed) };
+        assert.deepEqual([...template.observe(point), ...repetition.observe(point)], [], `seed ${seed} window ${v}`);
+      }
+    }
+  });
+
+  test('cross-input repetition counts a step when its action text appears under another input', () => {
+    const pairs = [
+      { input: 'a', action: 'x', tokens: [] },
+      { input: 'b', action: 'x', tokens: [] },
+      { input: 'a', action: 'y', tokens: [] },
+      { input: 'a', action: 'y', tokens: [] },
+    ];
+    assert.deepEqual(crossInputRepetition(pairs), { rate: 0.5, distinctActions: 2 });
+  });
+});

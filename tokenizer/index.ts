@@ -1,0 +1,2 @@
+export * from './word-pieces.js';
+export { splitPieces } from './pieces.js';
