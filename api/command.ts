@@ -98,7 +98,7 @@ export async function dashboardCommand(args: string[]): Promise<number> {
   return 0;
 }
 
-/** The entry for cli/main.ts' command table. */
+/** The entry for bin/main.ts' command table. */
 export const dashboardCommandEntry: Command = {
   summary: 'serve the HTTP API: step ingest, health, runs and their metrics, lag, live events',
   usage: dashboardUsage,

@@ -16,7 +16,7 @@ if (process.env.TRAJFLOW_RELAUNCHED && process.channel) {
 }
 const { register } = await import('tsx/esm/api');
 register();
-const { main } = await import('../cli/main.ts');
+const { main } = await import('./main.ts');
 // Exit explicitly: a command that failed may leave a client or timer open (e.g. a consumer whose
 // pipeline stopped), and a failed part must end so a supervisor (trajflow train, systemd) sees it.
 process.exit(await main(args));

@@ -14,16 +14,10 @@
 // These functions use avsc 5.7 internals: Tap {buf, pos, readLong, skipLong, readString, skipString},
 // the _read/_skip/_write protocol, and Resolver._readerType.
 import { readStringCached } from './avro-strings.js';
+import type { Tap } from './tap.js';
 
-export interface Tap {
-  buf: Buffer;
-  pos: number;
-  readLong(): number;
-  skipLong(): void;
-  writeLong(n: number): void;
-  readString(): string;
-  skipString(): void;
-}
+export type { Tap } from './tap.js';
+
 
 export interface Item {
   _read(tap: Tap): unknown;

@@ -10,7 +10,7 @@
 // map keys ...), and a native utf8Slice call costs several times more than comparing a few bytes in
 // JS. So short strings go through a small direct-mapped cache keyed by their bytes: a hit returns the
 // string decoded earlier from the same bytes (strings are immutable, so sharing is invisible).
-import type { Tap } from './avro-arrays.js';
+import type { Tap } from './tap.js';
 
 interface StringTap extends Tap {
   writeString(s: string): void;

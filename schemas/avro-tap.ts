@@ -3,8 +3,10 @@
 // do not splice with the schema's own avsc types through a Tap, so those bytes are exactly what the codec
 // reads and writes.
 import { createRequire } from 'node:module';
-import type { Tap } from './avro-arrays.js';
 import type { SchemaEntry } from './registry.js';
+import type { Tap } from './tap.js';
+
+export type { Tap } from './tap.js';
 
 export interface WritableTap extends Tap {
   isValid(): boolean;

@@ -4,10 +4,16 @@
 // choices (RAGEN adds a per-instance counter to the seed for the same reason).
 import type { Environment } from '../contract.js';
 import { createEnv } from '../registry.js';
-import type { ActorsConfig } from './config.js';
+import type { EnvName } from '../registry.js';
+
+/** What a rollout's environment is built from (the actors' config has these fields). */
+export interface RolloutEnvConfig {
+  readonly envName: EnvName;
+  readonly envOptions: Readonly<Record<string, unknown>>;
+}
 
 /** The environment options of rollout `rollout` (Bandit: rewardSeedOffset shifted by it). */
-export function rolloutEnvOptions(config: Pick<ActorsConfig, 'envName' | 'envOptions'>, rollout: number): Record<string, unknown> {
+export function rolloutEnvOptions(config: RolloutEnvConfig, rollout: number): Record<string, unknown> {
   if (config.envName === 'Bandit') {
     const base = config.envOptions.rewardSeedOffset;
     // A bad value is passed on unchanged, so Bandit's own check reports it.
@@ -17,6 +23,6 @@ export function rolloutEnvOptions(config: Pick<ActorsConfig, 'envName' | 'envOpt
   return { ...config.envOptions };
 }
 
-export function createRolloutEnv(config: Pick<ActorsConfig, 'envName' | 'envOptions'>, rollout: number): Environment {
+export function createRolloutEnv(config: RolloutEnvConfig, rollout: number): Environment {
   return createEnv(config.envName, rolloutEnvOptions(config, rollout));
 }

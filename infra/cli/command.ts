@@ -1,4 +1,4 @@
-// What every `trajflow <command>` module exports: the table in cli/main.ts loads these lazily, and each
+// What every `trajflow <command>` module exports: the table in bin/main.ts loads these lazily, and each
 // part (envs, processors, learner, storage, api) defines its own without depending on the table.
 export interface Command {
   readonly summary: string;

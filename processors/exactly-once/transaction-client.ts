@@ -59,7 +59,7 @@ export class TransactionClient {
       holdCommits: options.holdCommits === true,
     };
     this.hold = options.holdCommits ? { held: false, release: () => void this.request({ kind: 'release-commits', id: this.nextId++ }).catch(() => undefined) } : null;
-    this.worker = new Worker(new URL('./transaction-worker.mjs', import.meta.url), { workerData: data });
+    this.worker = new Worker(new URL('./transaction-worker-entry.mjs', import.meta.url), { workerData: data });
     this.worker.on('message', (reply: WorkerReply) => this.receive(reply));
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', (code) => {

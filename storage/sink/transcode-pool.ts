@@ -35,7 +35,7 @@ export class TranscodePool {
     data: TranscodeWorkerData,
     private readonly handlers: TranscodePoolHandlers,
   ) {
-    this.worker = new Worker(new URL('./transcode-worker.mjs', import.meta.url), { workerData: data });
+    this.worker = new Worker(new URL('./transcode-worker-entry.mjs', import.meta.url), { workerData: data });
     this.worker.on('message', (reply: TranscodeReply) => this.receive(reply));
     this.worker.on('error', (error) => this.fail(error));
     this.worker.on('exit', (code) => {

@@ -9,7 +9,7 @@ import { createPolicyBundle, disposeBundle } from '../../learner/policy/bundle.j
 import { Rng } from '../../envs/random.js';
 import { supervisedTask } from '../../bench/supervised-states.js';
 import { crossEntropyStep, oneStepAccuracy, trainSupervised } from '../../bench/supervised-train.js';
-import { main } from '../../cli/main.js';
+import { main } from '../../bin/main.js';
 
 await selectBackend('wasm');
 

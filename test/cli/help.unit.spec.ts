@@ -2,7 +2,7 @@
 // bad flag value exits 2 with a message that says what to pass.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { main } from '../../cli/main.js';
+import { main } from '../../bin/main.js';
 
 async function capture(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   const out: string[] = [];

@@ -17,7 +17,7 @@ const commands: Record<string, () => Promise<Command>> = {
   replay: async () => (await import('../learner/replay/command.js')).replayCommand,
   eval: async () => (await import('../learner/eval/command.js')).evalCommand,
   evaluator: async () => (await import('../learner/eval/evaluator-command.js')).evaluatorCommand,
-  train: async () => (await import('./train/command.js')).trainCommand,
+  train: async () => (await import('../cli/train/command.js')).trainCommand,
   learner: async () => (await import('../learner/command.js')).learnerCommand,
   dashboard: async () => (await import('../api/command.js')).dashboardCommandEntry,
 };

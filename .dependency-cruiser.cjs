@@ -1,0 +1,59 @@
+// The layer order (docs/design/layers.md): every import points down this list, never up, and nothing in it
+// imports test/. Folders on one line are peers: they may import each other where a rule below allows it,
+// never in a cycle. `npm test` runs `npm run deps` (depcruise with these rules) and fails on a violation.
+const LAYERS = [
+  ['core'],
+  ['schemas', 'tokenizer'],
+  ['streams'],
+  ['infra'],
+  ['envs', 'processors', 'learner', 'storage', 'detectors'],
+  ['api', 'web'],
+  ['cli'],
+  ['bench'],
+  ['bin'], // the entry: the command table (bin/main.ts) loads every command, bench included
+];
+
+const folder = (names) => `^(${names.join('|')})/`;
+
+const againstTheOrder = LAYERS.slice(0, -1).map((layer, i) => ({
+  name: `layer-${layer.join('-')}`,
+  comment: `${layer.join(', ')} sit below ${LAYERS.slice(i + 1).flat().join(', ')}: they must not import them`,
+  severity: 'error',
+  from: { path: folder(layer) },
+  to: { path: folder(LAYERS.slice(i + 1).flat()) },
+}));
+
+/** Peers of the domain layer: which of them each may use. */
+const peers = [
+  { from: 'processors', may: [], why: 'the processors are stream logic over events: they know no environment, model or store' },
+  { from: 'storage', may: [], why: 'storage writes and reads ClickHouse; the parts that use it import it, not the other way' },
+  { from: 'envs', may: ['learner/policy/'], why: 'environments know nothing of training; only the actors sample from the learner\'s policy' },
+  { from: 'detectors', may: ['storage/'], why: 'the collapse detectors read the stored history through the read model' },
+  { from: 'learner', may: ['envs/', 'processors/', 'storage/'], why: 'the learner evaluates on envs, replays through the processors\' core and reads stored trajectories' },
+];
+const DOMAIN = ['envs', 'processors', 'learner', 'storage', 'detectors'];
+const peerRules = peers.map(({ from, may, why }) => ({
+  name: `peers-${from}`,
+  comment: why,
+  severity: 'error',
+  from: { path: `^${from}/` },
+  to: { path: folder(DOMAIN.filter((d) => d !== from)), ...(may.length > 0 ? { pathNot: `^(${may.join('|')})` } : {}) },
+}));
+
+module.exports = {
+  forbidden: [
+    { name: 'no-circular', comment: 'a cycle makes two modules one: split them or move what they share down a layer', severity: 'error', from: {}, to: { circular: true } },
+    { name: 'no-test-in-production', comment: 'production code must not import test/ (fixtures a bench needs live in bench/load)', severity: 'error', from: { pathNot: '^test/' }, to: { path: '^test/' } },
+    { name: 'not-to-unresolvable', severity: 'error', from: {}, to: { couldNotResolve: true } },
+    ...againstTheOrder,
+    ...peerRules,
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: ['node_modules', '^web/static/'] },
+    // tsx and assemblyscript publish subpaths through package.json "exports" conditions.
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};
