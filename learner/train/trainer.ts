@@ -1,44 +1,30 @@
 // One learner update on a batch: optional proximal/reference log-probs (no gradient), then `epochs`
 // passes of `minibatches` optimizer steps, each: PPO loss → gradients → total norm before clipping →
-// skip when not finite → clip to gradClip → Adam. Metrics come back as plain numbers; every tensor made
-// here is freed (tf.memory().numTensors stays flat across updates, see the leak test).
+// skip when not finite → clip to gradClip → Adam. Which rows each step takes is minibatch-plan.ts's; the
+// decisions on numbers (stop early, skip, clip scale) and the metrics are update-tally.ts's; this file does the
+// tensor work, in that order. Metrics come back as plain numbers; every tensor made here is freed
+// (tf.memory().numTensors stays flat across updates, see the leak test).
 import * as tf from '@tensorflow/tfjs-core';
 import { entropyFromLogits, policyLoss, type PolicyLossConfig } from '../loss/index.js';
 import { targetLogProbs } from '../model/ops.js';
 import type { ReplyHead, TransformerModel } from '../model/transformer.js';
-import { minibatchRows, shuffledRows, splitTurnRows, type TrainingBatch } from './batch.js';
+import { splitTurnRows, type TrainingBatch } from './batch.js';
 import { learningRateAt, type OptimizerConfig } from './config.js';
+import { minibatchPlan } from './minibatch-plan.js';
+import { clipScale, UpdateTally, type MinibatchValues, type UpdateMetrics } from './update-tally.js';
 
-export interface UpdateMetrics {
-  readonly loss: number;
-  readonly pgLoss: number;
-  readonly entropy: number;
-  readonly kl: number;
-  /** The KL and entropy terms as they entered the loss: klCoeff·kl and −entropyCoeff·entropy. */
-  readonly klLoss: number;
-  readonly entropyLoss: number;
-  readonly ppoKl: number;
-  readonly clipFracHigh: number;
-  readonly clipFracLow: number;
-  readonly clipFracDual: number;
-  /** Total gradient norm before clipping (max over the update's optimizer steps). */
-  readonly gradNorm: number;
-  readonly learningRate: number;
-  readonly optimizerSteps: number;
-  /** Optimizer steps skipped because the gradient norm was not finite. */
-  readonly skippedSteps: number;
-  /** 1 when the update stopped early on optimizer.targetKl (the PPO-KL of the step it stopped at in klAtStop), else 0. */
-  readonly klEarlyStop: number;
-  readonly klAtStop: number;
-  readonly lossTokens: number;
-  readonly tokens: number;
-  readonly samples: number;
-  /** Importance weights (recompute mode / replay): mean, max, and how many were truncated at the cap. */
-  readonly importanceWeightMean: number;
-  readonly importanceWeightMax: number;
-  readonly truncatedWeights: number;
-  readonly durationMs: number;
-}
+export type { UpdateMetrics } from './update-tally.js';
+
+/** The tensors of one update, one row per batch row: inputs, ratio anchor, importance weights, reference log-probs. */
+type UpdateTensors = {
+  readonly ids: tf.Tensor2D;
+  readonly targets: tf.Tensor2D;
+  readonly mask: tf.Tensor2D;
+  readonly advantages: tf.Tensor2D;
+  readonly oldLogp: tf.Tensor2D;
+  readonly isWeights: tf.Tensor2D | undefined;
+  readonly refLogp: tf.Tensor2D | undefined;
+};
 
 export interface TrainerOptions {
   readonly model: TransformerModel;
@@ -84,24 +70,37 @@ export class PolicyTrainer {
   /** One update on `batch`. `recompute` forces the decoupled objective (replayed samples). */
   update(input: TrainingBatch, options: { recompute?: boolean } = {}): UpdateMetrics {
     const started = performance.now();
-    const { model, head, optimizer: o, loss: lossConfig, reference } = this.options;
-    const batch = this.turnRows ? splitTurnRows(input, model.config.contextLength) : input;
-    if (batch.time > model.config.contextLength) {
-      throw new RangeError(`batch rows of ${batch.time} positions exceed the model's contextLength ${model.config.contextLength}: build the batch with buildBatch(…, { turnRows: trainer.turnRows })`);
-    }
+    const { optimizer: o, loss: lossConfig } = this.options;
+    const batch = this.rowsOf(input);
     const learningRate = learningRateAt(o, this.updates);
     (this.adam as unknown as { learningRate: number }).learningRate = learningRate;
-    const shape: [number, number] = [batch.rows, batch.time];
-    const recompute = options.recompute === true || o.proximal === 'recompute';
-    const sums = { loss: 0, pgLoss: 0, entropy: 0, kl: 0, ppoKl: 0, clipFracHigh: 0, clipFracLow: 0, clipFracDual: 0 };
-    let gradNorm = 0;
-    let steps = 0;
-    let skipped = 0;
-    let klAtStop = 0;
-    let weightStats = { mean: 1, max: 1, truncated: 0 };
+    const tally = new UpdateTally();
+    const full = this.updateTensors(batch, options.recompute === true || o.proximal === 'recompute', tally);
+    try {
+      this.runEpochs(batch, full, tally);
+    } finally {
+      tf.dispose(tensorsOf(full));
+    }
+    this.updates++;
+    const { klCoeff, entropyCoeff } = lossConfig;
+    return tally.metrics({ learningRate, klCoeff, entropyCoeff, lossTokens: batch.lossTokens, tokens: input.tokens, samples: input.rows, durationMs: performance.now() - started });
+  }
 
-    // Constants of the whole update: ratio anchor, importance weights, reference log-probs.
-    const full = tf.tidy(() => {
+  /** The batch as the update trains it: one row per turn when turnRows. Its rows must fit the model's context. */
+  private rowsOf(input: TrainingBatch): TrainingBatch {
+    const { contextLength } = this.options.model.config;
+    const batch = this.turnRows ? splitTurnRows(input, contextLength) : input;
+    if (batch.time > contextLength) {
+      throw new RangeError(`batch rows of ${batch.time} positions exceed the model's contextLength ${contextLength}: build the batch with buildBatch(…, { turnRows: trainer.turnRows })`);
+    }
+    return batch;
+  }
+
+  /** The update's tensors, constants of the whole update (no gradient); the importance weights' statistics go to the tally. */
+  private updateTensors(batch: TrainingBatch, recompute: boolean, tally: UpdateTally): UpdateTensors {
+    const { model, reference, optimizer: o } = this.options;
+    const shape: [number, number] = [batch.rows, batch.time];
+    return tf.tidy(() => {
       const ids = tf.tensor2d(batch.ids, shape, 'int32');
       const targets = tf.tensor2d(batch.targets, shape, 'int32');
       const mask = tf.tensor2d(batch.mask, shape);
@@ -110,99 +109,78 @@ export class PolicyTrainer {
       let isWeights: tf.Tensor2D | undefined;
 
       if (recompute) {
+        // Decoupled objective: the ratio against the learner's own log-probs now, the behaviour policy as a truncated importance weight.
         oldLogp = tf.mul(this.tokenLogProbs(model, ids, targets).logp, mask) as tf.Tensor2D;
         const raw = tf.mul(tf.exp(tf.clipByValue(tf.sub(oldLogp, behaviour), -20, 20)), mask);
         isWeights = tf.minimum(raw, o.importanceCap) as tf.Tensor2D;
         const [sum, max, truncated] = [tf.sum(raw), tf.max(raw), tf.sum(tf.cast(tf.greater(raw, o.importanceCap), 'float32'))].map((t) => t.dataSync()[0]!) as [number, number, number];
-        weightStats = { mean: batch.lossTokens > 0 ? sum / batch.lossTokens : 1, max, truncated };
+        tally.importanceWeights(sum, max, truncated, batch.lossTokens);
       }
       const refLogp = reference ? (tf.mul(this.tokenLogProbs(reference, ids, targets).logp, mask) as tf.Tensor2D) : undefined;
       return { ids, targets, mask, advantages: tf.tensor2d(batch.advantages, shape), oldLogp, isWeights, refLogp };
     });
+  }
 
-    try {
-      update: for (let epoch = 0; epoch < o.epochs; epoch++) {
-        // Shuffled: this epoch's tensors with their rows in a seeded order, cut into consecutive minibatches.
-        const dealt = o.shuffleMinibatches && o.minibatches > 1 ? shuffled(full, shuffledRows(batch.rows, this.updates, epoch)) : full;
-        try {
-          for (const [from, to] of minibatchRows(batch.rows, o.minibatches)) {
-            const rows = (t: tf.Tensor2D | undefined) => (t ? tf.slice(t, [from, 0], [to - from, batch.time]) : undefined);
-            const kept: tf.Scalar[] = [];
-            const { value, grads } = tf.variableGrads(() => {
-              const ids = rows(dealt.ids)!;
-              const { logp, entropy } = this.tokenLogProbs(model, ids, rows(dealt.targets)!);
-              const out = policyLoss(
-                { logp, oldLogp: rows(dealt.oldLogp)!, advantages: rows(dealt.advantages)!, mask: rows(dealt.mask)!, isWeights: rows(dealt.isWeights), entropy, refLogp: rows(dealt.refLogp) },
-                lossConfig,
-              );
-              kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
-              return out.loss;
-            }, model.variables());
-            const values = [value, ...kept].map((t) => t.dataSync()[0]!);
-            tf.dispose([value, ...kept]);
-            const [loss, pgLoss, entropy, kl, ppoKl, high, low, dual] = values as [number, number, number, number, number, number, number, number];
-            if (o.targetKl !== null && ppoKl > 1.5 * o.targetKl) {
-              // SB3's rule: this minibatch already sees the policy too far from the behaviour one; no step, no more epochs.
-              klAtStop = ppoKl;
-              tf.dispose(Object.values(grads));
-              break update;
-            }
-            const norm = tf.tidy(() => Math.sqrt(tf.addN(Object.values(grads).map((g) => tf.sum(tf.square(g)))).dataSync()[0]!));
-            steps++;
-            gradNorm = Math.max(gradNorm, norm);
-            if (!Number.isFinite(norm)) {
-              skipped++;
-              tf.dispose(Object.values(grads));
-              continue;
-            }
-            const scale = Math.min(1, o.gradClip / (norm + 1e-6));
-            const clipped: tf.NamedTensorMap = tf.tidy(() => Object.fromEntries(Object.entries(grads).map(([name, g]) => [name, scale < 1 ? tf.mul(g, scale) : tf.clone(g)])));
-            tf.dispose(Object.values(grads));
-            this.adam.applyGradients(clipped as Parameters<tf.AdamOptimizer["applyGradients"]>[0]);
-            tf.dispose(Object.values(clipped));
-            sums.loss += loss;
-            sums.pgLoss += pgLoss;
-            sums.entropy += entropy;
-            sums.kl += kl;
-            sums.ppoKl += ppoKl;
-            sums.clipFracHigh += high;
-            sums.clipFracLow += low;
-            sums.clipFracDual += dual;
-          }
-        } finally {
-          if (dealt !== full) tf.dispose(tensorsOf(dealt));
+  /** The update's epochs, minibatch after minibatch (minibatch-plan.ts), until done or stopped early on the policy shift. */
+  private runEpochs(batch: TrainingBatch, full: UpdateTensors, tally: UpdateTally): void {
+    for (const epoch of minibatchPlan(batch.rows, this.options.optimizer, this.updates)) {
+      // Shuffled: this epoch's tensors with their rows in the seeded order, cut into consecutive minibatches.
+      const dealt = epoch.order ? shuffled(full, epoch.order) : full;
+      try {
+        for (const [from, to] of epoch.minibatches) {
+          if (!this.minibatchStep(dealt, from, to, batch.time, tally)) return;
         }
+      } finally {
+        if (dealt !== full) tf.dispose(tensorsOf(dealt));
       }
-    } finally {
-      tf.dispose(tensorsOf(full));
     }
-    this.updates++;
-    const done = Math.max(1, steps - skipped);
-    return {
-      loss: sums.loss / done,
-      pgLoss: sums.pgLoss / done,
-      entropy: sums.entropy / done,
-      kl: sums.kl / done,
-      klLoss: (lossConfig.klCoeff * sums.kl) / done,
-      entropyLoss: (-lossConfig.entropyCoeff * sums.entropy) / done,
-      ppoKl: sums.ppoKl / done,
-      clipFracHigh: sums.clipFracHigh / done,
-      clipFracLow: sums.clipFracLow / done,
-      clipFracDual: sums.clipFracDual / done,
-      gradNorm,
-      learningRate,
-      optimizerSteps: steps,
-      skippedSteps: skipped,
-      klEarlyStop: klAtStop > 0 ? 1 : 0,
-      klAtStop,
-      lossTokens: batch.lossTokens,
-      tokens: input.tokens,
-      samples: input.rows,
-      importanceWeightMean: weightStats.mean,
-      importanceWeightMax: weightStats.max,
-      truncatedWeights: weightStats.truncated,
-      durationMs: performance.now() - started,
-    };
+  }
+
+  /** One optimizer step on rows [from, to) of `dealt`: gradient, then stop, skip or clip and apply. False: the update stops here. */
+  private minibatchStep(dealt: UpdateTensors, from: number, to: number, time: number, tally: UpdateTally): boolean {
+    const o = this.options.optimizer;
+    const { values, grads } = this.minibatchGradient(dealt, from, to, time);
+    if (tally.stopsEarly(values.ppoKl, o.targetKl)) {
+      tf.dispose(Object.values(grads));
+      return false;
+    }
+    const norm = gradientNorm(grads);
+    if (!tally.step(norm)) {
+      tf.dispose(Object.values(grads));
+      return true;
+    }
+    this.applyClipped(grads, clipScale(norm, o.gradClip));
+    tally.add(values);
+    return true;
+  }
+
+  /** The PPO loss on rows [from, to) of `dealt`: its values read back as numbers, and its gradients (the caller frees them). */
+  private minibatchGradient(dealt: UpdateTensors, from: number, to: number, time: number): { values: MinibatchValues; grads: tf.NamedTensorMap } {
+    const { model, loss: lossConfig } = this.options;
+    const rows = (t: tf.Tensor2D | undefined) => (t ? tf.slice(t, [from, 0], [to - from, time]) : undefined);
+    const kept: tf.Scalar[] = [];
+    const { value, grads } = tf.variableGrads(() => {
+      const ids = rows(dealt.ids)!;
+      const { logp, entropy } = this.tokenLogProbs(model, ids, rows(dealt.targets)!);
+      const out = policyLoss(
+        { logp, oldLogp: rows(dealt.oldLogp)!, advantages: rows(dealt.advantages)!, mask: rows(dealt.mask)!, isWeights: rows(dealt.isWeights), entropy, refLogp: rows(dealt.refLogp) },
+        lossConfig,
+      );
+      kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
+      return out.loss;
+    }, model.variables());
+    const values = [value, ...kept].map((t) => t.dataSync()[0]!);
+    tf.dispose([value, ...kept]);
+    const [loss, pgLoss, entropy, kl, ppoKl, clipFracHigh, clipFracLow, clipFracDual] = values as [number, number, number, number, number, number, number, number];
+    return { values: { loss, pgLoss, entropy, kl, ppoKl, clipFracHigh, clipFracLow, clipFracDual }, grads };
+  }
+
+  /** One Adam step on the gradients scaled by `scale` (copied as they are at 1); frees the gradients. */
+  private applyClipped(grads: tf.NamedTensorMap, scale: number): void {
+    const clipped: tf.NamedTensorMap = tf.tidy(() => Object.fromEntries(Object.entries(grads).map(([name, g]) => [name, scale < 1 ? tf.mul(g, scale) : tf.clone(g)])));
+    tf.dispose(Object.values(grads));
+    this.adam.applyGradients(clipped as Parameters<tf.AdamOptimizer['applyGradients']>[0]);
+    tf.dispose(Object.values(clipped));
   }
 
   /** log π(target) and the entropy at every position, over the reply vocabulary, at the sampling temperature. */
@@ -215,6 +193,11 @@ export class PolicyTrainer {
   dispose(): void {
     this.adam.dispose();
   }
+}
+
+/** The total norm of a step's gradients (before clipping). */
+function gradientNorm(grads: tf.NamedTensorMap): number {
+  return tf.tidy(() => Math.sqrt(tf.addN(Object.values(grads).map((g) => tf.sum(tf.square(g)))).dataSync()[0]!));
 }
 
 /** Every tensor of `full` with its rows (axis 0) in `order`. */
