@@ -20,86 +20,29 @@
 // Batching (batcher.ts): per table, rows are buffered until `batchRows` rows or `flushIntervalMs` after the
 // first of them arrived; each table has at most `insertsInFlight` inserts at a time, and consumption goes on
 // meanwhile (bounded by maxInFlight), so the next batch is decoded while the previous one is inserted.
+//
+// This file is the shell: the consumer, the inserts, the worker, the timers. What to do comes from pure
+// parts beside it: settings.ts (options, defaults, which topic holds which event), decode-path.ts (an
+// event's rows, or its dead letter), stored-events.ts (which events an insert completed, i.e. may be
+// acknowledged), insert-retry.ts (what follows a failed insert), sink-stats.ts (the counters).
 import type { Subscription } from 'rxjs';
-import { topicName } from '../../core/config.js';
-import { ClickHouseError } from '../../infra/clickhouse/http.js';
-import { DecodeError, eventNames, type EventName } from '../../schemas/index.js';
+import type { EventName, EventTypes } from '../../schemas/index.js';
 import { eventDecoder, TopicConsumer, type Backbone, type Envelope } from '../../streams/index.js';
 import { Batcher } from './batcher.js';
-import { Inserter, type InsertBody, type SinkRow } from './inserter.js';
-import { eventRows, sinkTopics, type TableName } from './rows.js';
-import { StepChunks, TranscodedStep } from './step-transcoder.js';
-import { TranscodePool, type StepEnvelope } from './transcode-pool.js';
+import { decodeEvent } from './decode-path.js';
+import { Inserter, type InsertBody } from './inserter.js';
+import { afterFailedInsert, firstInsertAttempt } from './insert-retry.js';
+import type { RowOptions, TableName } from './rows.js';
+import { sinkSettings, type SinkOptions, type SinkSettings } from './settings.js';
+import { countFailedInsert, countInsert, newSinkStats, type SinkStats } from './sink-stats.js';
+import { StepChunks } from './step-transcoder.js';
+import { eventsStored, rowsOf, type SinkItem } from './stored-events.js';
+import { TranscodePool, type StepEnvelope, type TranscodePoolHandlers } from './transcode-pool.js';
 
-export interface SinkOptions {
-  /** Consumer group (default `<topic prefix>.sink`, so sinks of different prefixes never share a group). */
-  readonly groupId?: string;
-  /** Events to store (default: every event). */
-  readonly events?: readonly EventName[];
-  /**
-   * Rows per insert at most (default 20,000). ClickHouse's own work per row falls with larger inserts: each
-   * insert writes a part that background merges rewrite, and fewer, larger parts mean fewer merge levels.
-   * Measured on the steps table (2-core VM, 400,000 rows, merges included): ≈ 9–12 µs of ClickHouse CPU per
-   * row at 20,000 against ≈ 18–22 µs at 5,000.
-   */
-  readonly batchRows?: number;
-  /**
-   * A table's buffered rows are inserted at the latest this long after the first of them arrived (default
-   * 1,000: at 500 a sink storing 20–30k rows/s cut its inserts at ≈ 10,000 rows, and ClickHouse then spent
-   * twice the CPU per row — measured 14.6 µs against 7.4 µs for the same rows in 20,000-row inserts).
-   */
-  readonly flushIntervalMs?: number;
-  /** Inserts into one table at a time at most (default 2: one being stored while the next is sent). */
-  readonly insertsInFlight?: number;
-  /**
-   * Events held (delivered, not yet stored) at most; past that consumption pauses (default 3 × batchRows:
-   * a batch being stored, the next one sent, one filling).
-   */
-  readonly maxInFlight?: number;
-  /**
-   * Payload bytes held at most (default 256 MiB): what bounds memory when the events are large — a
-   * trajectory carries all its steps, so 60,000 of them would not fit where 60,000 steps do.
-   */
-  readonly maxInFlightBytes?: number;
-  /**
-   * Transcode steps on a worker thread (default false): the main thread then only reads Kafka, batches,
-   * inserts and acks while the worker walks the steps' Avro bytes into rows. It frees the main thread (its
-   * event-loop utilisation fell from 0.95 to 0.86–0.90) but costs ≈ 3–5 µs more CPU per row (the copies to
-   * and from the worker); on the 2-core VM, where the sink, ClickHouse and the broker already use both
-   * cores, it stored no more rows per second (README Benchmarks). For machines with cores to spare.
-   */
-  readonly transcodeWorker?: boolean;
-  /** Write the token arrays of samples to sample_tokens (default false: counts only). */
-  readonly includeSampleTokens?: boolean;
-  /** Backoff between failed inserts: from initial, doubling, capped at max (defaults 100 and 5,000 ms). */
-  readonly retryInitialMs?: number;
-  readonly retryMaxMs?: number;
-  /** One insert request's timeout (default 60 s). */
-  readonly insertTimeoutMs?: number;
-  /** How long a draining close waits for held events to be stored (default 15 s). */
-  readonly drainTimeoutMs?: number;
-  /** The consumer's group session timeout (default 30 s; a killed sink's partitions wait this long for a new member). */
-  readonly sessionTimeoutMs?: number;
-  /** ClickHouse endpoint and database (default: backbone.config.clickhouse). */
-  readonly clickhouse?: { readonly url: string; readonly database: string };
-  /** Called after every confirmed insert. */
-  readonly onInsert?: (table: TableName, rows: number, ms: number) => void;
-  /** Called on every failed insert attempt (it is retried). */
-  readonly onInsertError?: (table: TableName, error: Error, attempt: number) => void;
-}
+export { defaultMaxInFlight, SINK_DEFAULTS, type SinkOptions } from './settings.js';
+export type { SinkStats } from './sink-stats.js';
 
-export interface SinkStats {
-  /** Events received (including ones dead-lettered). */
-  events: number;
-  /** Events fully stored and acked. */
-  stored: number;
-  /** Payloads that could not be decoded, sent to the dead-letter topic. */
-  deadLettered: number;
-  inserts: number;
-  failedInserts: number;
-  rows: { [T in TableName]?: number };
-  lastError: string | null;
-}
+type EventEnvelope = Envelope<Buffer | null>;
 
 export interface SinkHandle {
   readonly stats: SinkStats;
@@ -113,245 +56,215 @@ export interface SinkHandle {
   close(options?: { drain?: boolean }): Promise<void>;
 }
 
-/** An event that became several rows: acked when the last of them is stored. */
-interface Pending {
-  remaining: number;
-  readonly envelope: Envelope<Buffer | null>;
-}
-
-/** A row to store (its table is the batcher's lane); `shared` when its event became several rows. */
-interface RowItem {
-  readonly row: SinkRow;
-  readonly envelope: Envelope<Buffer | null>;
-  readonly shared: Pending | null;
-}
-
-/** A transcoded step (nearly every row) is its own item: one event, one row, acked through its source. */
-type Item = RowItem | TranscodedStep<Envelope<Buffer | null>>;
-
-/** The sink's defaults (SinkOptions says why each), shared with the flags of `trajflow sink`. */
-export const SINK_DEFAULTS = { batchRows: 20_000, flushIntervalMs: 1000, insertsInFlight: 2, maxInFlightBytes: 256 * 2 ** 20 } as const;
-
-/** Events held by default: a batch being stored, the next one sent, one filling. */
-export const defaultMaxInFlight = (batchRows: number): number => 3 * batchRows;
-
 export async function startSink(backbone: Backbone, options: SinkOptions = {}): Promise<SinkHandle> {
-  const {
-    groupId = `${backbone.config.topicPrefix}.sink`,
-    events = eventNames,
-    batchRows = SINK_DEFAULTS.batchRows,
-    flushIntervalMs = SINK_DEFAULTS.flushIntervalMs,
-    insertsInFlight = SINK_DEFAULTS.insertsInFlight,
-    maxInFlight = defaultMaxInFlight(batchRows),
-    maxInFlightBytes = SINK_DEFAULTS.maxInFlightBytes,
-    includeSampleTokens = false,
-    transcodeWorker = false,
-    retryInitialMs = 100,
-    retryMaxMs = 5000,
-    insertTimeoutMs = 60_000,
-    drainTimeoutMs = 15_000,
-    clickhouse = backbone.config.clickhouse,
-  } = options;
-  if (!(batchRows >= 1)) throw new RangeError(`batchRows must be ≥ 1, got ${batchRows}`);
-  if (!(flushIntervalMs > 0)) throw new RangeError(`flushIntervalMs must be > 0, got ${flushIntervalMs}`);
-  if (!(insertsInFlight >= 1)) throw new RangeError(`insertsInFlight must be ≥ 1, got ${insertsInFlight}`);
+  const sink = new Sink(backbone, sinkSettings(backbone.config, options), options);
+  return { stats: sink.stats, consumer: sink.consumer, done: sink.done, close: (closeOptions) => sink.close(closeOptions) };
+}
 
-  const eventByTopic = new Map<string, EventName>(events.map((event) => [topicName(backbone.config, sinkTopics[event]), event]));
-  const decoders = new Map(events.map((event) => [event, eventDecoder(backbone.codec, event)]));
-  const stats: SinkStats = { events: 0, stored: 0, deadLettered: 0, inserts: 0, failedInserts: 0, rows: {}, lastError: null };
+/** One running sink: its consumer, inserter, batcher and transcoding worker, and how they hand events on. */
+class Sink {
+  readonly stats: SinkStats = newSinkStats();
+  readonly consumer: TopicConsumer<Buffer | null>;
+  readonly done: Promise<void>;
+  private resolveDone!: () => void;
+  private rejectDone!: (error: unknown) => void;
+  private readonly decoders: ReadonlyMap<EventName, (payload: Buffer | null) => EventTypes[EventName]>;
+  private readonly rowOptions: RowOptions;
+  private stopping = false;
+  private readonly stopController = new AbortController();
+  private readonly inserter: Inserter;
+  private readonly stepChunks: StepChunks;
+  private readonly batcher: Batcher<TableName, SinkItem>;
+  private readonly pool: TranscodePool | null;
+  /** Dead-letterings in progress: the sink completes after them. */
+  private readonly deadLettering = new Set<Promise<void>>();
+  private readonly subscription: Subscription;
+  private closing: Promise<void> | null = null;
 
-  // Raw payloads: decoding happens here, with the decoder of the topic's event, so a payload of the wrong
-  // kind is caught too ('wrong-event') and dead-lettered like undecodable bytes.
-  const consumer = new TopicConsumer<Buffer | null>(backbone.kafka, {
-    topics: [...eventByTopic.keys()],
-    groupId,
-    decode: (payload) => payload,
-    classify: () => undefined,
-    deadLetters: backbone.deadLetters,
-    maxInFlight,
-    maxInFlightBytes,
-    drainTimeoutMs,
-    ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
-  });
+  constructor(
+    private readonly backbone: Backbone,
+    private readonly settings: SinkSettings,
+    private readonly options: SinkOptions,
+  ) {
+    const { codec } = backbone;
+    this.done = new Promise<void>((resolve, reject) => {
+      this.resolveDone = resolve;
+      this.rejectDone = reject;
+    });
+    this.done.catch(() => undefined); // a caller that never awaits done still sees failures via close()
+    this.decoders = new Map(settings.events.map((event) => [event, eventDecoder(codec, event)]));
+    this.rowOptions = { includeSampleTokens: settings.includeSampleTokens };
+    this.consumer = sinkConsumer(backbone, settings);
+    const { url, database } = settings.clickhouse;
+    this.inserter = new Inserter(url, database, settings.insertTimeoutMs, this.stopController.signal, eventDecoder(codec, 'step'));
+    // Steps of the current schema that pass every check are written into RowBinary from their Avro bytes
+    // as they arrive, once the steps table's column types are known (step-transcoder.ts); anything else is
+    // decoded here, and an undecodable step dead-lettered.
+    const step = { header: codec.registry.current('step').header, maxEventBytes: codec.maxEventBytes };
+    this.stepChunks = new StepChunks(step.header, step.maxEventBytes);
+    if (settings.events.includes('step')) void this.inserter.prepare('steps');
+    this.batcher = new Batcher<TableName, SinkItem>({
+      maxRows: settings.batchRows,
+      maxDelayMs: settings.flushIntervalMs,
+      concurrency: settings.insertsInFlight,
+      flush: (table, items) => this.store(table, items),
+      onError: (error) => this.rejectDone(error),
+    });
+    // Steps declined by the worker take the decoding path here, like any other event.
+    const handlers: TranscodePoolHandlers = {
+      row: (row) => this.batcher.add('steps', row),
+      declined: (envelope) => this.declined(envelope),
+      error: (error) => this.fail(error),
+    };
+    this.pool = settings.transcodeWorker ? new TranscodePool(step, handlers) : null;
+    this.subscription = this.consume();
+  }
 
-  let stopping = false;
-  const stopController = new AbortController();
-  const inserter = new Inserter(clickhouse.url, clickhouse.database, insertTimeoutMs, stopController.signal, eventDecoder(backbone.codec, 'step'));
-  // Steps of the current schema that pass every check are written into RowBinary from their Avro bytes
-  // as they arrive, once the steps table's column types are known (step-transcoder.ts); anything else is
-  // decoded here, and an undecodable step dead-lettered.
-  const stepChunks = new StepChunks(backbone.codec.registry.current('step').header, backbone.codec.maxEventBytes);
-  if (events.includes('step')) void inserter.prepare('steps');
+  // A plain subscriber, not an operator chain: it runs for every event (an inner subscription per event
+  // cost ≈ 2 % of the sink). Dead-letterings in progress are awaited before the sink completes.
+  private consume(): Subscription {
+    const subscription: Subscription = this.consumer.events$.subscribe({
+      next: (envelope) => {
+        let routed: Promise<void> | undefined;
+        try {
+          routed = this.intake(envelope);
+        } catch (error) {
+          // A bug (not bad input): the sink stops, as an operator's error would have stopped the stream.
+          subscription.unsubscribe();
+          return this.fail(error);
+        }
+        this.track(routed);
+      },
+      complete: () => void this.completed(),
+      error: (error) => this.fail(error),
+    });
+    return subscription;
+  }
 
-  const ackRows = (items: readonly Item[]) => {
-    for (const item of items) {
-      if (item instanceof TranscodedStep) {
-        item.source.ack();
-        stats.stored++;
-      } else if (item.shared === null || --item.shared.remaining === 0) {
-        item.envelope.ack();
-        stats.stored++;
-      }
+  /** Hands the event's rows to the batcher, or returns the dead-lettering of an event that cannot be decoded. */
+  private intake(envelope: EventEnvelope): Promise<void> | undefined {
+    this.stats.events++;
+    const event = this.settings.eventByTopic.get(envelope.topic);
+    if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
+    if (event === 'step' && envelope.value !== null && this.inserter.transcodesSteps) {
+      if (this.pool?.submit(envelope as StepEnvelope)) return;
+      const row = this.stepChunks.transcode(envelope.value, envelope);
+      if (row) return void this.batcher.add('steps', row);
     }
-  };
+    return this.decodePath(event, envelope);
+  }
 
-  const insertWithRetry = async (table: TableName, items: Item[]): Promise<void> => {
-    const rows = items.map((item) => (item instanceof TranscodedStep ? item : item.row));
+  /** The decoding path: the event's rows to the batcher, or its dead letter routed (and then the event acknowledged). */
+  private decodePath(event: EventName, envelope: EventEnvelope): Promise<void> | undefined {
+    const decoded = decodeEvent(event, this.decoders.get(event)!, envelope, this.rowOptions);
+    if (decoded.items !== null) {
+      for (const item of decoded.items) this.batcher.add(item.table, item);
+      return undefined;
+    }
+    this.stats.deadLettered++;
+    return this.backbone.deadLetters.route(decoded.deadLetter).then(() => envelope.ack());
+  }
+
+  private declined(envelope: StepEnvelope): void {
+    try {
+      this.track(this.decodePath('step', envelope));
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** Inserts one batch, retrying while ClickHouse fails; acknowledges the events it completed. */
+  private async store(table: TableName, items: SinkItem[]): Promise<void> {
+    const rows = rowsOf(items);
     let body: InsertBody | null = null;
-    let delay = retryInitialMs;
-    for (let attempt = 1; ; attempt++) {
-      if (stopping) return; // not acked: it comes again after the restart
+    for (let attempt = firstInsertAttempt(this.settings.retryInitialMs); ; ) {
+      if (this.stopping) return; // not acked: it comes again after the restart
       const started = Date.now();
       try {
         // Encoding asks ClickHouse for the column types (once per table): it fails like an insert when
         // ClickHouse is down; anything else thrown there is a bug and stops the sink.
-        body ??= await inserter.encode(table, rows);
-        await inserter.insert(table, body);
+        body ??= await this.inserter.encode(table, rows);
+        await this.inserter.insert(table, body);
       } catch (error) {
-        if (!(error instanceof ClickHouseError)) throw error;
+        const next = afterFailedInsert(attempt, error, this.stopping, this.settings.retryMaxMs);
+        if (next.then === 'throw') throw error;
         body = null; // encoded again (with the column types asked again) at the next attempt
-        if (stopping) return;
-        stats.failedInserts++;
-        stats.lastError = (error as Error).message;
-        options.onInsertError?.(table, error as Error, attempt);
-        await sleep(delay, stopController.signal);
-        delay = Math.min(retryMaxMs, delay * 2);
+        if (next.then === 'give-up') return;
+        countFailedInsert(this.stats, error as Error);
+        this.options.onInsertError?.(table, error as Error, attempt.attempt);
+        await sleep(next.waitMs, this.stopController.signal);
+        attempt = next.next;
         continue;
       }
-      stats.inserts++;
-      stats.rows[table] = (stats.rows[table] ?? 0) + items.length;
-      options.onInsert?.(table, items.length, Date.now() - started);
-      ackRows(items);
+      countInsert(this.stats, table, items.length);
+      this.options.onInsert?.(table, items.length, Date.now() - started);
+      this.stats.stored += eventsStored(items, acknowledge);
       return;
     }
-  };
+  }
 
-  /** Hands the event's rows to the batcher, or returns the dead-lettering of an event that cannot be decoded. */
-  const intake = (envelope: Envelope<Buffer | null>): Promise<void> | undefined => {
-    stats.events++;
-    const event = eventByTopic.get(envelope.topic);
-    if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
-    if (event === 'step' && envelope.value !== null && inserter.transcodesSteps) {
-      if (pool?.submit(envelope as StepEnvelope)) return;
-      const row = stepChunks.transcode(envelope.value, envelope);
-      if (row) return void batcher.add('steps', row);
-    }
-    return decodeRows(event, envelope);
-  };
+  private fail(error: unknown): void {
+    void this.batcher.end();
+    this.rejectDone(error);
+  }
 
-  /** The decoding path: the event decoded and mapped to its rows, or dead-lettered. */
-  const decodeRows = (event: EventName, envelope: Envelope<Buffer | null>): Promise<void> | undefined => {
-    let rows;
-    try {
-      const value = decoders.get(event)!(envelope.value);
-      rows = eventRows(event, value, envelope, { includeSampleTokens });
-    } catch (error) {
-      if (!(error instanceof DecodeError)) throw error;
-      stats.deadLettered++;
-      return backbone.deadLetters
-        .route({
-          reason: error.reason,
-          detail: error.message,
-          sourceTopic: envelope.topic,
-          sourcePartition: envelope.partition,
-          sourceOffset: envelope.offset,
-          key: envelope.key,
-          payload: envelope.value,
-        })
-        .then(() => envelope.ack());
-    }
-    const shared: Pending | null = rows.length === 1 ? null : { remaining: rows.length, envelope };
-    for (const { table, row } of rows) batcher.add(table, { row, envelope, shared });
-    return undefined;
-  };
-
-  let resolveDone!: () => void;
-  let rejectDone!: (error: unknown) => void;
-  const done = new Promise<void>((resolve, reject) => {
-    resolveDone = resolve;
-    rejectDone = reject;
-  });
-  done.catch(() => undefined); // a caller that never awaits done still sees failures via close()
-
-  const batcher = new Batcher<TableName, Item>({
-    maxRows: batchRows,
-    maxDelayMs: flushIntervalMs,
-    concurrency: insertsInFlight,
-    flush: insertWithRetry,
-    onError: (error) => rejectDone(error),
-  });
-
-  // Steps declined by the worker take the decoding path here, like any other event.
-  const pool = transcodeWorker
-    ? new TranscodePool(
-        { header: backbone.codec.registry.current('step').header, maxEventBytes: backbone.codec.maxEventBytes },
-        {
-          row: (row) => batcher.add('steps', row),
-          declined: (envelope) => {
-            try {
-              track(decodeRows('step', envelope));
-            } catch (error) {
-              fail(error);
-            }
-          },
-          error: (error) => fail(error),
-        },
-      )
-    : null;
-
-  // A plain subscriber, not an operator chain: it runs for every event (an inner subscription per event
-  // cost ≈ 2 % of the sink). Dead-letterings in progress are awaited before the sink completes.
-  const deadLettering = new Set<Promise<void>>();
-  const fail = (error: unknown) => {
-    void batcher.end();
-    rejectDone(error);
-  };
   /** Keeps a dead-lettering in progress until it is done (the sink completes after it). */
-  const track = (routed: Promise<void> | undefined) => {
+  private track(routed: Promise<void> | undefined): void {
     if (routed === undefined) return;
-    const tracked: Promise<void> = routed.then(() => void deadLettering.delete(tracked), fail);
-    deadLettering.add(tracked);
-  };
-  const subscription: Subscription = consumer.events$.subscribe({
-    next: (envelope) => {
-      let routed: Promise<void> | undefined;
-      try {
-        routed = intake(envelope);
-      } catch (error) {
-        // A bug (not bad input): the sink stops, as an operator's error would have stopped the stream.
-        subscription.unsubscribe();
-        return fail(error);
-      }
-      track(routed);
-    },
-    // Steps still on the worker come back (and may be dead-lettered) before the batcher's last cut.
-    complete: () =>
-      void (pool?.idle() ?? Promise.resolve())
-        .then(() => Promise.all(deadLettering))
-        .then(() => batcher.end())
-        .then(() => resolveDone()),
-    error: fail,
-  });
+    const tracked: Promise<void> = routed.then(
+      () => void this.deadLettering.delete(tracked),
+      (error) => this.fail(error),
+    );
+    this.deadLettering.add(tracked);
+  }
 
-  let closing: Promise<void> | null = null;
-  const close = (closeOptions: { drain?: boolean } = {}): Promise<void> => {
-    closing ??= (async () => {
-      await consumer.close({ drain: closeOptions.drain ?? true });
-      // The consumer has committed what was stored; anything still buffered or retrying comes again.
-      stopping = true;
-      stopController.abort();
-      subscription.unsubscribe();
-      await batcher.end();
-      await pool?.close();
-      inserter.close();
-      resolveDone();
-      await done.catch(() => undefined);
-    })();
-    return closing;
-  };
+  /** The consumer completed: steps still on the worker come back (and may be dead-lettered) before the batcher's last cut. */
+  private async completed(): Promise<void> {
+    await this.pool?.idle();
+    await Promise.all(this.deadLettering);
+    await this.batcher.end();
+    this.resolveDone();
+  }
 
-  return { stats, consumer, done, close };
+  close(options: { drain?: boolean } = {}): Promise<void> {
+    this.closing ??= this.shutdown(options.drain ?? true);
+    return this.closing;
+  }
+
+  private async shutdown(drain: boolean): Promise<void> {
+    await this.consumer.close({ drain });
+    // The consumer has committed what was stored; anything still buffered or retrying comes again.
+    this.stopping = true;
+    this.stopController.abort();
+    this.subscription.unsubscribe();
+    await this.batcher.end();
+    await this.pool?.close();
+    this.inserter.close();
+    this.resolveDone();
+    await this.done.catch(() => undefined);
+  }
 }
+
+/**
+ * One consumer over every stored event's topic, consumer group `settings.groupId`. Raw payloads: decoding
+ * happens in the sink, with the decoder of the topic's event, so a payload of the wrong kind is caught too
+ * ('wrong-event') and dead-lettered like undecodable bytes.
+ */
+function sinkConsumer(backbone: Backbone, settings: SinkSettings): TopicConsumer<Buffer | null> {
+  return new TopicConsumer<Buffer | null>(backbone.kafka, {
+    topics: [...settings.eventByTopic.keys()],
+    groupId: settings.groupId,
+    decode: (payload) => payload,
+    classify: () => undefined,
+    deadLetters: backbone.deadLetters,
+    maxInFlight: settings.maxInFlight,
+    maxInFlightBytes: settings.maxInFlightBytes,
+    drainTimeoutMs: settings.drainTimeoutMs,
+    ...(settings.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: settings.sessionTimeoutMs }),
+  });
+}
+
+const acknowledge = (envelope: EventEnvelope): void => envelope.ack();
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
