@@ -1,6 +1,6 @@
 // The learner's two outgoing events: the metrics of one update, and the policy version it produced.
 import type { LearnerStepEvent, PolicyVersionEvent } from '../../schemas/index.js';
-import type { UpdateMetrics } from '../train/trainer.js';
+import type { UpdateMetrics } from '../train/update-tally.js';
 
 export interface BatchAccounting {
   readonly stalenessMean: number;
