@@ -15,6 +15,7 @@ import { consoleLogger, notFound, problemErrorHandler, type Logger } from './err
 import { eventsRouter, type EventStreamOptions } from './events-route.js';
 import { healthRouter, type HealthProbes } from './health-route.js';
 import { lagRouter, type LagSource } from './lag-route.js';
+import { openApiRouter } from './openapi.js';
 import type { AnalyticsStore } from '../storage/query/store.js';
 import { readRouter } from './read-routes.js';
 import { stepsRouter, type IngestStats } from './steps-route.js';
@@ -73,6 +74,7 @@ export function createApp(deps: ApiDeps): ApiApp {
   app.use(events.router);
   Object.defineProperty(app, 'openStreams', { value: () => events.open() });
   Object.defineProperty(app, 'closeStreams', { value: () => events.closeAll() });
+  app.use(openApiRouter());
   app.use(webRouter());
   deps.mount?.(app);
   app.use(notFound);
