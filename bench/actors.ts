@@ -16,6 +16,7 @@ import { createEnv, envNames, type EnvName } from '../envs/index.js';
 import { UniformRandomPolicy } from '../envs/policy/index.js';
 import { connectBackbone } from '../streams/index.js';
 import { fmt, option } from './args.js';
+import { emitResult } from './results-file.js';
 
 export interface ActorsBenchOptions {
   /** Steps to run per environment and mode (at least; whole episodes / groups). */
@@ -101,6 +102,6 @@ export async function runActorsBench(args: readonly string[]): Promise<number> {
   for (const r of results) {
     console.log(`${r.envName.padEnd(10)} raw env + random policy ${fmt(r.rawStepsPerSec).padStart(9)} steps/s | actors → Kafka ${fmt(r.actorStepsPerSec).padStart(7)} steps/s (${fmt(r.actorEpisodes)} episodes) | ratio ${r.ratio.toFixed(3)}`);
   }
-  if (args.includes('--json')) console.log(JSON.stringify({ bench: 'actors', machine, steps, groups, groupSize, results }));
+  emitResult(args, { bench: 'actors', machine, steps, groups, groupSize, results });
   return 0;
 }

@@ -26,6 +26,7 @@ import { CollapseEngine, type DetectorInput, type RaisedAlert } from '../detecto
 import type { EnvName } from '../envs/registry.js';
 import { ALGORITHMS } from './learning.js';
 import { defaultFallRule, findFall, leadTime, markerRow, rollingMean, sparkline, type AlertMark, type Fall, type LeadTime } from './collapse-analysis.js';
+import { emitResult } from './results-file.js';
 
 /**
  * The defaults: the configuration measured in the README — FrozenLake with 8 fixed maps, lr 1e-2 (10× the
@@ -98,7 +99,7 @@ export interface RunReport {
 
 export async function runCollapseBench(args: string[]): Promise<number> {
   const json = args.includes('--json');
-  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json'), FLAGS, COLLAPSE_USAGE);
+  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, COLLAPSE_USAGE);
   const env = (f['--env'] ?? D.env) as EnvName;
   const preset = TRAIN_PRESETS[env];
   if (!preset) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);
@@ -232,7 +233,7 @@ export async function runCollapseBench(args: string[]): Promise<number> {
   );
   console.log(`"fell": first iteration whose rolling mean (${defaultFallRule.window}) of train success is < ${defaultFallRule.ratio} × its running peak and ≥ ${defaultFallRule.minDrop} below it; lead = fall − first alert`);
   for (const report of reports) printReport(report);
-  if (json) console.log(JSON.stringify({ bench: 'collapse', machine, settings, fallRule: defaultFallRule, runs: reports }));
+  emitResult(args, { bench: 'collapse', machine, settings, fallRule: defaultFallRule, runs: reports });
   return 0;
 }
 

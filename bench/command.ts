@@ -12,6 +12,7 @@ import { measureSink } from './sink.js';
 import { SINK_DEFAULTS } from '../storage/sink/sink.js';
 import { fmt, option } from './args.js';
 import { median } from './median.js';
+import { emitResult } from './results-file.js';
 
 export const benchCommand: Command = {
   summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in README "Collapse detectors"), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
@@ -37,7 +38,7 @@ export const benchCommand: Command = {
     const codecLine = `codec (one core, ${codec.eventBytes.toFixed(0)}-byte step events): encode+decode ${fmt(codec.encodeDecode.median)} events/s median, ${fmt(codec.encodeDecode.best)} best; encode ${fmt(codec.encode.median)}/s, decode ${fmt(codec.decode.median)}/s`;
     if (what === 'codec') {
       console.log(codecLine);
-      if (json) console.log(JSON.stringify({ bench: 'codec', machine, codec }));
+      emitResult(args, { bench: 'codec', machine, codec });
       return 0;
     }
 
@@ -66,9 +67,7 @@ export const benchCommand: Command = {
       console.log(`trajflow encode→produce→Observable→decode: ${fmt(trajflow)} events/s (median)`);
       console.log(`ratio trajflow/raw: ${ratio.toFixed(2)} (median of per-round ratios; target ≥ 0.70)`);
       console.log(codecLine + ' (target ≥ 300,000)');
-      if (json) {
-        console.log(JSON.stringify({ bench: 'backbone', machine, events, rounds: results, rawEventsPerSec: raw, trajflowEventsPerSec: trajflow, ratio, codec }));
-      }
+      emitResult(args, { bench: 'backbone', machine, events, rounds: results, rawEventsPerSec: raw, trajflowEventsPerSec: trajflow, ratio, codec });
       return 0;
     } finally {
       await backbone.close();
@@ -122,7 +121,7 @@ async function benchProcessors(args: string[], json: boolean, machine: object, e
     console.log(
       `its ${count} transactions, p50 / p99 ms of each step: ${phase('begin', phases.beginMs)}, ${phase('sendBatch', phases.sendMs)}, ${phase('sendOffsets (the rest once the produce returned)', phases.offsetsMs)}, ${phase('commit', phases.commitMs)}; the hand-over to the producers' worker thread and back ${phase('', phases.handOffMs).trim()}`,
     );
-    if (json) console.log(JSON.stringify({ bench: 'processors', machine, groups, ...result }));
+    emitResult(args, { bench: 'processors', machine, groups, ...result });
     return 0;
   } finally {
     await backbone.close();
@@ -159,7 +158,7 @@ async function benchSink(args: string[]): Promise<number> {
       `CPU per row: sink process ${micros(result.sinkCpuMicrosPerRow)}, raw client ${micros(result.rawCpuMicrosPerRow)}, bare kafkajs reader ${micros(result.readCpuMicrosPerEvent)} (their clock windows); ` +
         `ClickHouse while the sink side ran ${micros(result.clickHouseMicrosPerRowSink)}, while the raw side ran ${micros(result.clickHouseMicrosPerRowRaw)} (whole side processes, merges included)`,
     );
-    if (args.includes('--json')) console.log(JSON.stringify({ bench: 'sink', machine, ...result }));
+    emitResult(args, { bench: 'sink', machine, ...result });
     return 0;
   } finally {
     await backbone.close();

@@ -30,6 +30,7 @@ import { Rng } from '../envs/random.js';
 import type { TrainingSampleEvent } from '../schemas/index.js';
 import { fmt, option } from './args.js';
 import { median } from './median.js';
+import { emitResult } from './results-file.js';
 
 /** One plain tf.matMul of [m, k]·[k, n], its operands kept for the run; `time()` is one timed repetition. */
 export class MatMulProbe {
@@ -356,10 +357,8 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
       effectiveOverSquare512: ratioSquare,
       sampling,
     };
-    if (json) {
-      console.log(JSON.stringify(result));
-      return 0;
-    }
+    emitResult(args, result);
+    if (json) return 0;
     const g = (x: number) => `${(x / 1e9).toFixed(2)} GFLOP/s`;
     console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; backend ${backend.description}`);
     console.log(`model: width ${width}, ${layers} layers, ${c.heads} heads, vocab ${c.vocabSize}, reply head ${bundle.head.size}`);

@@ -14,6 +14,7 @@ import { freePort } from '../infra/free-port.js';
 import { selectBackend } from '../learner/backend.js';
 import type { EnvName } from '../envs/registry.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
+import { emitResult } from './results-file.js';
 
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
 
@@ -110,7 +111,7 @@ export function stepsToReach(curve: readonly CurveEntry[], level: number): numbe
 
 export async function runRealPathBench(args: readonly string[]): Promise<number> {
   const json = args.includes('--json');
-  const f = parseFlagPairs(args.filter((a) => a !== '--json' && a !== 'learning'), REAL_FLAGS, REAL_USAGE);
+  const f = parseFlagPairs(args.filter((a) => a !== '--json' && a !== '--save' && a !== 'learning'), REAL_FLAGS, REAL_USAGE);
   const env = (f['--env'] ?? 'FrozenLake') as EnvName;
   if (!TRAIN_PRESETS[env]) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);
   const seeds = (f['--seeds'] ?? '1').split(',').map((s) => positiveInt('seeds', s, 1));
@@ -149,9 +150,9 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
       if (reach !== null && reachLocal !== null) console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach 0.9`);
     }
   }
-  if (json) console.log(JSON.stringify({ bench: 'learning', path: 'real', maxStaleness, machine, date: new Date().toISOString(), env, updates, evalEvery, evalTasks, results }));
+  emitResult(args, { bench: 'learning', path: 'real', maxStaleness, machine, env, updates, evalEvery, evalTasks, results }, `real-${env.toLowerCase()}-s${seeds.join('_')}-k${maxStaleness}`);
   return results.every((r) => r.real === null || r.real.exitCode === 0) ? 0 : 1;
 }
 
 const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process', '--real', '--max-staleness'] as const;
-const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 0] [--in-process on|off] [--real on|off] [--json]';
+const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 0] [--in-process on|off] [--real on|off] [--json] [--save]';

@@ -15,6 +15,7 @@ import { selectBackend } from '../learner/backend.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import type { ProcessingConfig } from '../processors/pipeline/process-batch.js';
 import type { EnvName } from '../envs/registry.js';
+import { emitResult } from './results-file.js';
 
 /** The algorithms of the comparison: estimator plus filters. */
 export const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'filters'>> = {
@@ -37,7 +38,7 @@ export async function runLearningBench(args: string[]): Promise<number> {
     return (await import('./learning-real.js')).runRealPathBench(args);
   }
   const json = args.includes('--json');
-  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json'), FLAGS, USAGE);
+  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, USAGE);
   const env = (f['--env'] ?? 'FrozenLake') as EnvName;
   const preset = TRAIN_PRESETS[env];
   if (!preset) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);
@@ -116,6 +117,6 @@ export async function runLearningBench(args: string[]): Promise<number> {
     const std = Math.sqrt(finals.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, finals.length - 1));
     console.log(`  ${algorithm.padEnd(9)} ${mean.toFixed(3)} ± ${std.toFixed(3)}   (seeds: ${finals.map((x) => x.toFixed(3)).join(', ')})`);
   }
-  if (json) console.log(JSON.stringify({ bench: 'learning', machine, env, envOptions, envSteps, groups, groupSize, optimizer, model, loss, estimatorOptions, random, results }));
+  emitResult(args, { bench: 'learning', path: 'in-process', machine, env, envOptions, envSteps, groups, groupSize, optimizer, model, loss, estimatorOptions, random, results }, `inprocess-${env.toLowerCase()}`);
   return 0;
 }

@@ -23,6 +23,7 @@ import { connectBackbone } from '../streams/index.js';
 import { fmt, option } from './args.js';
 import { DEAD_LETTERS, GROUP_SIZE, generate, deadLettersSql, layoutKey, planLayout, type Layout, type TableTiming } from './queries-data.js';
 import { median } from './median.js';
+import { emitResult } from './results-file.js';
 
 export const TARGET_MS = 1000;
 const META_TABLE = 'bench_queries_meta';
@@ -272,7 +273,7 @@ async function prepareAndTime(config: TrajflowConfig, clickhouseVersion: string,
 }
 
 const FLAGS_WITH_VALUE = new Set(['--rows', '--runs', '--repeat']);
-const FLAGS = new Set(['--keep', '--json']);
+const FLAGS = new Set(['--keep', '--json', '--save']);
 
 const pad = (text: string, width: number, right = false): string => (right ? text.padStart(width) : text.padEnd(width));
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
@@ -318,6 +319,6 @@ export async function runQueriesBench(args: string[]): Promise<number> {
   console.log(failed === 0 ? `all ${result.endpoints.length} endpoints under ${fmt(TARGET_MS)} ms` : `${failed} of ${result.endpoints.length} endpoints missed ${fmt(TARGET_MS)} ms`);
   for (const line of result.serverErrors) console.log(`server: ${line}`);
   if (args.includes('--keep')) console.log(`kept ${result.database}; a rerun with the same --rows and --runs reuses it`);
-  if (json) console.log(JSON.stringify({ bench: 'queries', machine, ...result }));
+  emitResult(args, { bench: 'queries', machine, ...result });
   return 0;
 }

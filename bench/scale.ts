@@ -14,6 +14,7 @@ import { connectBackbone, StepPublisher, type Backbone } from '../streams/index.
 import { groupSteps } from './load/episodes.js';
 import { fmt, option } from './args.js';
 import { PROCESSORS_NODE_FLAGS } from '../infra/node-flags.mjs';
+import { emitResult } from './results-file.js';
 
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
 const GROUP_SIZE = 8;
@@ -121,7 +122,7 @@ export async function runScaleBench(args: string[]): Promise<number> {
     }
     const ratio = results[2]!.stepsPerSecond / results[0]!.stepsPerSecond;
     console.log(`ratio 4 processes / 1 process: ${ratio.toFixed(2)}`);
-    if (json) console.log(JSON.stringify({ bench: 'scale', machine, partitions: PARTITIONS, groups, results, ratio4to1: ratio }));
+    emitResult(args, { bench: 'scale', machine, partitions: PARTITIONS, groups, results, ratio4to1: ratio });
     return results.every((r) => r.duplicates === 0 && r.missing === 0) ? 0 : 1;
   } finally {
     await backbone.close();

@@ -12,6 +12,7 @@ import { selectBackend } from '../learner/backend.js';
 import { MODEL_DEFAULTS } from '../learner/model/config.js';
 import { SUPERVISED_ENVS, supervisedTask, type SupervisedEnv } from './supervised-states.js';
 import { trainSupervised, type SupervisedPoint } from './supervised-train.js';
+import { emitResult } from './results-file.js';
 
 const FLAGS = ['--env', '--examples', '--eval-every', '--batch', '--lr', '--model', '--seed', '--eval-tasks'] as const;
 const USAGE =
@@ -32,7 +33,7 @@ const STATE_SEED_OFFSET = 6;
 
 export async function runSupervisedBench(args: string[]): Promise<number> {
   const json = args.includes('--json');
-  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json'), FLAGS, USAGE);
+  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, USAGE);
   const env = f['--env'] ?? 'FrozenLake';
   if (!(SUPERVISED_ENVS as readonly string[]).includes(env)) throw new ConfigError(`--env ${env}: bench supervised has BFS labels for ${SUPERVISED_ENVS.join(' and ')}`);
   const preset = TRAIN_PRESETS[env]!;
@@ -66,8 +67,6 @@ export async function runSupervisedBench(args: string[]): Promise<number> {
     const train = p.trainLoss === undefined ? '' : `  ${p.trainLoss.toFixed(3).padStart(10)}  ${p.trainAccuracy!.toFixed(3).padStart(9)}`;
     console.log(`  ${String(p.examples).padStart(8)}  ${p.greedySuccess.toFixed(3).padStart(6)}  ${p.stepAccuracy.toFixed(3).padStart(8)}${train}`);
   }
-  if (json) {
-    console.log(JSON.stringify({ bench: 'supervised', machine, env, envOptions, model, batch, learningRate, seed, examples, evalEvery, evalTasks, evalStates: EVAL_STATES, ...result }));
-  }
+  emitResult(args, { bench: 'supervised', machine, env, envOptions, model, batch, learningRate, seed, examples, evalEvery, evalTasks, evalStates: EVAL_STATES, ...result });
   return 0;
 }
