@@ -1,0 +1,118 @@
+// The processors' operator chain: step envelopes in; units of output handed to `emit` (output-units.ts);
+// each rollout batch's statistics out. No Kafka: the shell (processor.ts) feeds it the consumer's envelopes
+// and writes what it emits.
+//
+//   steps of an episode already written (marked) → acknowledged only, not assembled again;
+//   the rest, per consumer-group generation → trajectories → groups → rollout batches → per run:
+//   rewards, filters, advantages, samples (process-batch.ts) → one unit per group.
+// A rebalance starts a new generation: the operators' open episodes and groups are dropped (their steps come
+// again from the committed offsets) by restarting the chain for the new generation (perGeneration).
+import { filter, groupBy, map, mergeMap, switchMap, type Observable, type OperatorFunction } from 'rxjs';
+import {
+  assembleGroups,
+  assembleTrajectories,
+  createAssemblyStats,
+  createGroupAssemblyStats,
+  type AssemblyStats,
+  type GroupAssemblyStats,
+  type GroupDrop,
+  type TrajectoryGroup,
+} from '../assembly/index.js';
+import { rolloutBatches, type BatchKey } from '../assembly/rollout-batches.js';
+import type { EpisodeMarks } from '../exactly-once/episode-marks.js';
+import type { OutputUnit } from '../exactly-once/transactional-emitter.js';
+import type { BatchStats } from '../stats/batch-stats.js';
+import { acknowledgeOnly, episodesUnit, rolloutBatchUnits, type Member, type StepEnvelope } from './output-units.js';
+import type { BatchOutput, RawGroup } from './process-batch.js';
+import type { ProcessorsSettings } from './settings.js';
+
+export interface StepPipelineOptions {
+  readonly settings: Omit<ProcessorsSettings, 'flushIntervalMs' | 'writeAsQueued' | 'topics'>;
+  readonly processBatch: (groups: readonly RawGroup[]) => BatchOutput;
+  /** The episodes already written (by this process, or by any earlier owner of the partitions). */
+  readonly marks: Pick<EpisodeMarks, 'has'>;
+  /** Takes a unit to write; called synchronously, in the order the units are made. */
+  readonly emit: (unit: OutputUnit) => void;
+}
+
+export function stepPipeline(options: StepPipelineOptions): OperatorFunction<StepEnvelope, BatchStats> {
+  const { marks, emit } = options;
+  const stats = { assembly: createAssemblyStats(), groups: createGroupAssemblyStats() };
+  return (steps$) =>
+    steps$.pipe(
+      // Steps of episodes already turned into output (before a crash or on another instance): skip, acknowledge.
+      filter((envelope) => {
+        if (!marks.has(envelope.value.runId, envelope.value.episodeId)) return true;
+        emit(acknowledgeOnly(envelope.generation, envelope));
+        return false;
+      }),
+      perGeneration((generation) => generationPipeline(generation, options, stats)),
+    );
+}
+
+/** A fresh `pipelineOf(generation)` for each generation; the previous one is unsubscribed (its state dropped) when the next begins. */
+export function perGeneration<T extends { readonly generation: number }, R>(pipelineOf: (generation: number) => OperatorFunction<T, R>): OperatorFunction<T, R> {
+  return (source) =>
+    source.pipe(
+      groupBy((item) => item.generation),
+      switchMap((generation$) => generation$.pipe(pipelineOf(generation$.key))),
+    );
+}
+
+/** One generation's chain, from its steps to its rollout batches' statistics. */
+function generationPipeline(
+  generation: number,
+  { settings, processBatch, emit }: StepPipelineOptions,
+  stats: { readonly assembly: AssemblyStats; readonly groups: GroupAssemblyStats },
+): OperatorFunction<StepEnvelope, BatchStats> {
+  const { consumerGroupId, iterationIdleMs } = settings;
+  return (steps$: Observable<StepEnvelope>) =>
+    steps$.pipe(
+      assembleTrajectories<StepEnvelope>({
+        stepOf: (envelope) => envelope.value,
+        idleTimeoutMs: settings.idleTimeoutMs,
+        flushOnComplete: false,
+        stats: stats.assembly,
+        onDiscard: (envelope) => emit(acknowledgeOnly(generation, envelope)),
+      }),
+      assembleGroups<StepEnvelope>({
+        groupSize: settings.groupSize,
+        minGroupSize: settings.minGroupSize,
+        groupTimeoutMs: settings.groupTimeoutMs,
+        flushOnComplete: false,
+        stats: stats.groups,
+        onDrop: (drop: GroupDrop<Member>) => emit(episodesUnit(consumerGroupId, generation, drop.items, 'dropped')),
+      }),
+      rolloutBatches<TrajectoryGroup<Member>>({
+        windowMs: settings.batchWindowMs,
+        maxGroups: settings.maxBatchGroups,
+        keyOf: iterationKeyOf,
+        ...(iterationIdleMs === undefined ? {} : { iterationIdleMs }),
+      }),
+      // A rollout batch per run: filters and batch estimators never mix runs.
+      mergeMap((batch: TrajectoryGroup<Member>[]) => [...groupByRun(batch).values()]),
+      map((batch) => {
+        const result = processBatch(batch.map((g) => ({ groupId: g.groupId, trajectories: g.members.map((m) => m.trajectory) })));
+        for (const unit of rolloutBatchUnits(consumerGroupId, generation, batch, result)) emit(unit);
+        return result.stats;
+      }),
+    );
+}
+
+function groupByRun<G extends { readonly runId: string }>(groups: readonly G[]): Map<string, G[]> {
+  const runs = new Map<string, G[]>();
+  for (const group of groups) {
+    const list = runs.get(group.runId);
+    if (list) list.push(group);
+    else runs.set(group.runId, [group]);
+  }
+  return runs;
+}
+
+/** The group's iteration and the iteration's group count, when its trajectories name them (rollout-batches.ts). */
+function iterationKeyOf(group: TrajectoryGroup<Member>): BatchKey | null {
+  const { metrics } = group.members[0]!.trajectory;
+  const iteration = metrics.iteration;
+  const groups = metrics.batchGroups;
+  return iteration === undefined || groups === undefined ? null : { key: `${group.runId}\u0000${iteration}`, groups };
+}
