@@ -3,17 +3,22 @@
 // record it, beside the uniform-random policy on the same tasks; each result is an `evaluation` event on
 // <prefix>.evaluations (stored in ClickHouse, drawn on the run page, printed by `trajflow train`). A process
 // of its own, so the learner's updates never wait for it.
+//
+// When it evaluates is next-evaluation.ts's (pure), what it reports evaluation-event.ts's; this file reads the
+// versions, the checkpoints and the environment, and publishes.
 import { topicName } from '../../core/config.js';
-import { followPolicyVersions } from '../../envs/actors/policy-versions.js';
+import { followPolicyVersions, type PolicyVersionFollower } from '../../envs/actors/policy-versions.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 import type { EvaluationEvent, PolicyVersionEvent } from '../../schemas/index.js';
 import type { Backbone } from '../../streams/index.js';
 import { checkpointPath, readCheckpoint } from '../checkpoint/checkpoint.js';
 import { disposeBundle } from '../policy/bundle.js';
 import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
-import { evalEnvironment } from './run-environment.js';
 import { evaluateBundle } from './compare.js';
-import { isDue, type EvalSchedule } from './schedule.js';
+import { evaluationEvent, evaluationLine } from './evaluation-event.js';
+import { NextEvaluation } from './next-evaluation.js';
+import { evalEnvironment } from './run-environment.js';
+import type { EvalSchedule } from './schedule.js';
 
 export interface EvaluatorConfig extends EvalSchedule {
   readonly runId: string;
@@ -29,81 +34,96 @@ export interface EvaluatorRun {
   stop(): Promise<void>;
 }
 
-export async function startEvaluator(backbone: Backbone, config: EvaluatorConfig, options: { log?: (line: string) => void; onEvaluation?: (event: EvaluationEvent) => void } = {}): Promise<EvaluatorRun> {
+export interface EvaluatorOptions {
+  readonly log?: (line: string) => void;
+  readonly onEvaluation?: (event: EvaluationEvent) => void;
+}
+
+export async function startEvaluator(backbone: Backbone, config: EvaluatorConfig, options: EvaluatorOptions = {}): Promise<EvaluatorRun> {
   const log = options.log ?? ((line: string) => console.log(line));
   const seeds = EVAL_SEEDS.take(config.tasks);
-  let newest = null as PolicyVersionEvent | null;
-  let lastEvaluated: number | null = null;
-  let running = true;
-  let wake: () => void = () => {};
+  const next = new NextEvaluation<PolicyVersionEvent>(config);
+  const alarm = wakeableWait(1000);
   const follower = await followPolicyVersions(backbone.kafka, backbone.codec, {
     topic: topicName(backbone.config, 'policy.versions'),
     runId: config.runId,
     onVersion: (event) => {
-      if (!newest || event.version > newest.version) newest = event;
-      wake();
+      next.announced(event);
+      alarm.wake();
     },
   });
-
-  async function evaluateVersion(version: PolicyVersionEvent): Promise<EvaluationEvent> {
-    const started = performance.now();
-    const checkpoint = await readCheckpoint(checkpointPath(version.weightsUri), version.checksum);
-    const { envName, envOptions } = evalEnvironment(checkpoint.manifest, { envName: undefined, envOptions: undefined, otherEnv: false });
-    const bundle = bundleFromCheckpoint(checkpoint);
-    try {
-      const { policy, random } = await evaluateBundle(bundle, version.version, { envName, envOptions, seeds, samples: 0, ks: [], ...(config.maxBatch === undefined ? {} : { maxBatch: config.maxBatch }) });
-      return {
-        runId: config.runId,
-        policyVersion: version.version,
-        trainedIteration: version.metrics.iteration ?? -1,
-        envSteps: version.metrics.envSteps ?? -1,
-        envName,
-        envOptions: JSON.stringify(envOptions),
-        tasks: policy.tasks,
-        greedySuccess: policy.greedySuccess,
-        meanReward: policy.meanReward,
-        meanSteps: policy.meanSteps,
-        randomSuccess: random.success,
-        durationMs: performance.now() - started,
-        eventTimeMs: Date.now(),
-      };
-    } finally {
-      disposeBundle(bundle);
-    }
-  }
-
-  const done = (async () => {
-    try {
-      // The versions already on the topic first (a restarted run's): evaluate its newest, not version 0 on the way.
-      await Promise.race([follower.caughtUp, new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
-      while (running) {
-        const candidate: PolicyVersionEvent | null = newest;
-        if (!candidate || !isDue(candidate.version, lastEvaluated, config)) {
-          await new Promise<void>((resolve) => {
-            wake = resolve;
-            setTimeout(resolve, 1000);
-          });
-          continue;
-        }
-        const event = await evaluateVersion(candidate);
-        await backbone.producer.send(topicName(backbone.config, 'evaluations'), 'evaluation', event, config.runId);
-        lastEvaluated = candidate.version;
-        const steps = event.envSteps >= 0 ? `, ${event.envSteps} env steps` : '';
-        log(`evaluator: v${event.policyVersion} held-out ${event.greedySuccess.toFixed(3)} (random ${event.randomSuccess.toFixed(3)}, ${event.tasks} tasks${steps}, ${(event.durationMs / 1000).toFixed(1)} s)`);
-        options.onEvaluation?.(event);
-        if (candidate.version === config.finalVersion) break;
-      }
-    } finally {
-      await follower.close();
-    }
-  })();
+  let running = true;
+  const done = evaluateUntilDone({ backbone, config, seeds, log, onEvaluation: options.onEvaluation, follower, next, wait: alarm.wait, running: () => running });
   done.catch(() => undefined);
   return {
     done,
     async stop() {
       running = false;
-      wake();
+      alarm.wake();
       await done.catch(() => undefined);
     },
+  };
+}
+
+interface EvaluatorLoop {
+  readonly backbone: Backbone;
+  readonly config: EvaluatorConfig;
+  readonly seeds: readonly number[];
+  readonly log: (line: string) => void;
+  readonly onEvaluation: EvaluatorOptions['onEvaluation'];
+  readonly follower: PolicyVersionFollower;
+  readonly next: NextEvaluation<PolicyVersionEvent>;
+  /** Resolves on the next version announced, on stop, or after a while. */
+  readonly wait: () => Promise<void>;
+  readonly running: () => boolean;
+}
+
+async function evaluateUntilDone(loop: EvaluatorLoop): Promise<void> {
+  const { backbone, config, next } = loop;
+  try {
+    // The versions already on the topic first (a restarted run's): evaluate its newest, not version 0 on the way.
+    await Promise.race([loop.follower.caughtUp, new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
+    while (loop.running()) {
+      const candidate = next.due();
+      if (!candidate) {
+        await loop.wait();
+        continue;
+      }
+      const event = await evaluateVersion(config, candidate, loop.seeds);
+      await backbone.producer.send(topicName(backbone.config, 'evaluations'), 'evaluation', event, config.runId);
+      const final = next.evaluated(candidate.version);
+      loop.log(evaluationLine(event));
+      loop.onEvaluation?.(event);
+      if (final) break;
+    }
+  } finally {
+    await loop.follower.close();
+  }
+}
+
+/** Plays the held-out tasks with the version's checkpoint, on the run's own environment, beside the random policy. */
+async function evaluateVersion(config: EvaluatorConfig, version: PolicyVersionEvent, seeds: readonly number[]): Promise<EvaluationEvent> {
+  const started = performance.now();
+  const checkpoint = await readCheckpoint(checkpointPath(version.weightsUri), version.checksum);
+  const env = evalEnvironment(checkpoint.manifest, { envName: undefined, envOptions: undefined, otherEnv: false });
+  const bundle = bundleFromCheckpoint(checkpoint);
+  try {
+    const result = await evaluateBundle(bundle, version.version, { ...env, seeds, samples: 0, ks: [], ...(config.maxBatch === undefined ? {} : { maxBatch: config.maxBatch }) });
+    return evaluationEvent(config.runId, version, env, result, performance.now() - started, Date.now());
+  } finally {
+    disposeBundle(bundle);
+  }
+}
+
+/** A wait of at most `ms` that wake() ends early. */
+function wakeableWait(ms: number): { wait: () => Promise<void>; wake: () => void } {
+  let wake: () => void = () => {};
+  return {
+    wait: () =>
+      new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, ms);
+      }),
+    wake: () => wake(),
   };
 }
