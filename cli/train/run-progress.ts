@@ -1,0 +1,82 @@
+// What `trajflow train` reads from its parts' lines and what it prints about the run (pure): the learner's updates
+// and newest version and the evaluator's newest held-out result (the progress line's detail), the last iteration
+// the actors started (recorded so that a rerun resumes after it), and the closing lines.
+
+/** The newest held-out evaluation, as the evaluator's line reports it (envSteps -1: not reported). */
+export interface HeldOut {
+  readonly version: number;
+  readonly success: number;
+  readonly random: number;
+  readonly envSteps: number;
+}
+
+// The learner's and the evaluator's own lines (learner/command.ts, learner/eval/evaluator.ts).
+const LEARNER_UPDATE = /update (\d+) → v(\d+)/;
+const EVALUATION = /^evaluator: v(\d+) held-out ([\d.]+) \(random ([\d.]+), \d+ tasks(?:, (\d+) env steps)?/;
+const ACTORS_ITERATION = /iteration (\d+)/;
+
+export class RunProgress {
+  /** Updates done (they count from 0 in the learner's lines). */
+  updates = 0;
+  lastEval: HeldOut | undefined;
+  /** The last iteration any actors process of the run started (-1: none). */
+  lastIteration: number;
+  private policy = '';
+  private heldOut = '';
+
+  /** `firstIteration`: where the actors start (after the iterations a previous run started). */
+  constructor(firstIteration: number) {
+    this.lastIteration = firstIteration - 1;
+  }
+
+  /** A part's line: 'progress' when the progress line moves, 'iteration' when the actors started a later iteration (to record). */
+  read(part: string, line: string): 'progress' | 'iteration' | null {
+    if (part === 'learner') return this.learnerLine(line) ? 'progress' : null;
+    if (part === 'evaluator') return this.evaluatorLine(line) ? 'progress' : null;
+    if (part === 'actors') return this.actorsLine(line) ? 'iteration' : null;
+    return null;
+  }
+
+  /** A learner line: true when it reported an update (the progress line moves). */
+  learnerLine(line: string): boolean {
+    const match = LEARNER_UPDATE.exec(line);
+    if (!match) return false;
+    this.updates = Number(match[1]) + 1;
+    this.policy = `policy v${match[2]}`;
+    return true;
+  }
+
+  /** An evaluator line: true when it reported an evaluation. */
+  evaluatorLine(line: string): boolean {
+    const match = EVALUATION.exec(line);
+    if (!match) return false;
+    this.lastEval = { version: Number(match[1]), success: Number(match[2]), random: Number(match[3]), envSteps: Number(match[4] ?? -1) };
+    this.heldOut = `held-out ${match[2]} at v${match[1]} (random ${match[3]})`;
+    return true;
+  }
+
+  /** An actors line: true when it names an iteration past the last one started (to record). */
+  actorsLine(line: string): boolean {
+    const match = ACTORS_ITERATION.exec(line);
+    if (!match || Number(match[1]) <= this.lastIteration) return false;
+    this.lastIteration = Number(match[1]);
+    return true;
+  }
+
+  /** The progress line's detail: the newest policy version and the newest held-out evaluation. */
+  detail(): string {
+    return [this.policy, this.heldOut].filter(Boolean).join(', ');
+  }
+
+  stoppedLine(runId: string): string {
+    return `trajflow train: stopped run ${runId} (actors reached iteration ${this.lastIteration})`;
+  }
+
+  /** The run's result, when it was evaluated: held-out success beside the random policy's, at which version, env steps and time. */
+  summaryLine(runId: string, elapsedMs: number): string | undefined {
+    const e = this.lastEval;
+    if (!e) return undefined;
+    const steps = e.envSteps >= 0 ? `, ${e.envSteps} env steps` : '';
+    return `trajflow train: run ${runId} — held-out success ${e.success.toFixed(3)} (random policy ${e.random.toFixed(3)}) at v${e.version}${steps}, ${(elapsedMs / 1000).toFixed(0)} s`;
+  }
+}

@@ -1,0 +1,63 @@
+// What `trajflow train` runs, from its flags (pure): the environment's preset (presets.ts) with the flags over it.
+// Every setting is checked here, with a message that says what to pass; command.ts only starts the parts.
+import { ConfigError } from '../../core/errors.js';
+import { taskSeedBase } from '../../envs/seeds.js';
+import { nonNegativeInt, numberFlag, positiveInt } from '../../infra/cli/flags.js';
+import { TRAIN_PRESETS, type TrainPreset } from './presets.js';
+
+export const TRAIN_FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed', '--eval-every', '--eval-tasks'] as const;
+export type TrainFlags = Partial<Record<(typeof TRAIN_FLAGS)[number], string>>;
+
+export interface TrainSettings {
+  readonly env: string;
+  readonly preset: TrainPreset;
+  readonly estimator: string;
+  readonly runId: string;
+  readonly groups: number;
+  readonly groupSize: number;
+  readonly lr: number;
+  /** The bound as the actors' and the learner's flag. */
+  readonly maxStaleness: string;
+  /** The environment's options as JSON, the same for the actors and the learner. */
+  readonly envOptions: string;
+  readonly seed: number;
+  /** The first training task's seed (seed·1,000,000). */
+  readonly taskSeeds: number;
+  readonly evalEvery: number;
+  readonly evalTasks: number;
+  readonly port: string;
+  readonly filters: readonly string[];
+  /** --updates as given (the learner's flag), checked by updatesOf. */
+  readonly updatesFlag: string | undefined;
+}
+
+export function trainSettings(f: TrainFlags): TrainSettings {
+  const env = f['--env'] ?? 'FrozenLake';
+  const preset = TRAIN_PRESETS[env];
+  if (!preset) throw new ConfigError(`--env ${env}: trajflow train knows ${Object.keys(TRAIN_PRESETS).join(', ')}; for another environment start the parts yourself (trajflow actors|processors|learner)`);
+  const estimator = f['--estimator'] ?? preset.estimator;
+  const runId = f['--run-id'] ?? `train-${env}-${estimator}`;
+  const groups = positiveInt('groups', f['--groups'], preset.groups);
+  const groupSize = positiveInt('group-size', f['--group-size'], preset.groupSize);
+  const lr = numberFlag('lr', f['--lr'], { positive: true }) ?? preset.learningRate;
+  // Every sample trained is at most this many versions behind the learner (docs/concepts/versions-and-staleness.md).
+  // Default 0, on-policy: reproducible, and the real path is the in-process loop update for update (bit for bit
+  // over 250 FrozenLake updates); 1 lets the actors sample the next batch while the learner trains (≈ 1.5–1.7× the
+  // updates per second here), but which version samples a batch then depends on timing (README "Learning results").
+  const maxStaleness = String(nonNegativeInt('max-staleness', f['--max-staleness'], 0));
+  const envOptions = f['--env-options'] ?? JSON.stringify(preset.envOptions);
+  // The run seed: the model's initial weights and the training tasks (seed·1,000,000 on), as the in-process loop
+  // (`trajflow bench learning`) seeds them, so the same seed gives the same run on both paths.
+  const seed = nonNegativeInt('seed', f['--seed'], 1);
+  if (seed >= 1000) throw new ConfigError(`--seed ${seed}: a run seed is below 1000 (its tasks start at seed·1,000,000)`);
+  // Held-out evaluation every this many versions (0: none), by the evaluator part, off the learner's path.
+  const evalEvery = nonNegativeInt('eval-every', f['--eval-every'], 10);
+  const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
+  const filters = f['--filter'] ? [f['--filter']] : preset.filters;
+  return { env, preset, estimator, runId, groups, groupSize, lr, maxStaleness, envOptions, seed, taskSeeds: taskSeedBase(seed), evalEvery, evalTasks, port: f['--port'] ?? '18080', filters, updatesFlag: f['--updates'] };
+}
+
+/** The updates asked for (the progress bar's total, the evaluator's final version); undefined: until stopped. */
+export function updatesOf(s: TrainSettings): number | undefined {
+  return s.updatesFlag === undefined ? undefined : positiveInt('updates', s.updatesFlag, 1);
+}
