@@ -16,34 +16,26 @@
 //
 // Run one instance per topic prefix: a detector needs all of a run's events, and two members of the group
 // would split the topics between them.
-import { lastValueFrom, map, mergeMap, from, type Subscription } from 'rxjs';
-import type { Kafka } from 'kafkajs';
-import { topicName } from '../core/config.js';
-import { retryRetriable } from '../streams/retry.js';
-import { DecodeError, validateEvent, type AnyEvent, type CollapseAlertEvent, type EventCodec } from '../schemas/index.js';
+//
+// This file is the shell: the consumer, the producer, the rebuild's replays. The decisions are pure parts
+// beside it: settings.ts (group and topics), detector-input.ts (which events feed the engine, as what),
+// deliveries.ts (what is fed, and when a delivery may be acknowledged), rebuild.ts (what is replayed),
+// engine.ts and detect-collapse.ts (which metrics feed which detector; when alerts fire and go out).
+import { from, map, mergeMap, type Subscription } from 'rxjs';
+import type { AnyEvent, CollapseAlertEvent } from '../schemas/index.js';
 import type { Backbone } from '../streams/backbone.js';
 import { classifyDecodeError } from '../streams/event-consumer.js';
-import { createReplay } from '../streams/replay.js';
 import { TopicConsumer, type Envelope } from '../streams/topic-consumer.js';
 import { buildDetectorsConfig, readsTrajectories, type DetectorsConfig } from './config.js';
-import { detectCollapseFrom } from './detect-collapse.js';
-import { CollapseEngine, type DetectorInput } from './engine.js';
+import { detectCollapseFrom, type Detection } from './detect-collapse.js';
+import { Deliveries, type Delivery } from './deliveries.js';
+import { anyEventDecoder } from './detector-input.js';
+import { CollapseEngine } from './engine.js';
+import { partitionsOf, rebuildEngine } from './rebuild.js';
+import { detectorsSettings, type DetectorsOptions, type DetectorsTopics } from './settings.js';
 
-export interface DetectorsOptions {
-  /** Consumer group; default `<prefix>.detectors`, or `<prefix>.detectors.<runId>` with runId. */
-  readonly consumerGroupId?: string;
-  /** Watch one run only (events of other runs are acknowledged and ignored). */
-  readonly runId?: string;
-  /** Topic names (defaults: the config's prefix with learner.steps, rollout.stats, trajectories, alerts). */
-  readonly topics?: Partial<{ learnerSteps: string; rolloutStats: string; trajectories: string; alerts: string }>;
-  /** Rebuild the detectors' state from the committed part of the topics before consuming (default true). */
-  readonly rebuild?: boolean;
-  readonly maxInFlight?: number;
-  readonly commitIntervalMs?: number;
-  readonly sessionTimeoutMs?: number;
-  /** Called for every alert once the broker has it. */
-  readonly onAlert?: (alert: CollapseAlertEvent) => void;
-}
+export { anyEventDecoder, detectorInputOf } from './detector-input.js';
+export type { DetectorsOptions } from './settings.js';
 
 export interface DetectorsStats {
   /** Inputs delivered by the group consumer (not counting the rebuild). */
@@ -66,150 +58,22 @@ export interface DetectorsHandle {
   close(): Promise<void>;
 }
 
-/** Decodes any trajflow event and applies its semantic checks; DecodeError (dead-lettered) on bad input. */
-export function anyEventDecoder(codec: EventCodec): (payload: Buffer | null) => AnyEvent {
-  return (payload) => {
-    if (payload === null || payload.length === 0) throw new DecodeError('truncated', 'empty payload: the message has no value (a tombstone?)');
-    const decoded = codec.decodeAny(payload);
-    const check = validateEvent(decoded.event, decoded.value);
-    if (!check.ok) throw new DecodeError('invalid-value', `${decoded.event}.${check.field}: ${check.message}`);
-    return decoded;
-  };
-}
-
-/** The detector input of an event read from `source` ('topic/partition'), or null for events the detectors do not read (or of other runs). */
-export function detectorInputOf(event: AnyEvent, source: string, runId?: string): DetectorInput | null {
-  if (runId !== undefined && 'runId' in event.value && event.value.runId !== runId) return null;
-  switch (event.event) {
-    case 'learner_step':
-      return { type: 'learner_step', event: event.value };
-    case 'rollout_stats':
-      return { type: 'rollout_stats', event: event.value };
-    case 'trajectory':
-      return { type: 'trajectory', event: event.value, source };
-    default:
-      return null;
-  }
-}
-
-const partitionKey = (topic: string, partition: number): string => `${topic}/${partition}`;
-
-/** 'topic/partition' for every partition of a topic. */
-async function partitionsOf(kafka: Kafka, topic: string): Promise<string[]> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const [metadata] = (await retryRetriable(() => admin.fetchTopicMetadata({ topics: [topic] }))).topics;
-    return (metadata?.partitions ?? []).map((p) => partitionKey(topic, p.partitionId)).sort();
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-/** Per topic, partition → committed offset of the group (only partitions with a commit past their start). */
-async function committedRanges(kafka: Kafka, groupId: string, topics: readonly string[]): Promise<Map<string, Record<number, bigint>>> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const ranges = new Map<string, Record<number, bigint>>();
-    for (const { topic, partitions } of await retryRetriable(() => admin.fetchOffsets({ groupId, topics: [...topics] }))) {
-      const lows = new Map((await retryRetriable(() => admin.fetchTopicOffsets(topic))).map((w) => [w.partition, BigInt(w.low)]));
-      const ends: Record<number, bigint> = {};
-      for (const { partition, offset } of partitions) {
-        const committed = BigInt(offset);
-        if (committed > (lows.get(partition) ?? 0n)) ends[partition] = committed;
-      }
-      if (Object.keys(ends).length > 0) ranges.set(topic, ends);
-    }
-    return ranges;
-  } finally {
-    await admin.disconnect();
-  }
-}
-
 export async function startDetectors(backbone: Backbone, config: DetectorsConfig = buildDetectorsConfig(), options: DetectorsOptions = {}): Promise<DetectorsHandle> {
-  const prefix = backbone.config.topicPrefix;
-  const groupId = options.consumerGroupId ?? (options.runId === undefined ? `${prefix}.detectors` : `${prefix}.detectors.${options.runId}`);
-  const topics = {
-    learnerSteps: options.topics?.learnerSteps ?? topicName(backbone.config, 'learner.steps'),
-    rolloutStats: options.topics?.rolloutStats ?? topicName(backbone.config, 'rollout.stats'),
-    trajectories: options.topics?.trajectories ?? topicName(backbone.config, 'trajectories'),
-    alerts: options.topics?.alerts ?? topicName(backbone.config, 'alerts'),
-  };
-  const inputTopics = [topics.learnerSteps, topics.rolloutStats, ...(readsTrajectories(config) ? [topics.trajectories] : [])];
+  const { groupId, topics, inputTopics } = detectorsSettings(backbone.config, config, options);
   const decode = anyEventDecoder(backbone.codec);
   const engine = new CollapseEngine(config, { trajectorySources: readsTrajectories(config) ? await partitionsOf(backbone.kafka, topics.trajectories) : [] });
   const stats: DetectorsStats = { inputs: 0, rebuilt: 0, redelivered: 0, alerts: 0 };
-  /** Highest offset fed to the engine, per partition. */
-  const fed = new Map<string, bigint>();
+  const deliveries = new Deliveries(options.runId);
+  if (options.rebuild ?? true) stats.rebuilt += await rebuildEngine(backbone.kafka, { groupId, topics: inputTopics, decode, engine, deliveries });
 
-  if (options.rebuild ?? true) {
-    for (const [topic, ends] of await committedRanges(backbone.kafka, groupId, inputTopics)) {
-      const replay = await createReplay(backbone.kafka, { topic, decode, classify: classifyDecodeError, from: 'earliest', to: { offsets: ends } });
-      await lastValueFrom(
-        replay.events$.pipe(
-          map((envelope) => {
-            const input = detectorInputOf(envelope.value, partitionKey(envelope.topic, envelope.partition), options.runId);
-            if (input !== null) engine.observe(input); // alerts dropped: written before the offsets were committed
-            stats.rebuilt++;
-            fed.set(partitionKey(envelope.topic, envelope.partition), BigInt(envelope.offset));
-          }),
-        ),
-        { defaultValue: undefined },
-      );
-    }
-  }
-
-  const consumer = new TopicConsumer<AnyEvent>(backbone.kafka, {
-    topics: inputTopics,
-    groupId,
-    decode,
-    classify: classifyDecodeError,
-    deadLetters: backbone.deadLetters,
-    ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
-    ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
-    ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
-  });
-
-  interface Item {
-    readonly envelope: Envelope<AnyEvent>;
-    readonly input: DetectorInput | null;
-    /** For a redelivery: resolves when the first delivery's alerts are written. */
-    readonly firstDelivery: Promise<void> | null;
-  }
-  /** Inputs fed to the engine whose alerts are not written yet, by topic/partition/offset. */
-  const writing = new Map<string, { promise: Promise<void>; resolve: () => void }>();
-
-  const intake = (envelope: Envelope<AnyEvent>): Item => {
+  const consumer = inputConsumer(backbone, inputTopics, groupId, decode, options);
+  const receive = (envelope: Envelope<AnyEvent>): Delivery => {
     stats.inputs++;
-    const partition = partitionKey(envelope.topic, envelope.partition);
-    const offset = BigInt(envelope.offset);
-    const key = `${partition}/${envelope.offset}`;
-    const last = fed.get(partition);
-    if (last !== undefined && offset <= last) {
-      stats.redelivered++;
-      return { envelope, input: null, firstDelivery: writing.get(key)?.promise ?? Promise.resolve() };
-    }
-    fed.set(partition, offset);
-    let resolve!: () => void;
-    const promise = new Promise<void>((r) => (resolve = r));
-    writing.set(key, { promise, resolve });
-    return { envelope, input: detectorInputOf(envelope.value, partition, options.runId), firstDelivery: null };
+    const delivery = deliveries.received(envelope);
+    if (delivery.firstDelivery !== null) stats.redelivered++;
+    return delivery;
   };
-
-  const write = async (item: Item | null, alerts: readonly CollapseAlertEvent[]): Promise<void> => {
-    if (item?.firstDelivery) await item.firstDelivery;
-    await Promise.all(alerts.map((alert) => backbone.producer.send(topics.alerts, 'collapse_alert', alert, alert.runId)));
-    stats.alerts += alerts.length;
-    for (const alert of alerts) options.onAlert?.(alert);
-    if (!item) return;
-    const key = `${partitionKey(item.envelope.topic, item.envelope.partition)}/${item.envelope.offset}`;
-    if (!item.firstDelivery) {
-      writing.get(key)?.resolve();
-      writing.delete(key);
-    }
-    item.envelope.ack();
-  };
+  const write = alertWriter(backbone, topics, deliveries, stats, (alert) => options.onAlert?.(alert));
 
   let resolveDone!: () => void;
   let rejectDone!: (error: unknown) => void;
@@ -220,9 +84,9 @@ export async function startDetectors(backbone: Backbone, config: DetectorsConfig
   done.catch(() => undefined);
   const subscription: Subscription = consumer.events$
     .pipe(
-      map(intake),
-      detectCollapseFrom(config, (item: Item) => item.input, { engine, flushOnComplete: false }),
-      mergeMap(({ source, alerts }) => from(write(source, alerts))),
+      map(receive),
+      detectCollapseFrom(config, (delivery: Delivery) => delivery.input, { engine, flushOnComplete: false }),
+      mergeMap((detection) => from(write(detection))),
     )
     .subscribe({ error: (error) => rejectDone(error), complete: () => resolveDone() });
 
@@ -243,5 +107,41 @@ export async function startDetectors(backbone: Backbone, config: DetectorsConfig
       })();
       return closing;
     },
+  };
+}
+
+/** The group consumer of the input topics; undecodable inputs are dead-lettered. */
+function inputConsumer(backbone: Backbone, topics: readonly string[], groupId: string, decode: (payload: Buffer | null) => AnyEvent, options: DetectorsOptions): TopicConsumer<AnyEvent> {
+  return new TopicConsumer<AnyEvent>(backbone.kafka, {
+    topics,
+    groupId,
+    decode,
+    classify: classifyDecodeError,
+    deadLetters: backbone.deadLetters,
+    ...(options.maxInFlight === undefined ? {} : { maxInFlight: options.maxInFlight }),
+    ...(options.commitIntervalMs === undefined ? {} : { commitIntervalMs: options.commitIntervalMs }),
+    ...(options.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: options.sessionTimeoutMs }),
+  });
+}
+
+/**
+ * Writes a detection's alerts (acks=all), then acknowledges its input — a redelivery only once its first
+ * delivery's alerts are written — so committed offsets never pass an input whose alerts are not written.
+ */
+function alertWriter(
+  backbone: Backbone,
+  topics: DetectorsTopics,
+  deliveries: Deliveries,
+  stats: DetectorsStats,
+  onAlert: (alert: CollapseAlertEvent) => void,
+): (detection: Detection<Delivery>) => Promise<void> {
+  return async ({ source, alerts }) => {
+    if (source?.firstDelivery) await source.firstDelivery;
+    await Promise.all(alerts.map((alert) => backbone.producer.send(topics.alerts, 'collapse_alert', alert, alert.runId)));
+    stats.alerts += alerts.length;
+    for (const alert of alerts) onAlert(alert);
+    if (!source) return;
+    deliveries.written(source);
+    source.envelope.ack();
   };
 }
