@@ -22,6 +22,7 @@ import express, { type Router } from 'express';
 import { problem, problemTypes, problemTypeUri, type ProblemType } from '../core/problem.js';
 import type { StepEvent } from '../schemas/index.js';
 import { latestSchemaFiles } from '../schemas/files.js';
+import { FLOAT32_MAX } from '../schemas/validate.js';
 import { estimatorNames } from '../processors/advantages/registry.js';
 import { filterNames } from '../processors/filters/registry.js';
 import type { DroppedReplayGroup, ReplayProcessingInput, ReplayReport } from '../learner/replay/run-replay.js';
@@ -204,7 +205,8 @@ const STEP_RULES: { readonly [K in keyof StepEvent]?: Json } = {
   stepIndex: { minimum: 0 },
   observationTokenIds: { items: { minimum: 0 } },
   actionTokenIds: { items: { minimum: 0 } },
-  actionLogProbs: { items: { maximum: 0 } },
+  // A float: at least the lowest float32 (below it, the wire would hold -Infinity).
+  actionLogProbs: { items: { maximum: 0, minimum: -FLOAT32_MAX } },
   policyVersion: { minimum: 0 },
   stateKey: { minLength: 1 },
   eventTimeMs: { minimum: 1 },

@@ -4,6 +4,11 @@
 //
 // Measurements (losses, entropy, metrics maps, alert values) may be NaN or infinite on purpose: a NaN
 // loss is exactly what the collapse detector must see, so it is not rejected here.
+//
+// Beyond the semantic rules, every number must be one its Avro type holds as it is: an int within 32 bits,
+// a long a safe integer (avsc writes JS numbers), a float finite and within float32's range (a log-prob of
+// -1e39 would become -Infinity on the wire, which consumers then dead-letter: the value sent is not the
+// value validated). Doubles hold any JS number. So what passes here encodes to exactly what was checked.
 import type {
   CollapseAlertEvent,
   DeadLetterEvent,
@@ -40,8 +45,28 @@ function nonEmpty(field: string, value: string): void {
 // trajectory the processors write is validated, and building each field's path up front allocated ≈ 650
 // bytes per step (5 % of the processors' allocations).
 
+const INT32_MAX = 2 ** 31 - 1;
+/** The largest finite float32 (Math.fround of anything beyond its rounding range is ±Infinity). */
+export const FLOAT32_MAX = 3.4028234663852886e38;
+
+/** An Avro int >= 0: an integer up to 2^31 - 1. */
 function nonNegativeInt(field: string, value: number, prefix = ''): void {
-  if (!Number.isInteger(value) || value < 0) fail(prefix + field, `must be an integer >= 0, got ${value}`);
+  if (!Number.isInteger(value) || value < 0 || value > INT32_MAX) fail(prefix + field, `must be an integer >= 0 (an int: at most ${INT32_MAX}), got ${value}`);
+}
+
+/** An Avro long >= 0: a safe integer (at most 2^53 - 1), since avsc reads and writes longs as JS numbers. */
+function nonNegativeLong(field: string, value: number, prefix = ''): void {
+  if (!Number.isSafeInteger(value) || value < 0) fail(prefix + field, `must be an integer >= 0 (a long: at most 2^53 - 1), got ${value}`);
+}
+
+/** An Avro int of any sign. */
+function int32(field: string, value: number): void {
+  if (!Number.isInteger(value) || value < -INT32_MAX - 1 || value > INT32_MAX) fail(field, `must be an integer within 32 bits (an int), got ${value}`);
+}
+
+/** An Avro float: finite and within float32's range (NaN and ±Infinity are refused too). */
+function float32(field: string, value: number): void {
+  if (!(Math.abs(value) <= FLOAT32_MAX)) fail(field, `must be a finite float32 (within ±${FLOAT32_MAX}), got ${value}`);
 }
 
 function finite(field: string, value: number, prefix = ''): void {
@@ -49,7 +74,7 @@ function finite(field: string, value: number, prefix = ''): void {
 }
 
 function eventTime(field: string, value: number, prefix = ''): void {
-  if (!Number.isInteger(value) || value <= 0) fail(prefix + field, `must be a positive epoch time in ms, got ${value}`);
+  if (!Number.isSafeInteger(value) || value <= 0) fail(prefix + field, `must be a positive epoch time in ms, got ${value}`);
 }
 
 /** A string holding one JSON object (not an array, not null), as options are passed around. */
@@ -63,6 +88,11 @@ function jsonObject(field: string, text: string): void {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) fail(field, `must be a JSON object, got '${text.slice(0, 40)}'`);
 }
 
+/** How a map entry is named in a field path, as schemas/invalid.ts prints avsc's paths: `.loss`, `["a b"]`. */
+function mapKey(key: string): string {
+  return /^[A-Za-z_$][\w$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
 function sameLength(field: string, actual: readonly unknown[], expected: number, of: string, prefix = ''): void {
   if (actual.length !== expected) fail(prefix + field, `has ${actual.length} entries, ${of} has ${expected}`);
 }
@@ -70,16 +100,22 @@ function sameLength(field: string, actual: readonly unknown[], expected: number,
 function tokenIds(field: string, ids: readonly number[], prefix = ''): void {
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]!;
-    if (!Number.isInteger(id) || id < 0) fail(`${prefix}${field}[${i}]`, `token id must be an integer >= 0, got ${id}`);
+    if (!Number.isInteger(id) || id < 0 || id > INT32_MAX) fail(`${prefix}${field}[${i}]`, `token id must be an integer >= 0 (an int: at most ${INT32_MAX}), got ${id}`);
   }
 }
 
 function logProbs(field: string, values: readonly number[], prefix = ''): void {
   for (let i = 0; i < values.length; i++) {
     const lp = values[i]!;
-    // A log-probability is log p with 0 < p <= 1: finite and at most 0.
-    if (!Number.isFinite(lp) || lp > 0) fail(`${prefix}${field}[${i}]`, `log-prob must be finite and <= 0, got ${lp}`);
+    // A log-probability is log p with 0 < p <= 1: finite and at most 0; a float, so not below -FLOAT32_MAX.
+    if (!(lp <= 0 && lp >= -FLOAT32_MAX)) fail(`${prefix}${field}[${i}]`, logProbMessage(lp));
   }
+}
+
+function logProbMessage(lp: number): string {
+  return lp < -FLOAT32_MAX && lp > -Infinity
+    ? `log-prob must be a finite float32 (at least -${FLOAT32_MAX}), got ${lp}`
+    : `log-prob must be finite and <= 0, got ${lp}`;
 }
 
 function action(prefix: string, s: Pick<StepEvent, 'actionTokenIds' | 'actionLogProbs' | 'observationTokenIds'>): void {
@@ -112,7 +148,7 @@ function checkStepIdentity(s: StepEvent): void {
 }
 
 function checkStepOutcome(s: StepEvent): void {
-  nonNegativeInt('policyVersion', s.policyVersion);
+  nonNegativeLong('policyVersion', s.policyVersion);
   finite('reward', s.reward);
   // terminated && truncated is allowed: Gymnasium lets an env report both on the same step.
   if (s.stateKey !== null) nonEmpty('stateKey', s.stateKey);
@@ -122,7 +158,7 @@ function checkStepOutcome(s: StepEvent): void {
 function checkTrajectoryStep(prefix: string, s: TrajectoryStep, t: TrajectoryEvent): void {
   nonNegativeInt('stepIndex', s.stepIndex, prefix);
   action(prefix, s);
-  nonNegativeInt('policyVersion', s.policyVersion, prefix);
+  nonNegativeLong('policyVersion', s.policyVersion, prefix);
   if (s.policyVersion < t.minPolicyVersion || s.policyVersion > t.maxPolicyVersion) {
     fail(`${prefix}policyVersion`, `${s.policyVersion} is outside [minPolicyVersion, maxPolicyVersion] = [${t.minPolicyVersion}, ${t.maxPolicyVersion}]`);
   }
@@ -143,7 +179,8 @@ function checkTrajectory(t: TrajectoryEvent): void {
   nonNegativeInt('invalidActions', t.invalidActions);
   if (t.invalidActions > t.stepCount) fail('invalidActions', `${t.invalidActions} is more than stepCount (${t.stepCount})`);
   nonNegativeInt('gapCount', t.gapCount);
-  nonNegativeInt('minPolicyVersion', t.minPolicyVersion);
+  nonNegativeLong('minPolicyVersion', t.minPolicyVersion);
+  nonNegativeLong('maxPolicyVersion', t.maxPolicyVersion);
   if (t.maxPolicyVersion < t.minPolicyVersion) fail('maxPolicyVersion', `${t.maxPolicyVersion} is below minPolicyVersion (${t.minPolicyVersion})`);
   eventTime('firstEventTimeMs', t.firstEventTimeMs);
   eventTime('lastEventTimeMs', t.lastEventTimeMs);
@@ -162,7 +199,7 @@ function checkSample(s: TrainingSampleEvent): void {
   nonEmpty('runId', s.runId);
   nonEmpty('groupId', s.groupId);
   nonEmpty('episodeId', s.episodeId);
-  nonNegativeInt('policyVersion', s.policyVersion);
+  nonNegativeLong('policyVersion', s.policyVersion);
   if (s.tokenIds.length === 0) fail('tokenIds', 'must not be empty');
   tokenIds('tokenIds', s.tokenIds);
   const n = s.tokenIds.length;
@@ -174,33 +211,33 @@ function checkSample(s: TrainingSampleEvent): void {
     const mask = s.lossMask[i]!;
     if (mask !== 0 && mask !== 1) fail(`lossMask[${i}]`, `must be 0 or 1, got ${mask}`);
     inLoss += mask;
-    finite(`advantages[${i}]`, s.advantages[i]!);
+    float32(`advantages[${i}]`, s.advantages[i]!);
     const lp = s.behaviourLogProbs[i]!;
     if (mask === 0 && lp !== 0) fail(`behaviourLogProbs[${i}]`, `must be 0 where lossMask is 0, got ${lp}`);
-    if (!Number.isFinite(lp) || lp > 0) fail(`behaviourLogProbs[${i}]`, `log-prob must be finite and <= 0, got ${lp}`);
+    if (!(lp <= 0 && lp >= -FLOAT32_MAX)) fail(`behaviourLogProbs[${i}]`, logProbMessage(lp));
   }
   if (inLoss === 0) fail('lossMask', 'has no 1: the sample has no policy tokens to train on');
   finite('reward', s.reward);
   nonEmpty('estimator', s.estimator);
-  if (!Number.isInteger(s.groupSize) || s.groupSize < 1) fail('groupSize', `must be an integer >= 1, got ${s.groupSize}`);
+  if (!Number.isInteger(s.groupSize) || s.groupSize < 1 || s.groupSize > INT32_MAX) fail('groupSize', `must be an integer >= 1 (an int), got ${s.groupSize}`);
   finite('groupRewardMean', s.groupRewardMean);
   finite('groupRewardStd', s.groupRewardStd);
   if (s.groupRewardStd < 0) fail('groupRewardStd', `must be >= 0, got ${s.groupRewardStd}`);
-  if (s.stepAdvantages !== null) s.stepAdvantages.forEach((a, i) => finite(`stepAdvantages[${i}]`, a));
+  if (s.stepAdvantages !== null) s.stepAdvantages.forEach((a, i) => float32(`stepAdvantages[${i}]`, a));
   eventTime('eventTimeMs', s.eventTimeMs);
   // Absent in a v1 sample (the reader's default): the learner then batches it by its token budget.
   const batch = s.batch ?? null;
   if (batch !== null) {
     nonEmpty('batch.batchId', batch.batchId);
     if (!Number.isSafeInteger(batch.iteration) || batch.iteration < -1) fail('batch.iteration', `must be an integer >= -1 (-1: no iteration named), got ${batch.iteration}`);
-    if (!Number.isInteger(batch.samples) || batch.samples < 1) fail('batch.samples', `must be an integer >= 1 (the batch's samples, this one included), got ${batch.samples}`);
+    if (!Number.isInteger(batch.samples) || batch.samples < 1 || batch.samples > INT32_MAX) fail('batch.samples', `must be an integer >= 1 (the batch's samples, this one included), got ${batch.samples}`);
   }
 }
 
 function checkLearnerStep(l: LearnerStepEvent): void {
   nonEmpty('runId', l.runId);
-  nonNegativeInt('step', l.step);
-  nonNegativeInt('policyVersion', l.policyVersion);
+  nonNegativeLong('step', l.step);
+  nonNegativeLong('policyVersion', l.policyVersion);
   // Loss parts, entropy, KL and gradient norm are measurements: NaN/Infinity pass (see the header).
   const fraction = (field: string, value: number) => {
     if (value < 0 || value > 1) fail(field, `must be within [0, 1], got ${value}`);
@@ -209,9 +246,9 @@ function checkLearnerStep(l: LearnerStepEvent): void {
   if (l.clipFractionLow !== null) fraction('clipFractionLow', l.clipFractionLow);
   finite('learningRate', l.learningRate);
   if (l.learningRate < 0) fail('learningRate', `must be >= 0, got ${l.learningRate}`);
-  nonNegativeInt('tokens', l.tokens);
+  nonNegativeLong('tokens', l.tokens);
   nonNegativeInt('samples', l.samples);
-  nonNegativeInt('stalenessMax', l.stalenessMax);
+  nonNegativeLong('stalenessMax', l.stalenessMax);
   if (l.stalenessMean < 0) fail('stalenessMean', `must be >= 0, got ${l.stalenessMean}`);
   if (l.durationMs < 0) fail('durationMs', `must be >= 0, got ${l.durationMs}`);
   nonEmpty('backend', l.backend);
@@ -220,14 +257,14 @@ function checkLearnerStep(l: LearnerStepEvent): void {
 
 function checkPolicyVersion(p: PolicyVersionEvent): void {
   nonEmpty('runId', p.runId);
-  nonNegativeInt('version', p.version);
+  nonNegativeLong('version', p.version);
   nonEmpty('weightsUri', p.weightsUri);
   if (!/^[0-9a-f]{64}$/.test(p.checksum)) fail('checksum', 'must be a SHA-256 as 64 lowercase hex digits');
   if (p.parentVersion !== null) {
-    nonNegativeInt('parentVersion', p.parentVersion);
+    nonNegativeLong('parentVersion', p.parentVersion);
     if (p.parentVersion >= p.version) fail('parentVersion', `${p.parentVersion} must be below version (${p.version})`);
   }
-  nonNegativeInt('learnerStep', p.learnerStep);
+  nonNegativeLong('learnerStep', p.learnerStep);
   eventTime('createdAtMs', p.createdAtMs);
 }
 
@@ -238,8 +275,8 @@ function checkCollapseAlert(a: CollapseAlertEvent): void {
   nonEmpty('runId', a.runId);
   nonEmpty('kind', a.kind); // any string: new detectors must not be dead-lettered by old consumers
   if (!SEVERITIES.has(a.severity)) fail('severity', `must be one of ${[...SEVERITIES].join(', ')}, got '${a.severity}'`);
-  nonNegativeInt('learnerStep', a.learnerStep);
-  nonNegativeInt('policyVersion', a.policyVersion);
+  nonNegativeLong('learnerStep', a.learnerStep);
+  nonNegativeLong('policyVersion', a.policyVersion);
   nonEmpty('message', a.message);
   eventTime('eventTimeMs', a.eventTimeMs);
 }
@@ -248,8 +285,8 @@ function checkDeadLetter(d: DeadLetterEvent): void {
   nonEmpty('reason', d.reason);
   nonEmpty('sourceTopic', d.sourceTopic);
   // -1 marks a record that did not come from Kafka (see the schema docs).
-  if (!Number.isInteger(d.sourcePartition) || d.sourcePartition < -1) fail('sourcePartition', `must be an integer >= -1, got ${d.sourcePartition}`);
-  if (!Number.isInteger(d.sourceOffset) || d.sourceOffset < -1) fail('sourceOffset', `must be an integer >= -1, got ${d.sourceOffset}`);
+  if (!Number.isInteger(d.sourcePartition) || d.sourcePartition < -1 || d.sourcePartition > INT32_MAX) fail('sourcePartition', `must be an integer >= -1, got ${d.sourcePartition}`);
+  if (!Number.isSafeInteger(d.sourceOffset) || d.sourceOffset < -1) fail('sourceOffset', `must be an integer >= -1, got ${d.sourceOffset}`);
   eventTime('eventTimeMs', d.eventTimeMs);
 }
 
@@ -267,18 +304,19 @@ function checkRolloutStats(r: RolloutStatsEvent): void {
   }
   nonNegativeInt('incomplete', r.incomplete);
   nonNegativeInt('droppedGroups', r.droppedGroups);
+  for (const [reason, count] of Object.entries(r.droppedByReason)) int32(`droppedByReason${mapKey(reason)}`, count);
   eventTime('eventTimeMs', r.eventTimeMs);
 }
 
 function checkEvaluation(e: EvaluationEvent): void {
   nonEmpty('runId', e.runId);
-  nonNegativeInt('policyVersion', e.policyVersion);
+  nonNegativeLong('policyVersion', e.policyVersion);
   // -1 marks what the evaluator could not know (no iteration trained on, env steps unknown): see the schema docs.
   if (!Number.isSafeInteger(e.trainedIteration) || e.trainedIteration < -1) fail('trainedIteration', `must be an integer >= -1 (-1: none), got ${e.trainedIteration}`);
   if (!Number.isSafeInteger(e.envSteps) || e.envSteps < -1) fail('envSteps', `must be an integer >= -1 (-1: unknown), got ${e.envSteps}`);
   nonEmpty('envName', e.envName);
   jsonObject('envOptions', e.envOptions);
-  if (!Number.isInteger(e.tasks) || e.tasks < 1) fail('tasks', `must be an integer >= 1, got ${e.tasks}`);
+  if (!Number.isInteger(e.tasks) || e.tasks < 1 || e.tasks > INT32_MAX) fail('tasks', `must be an integer >= 1, got ${e.tasks}`);
   // Written as !(in range) so that NaN fails too: a success rate is a count over tasks, never a measurement gone wrong.
   for (const [field, rate] of [['greedySuccess', e.greedySuccess], ['randomSuccess', e.randomSuccess]] as const) {
     if (!(rate >= 0 && rate <= 1)) fail(field, `must be a fraction in [0, 1], got ${rate}`);

@@ -191,6 +191,8 @@ test('bad steps are 400s naming the field, are dead-lettered with the reason, an
     ['missing field', missingReward, undefined, 'reward', 'invalid-value'],
     ['unknown field', { ...step, stateKye: 'pos=3' }, undefined, 'stateKye', 'unknown-field'],
     ['broken rule (positive log-prob)', { ...step, actionLogProbs: step!.actionLogProbs.map(() => 0.5) }, undefined, 'actionLogProbs[0]', 'invalid-value'],
+    // Below float32: it would be -Infinity on the wire, and every consumer would dead-letter it.
+    ['a log-prob float32 cannot hold', { ...step, actionLogProbs: step!.actionLogProbs.map((lp, i) => (i === 1 ? -1e39 : lp)) }, undefined, 'actionLogProbs[1]', 'invalid-value'],
     ['not JSON', '{"eventId": ', undefined, '', 'bad-json'],
     ['not an Avro event', Buffer.from('plainly not avro'), AVRO, '', 'bad-marker'],
   ];
