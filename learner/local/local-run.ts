@@ -3,22 +3,27 @@
 // policy, repeat; evaluate greedily on held-out seeds every few iterations. The streaming system runs
 // the same pieces across processes; this loop is what the learning curves and the algorithm comparison
 // are measured with (fully seeded: the same config gives the same curve on the same backend).
+//
+// Which episodes an iteration plays is rollout-plan.ts's, what the curve records and when it evaluates is
+// curve.ts's (both pure); this file plays, processes, trains and evaluates.
 import { runEpisode } from '../../envs/actors/episode.js';
-import { episodeIdOf, groupIdOf, groupSeedOf } from '../../envs/actors/ids.js';
 import { createRolloutEnv } from '../../envs/actors/rollout-env.js';
 import { createEnv, type EnvName } from '../../envs/registry.js';
-import { EVAL_SEEDS, taskSeedBase } from '../../envs/seeds.js';
-import { trajectoryFromSteps } from '../../processors/assembly/open-episode.js';
+import { EVAL_SEEDS } from '../../envs/seeds.js';
 import { batchProcessor, type BatchOutput, type ProcessingConfig, type RawGroup } from '../../processors/pipeline/process-batch.js';
 import type { StepEvent } from '../../schemas/index.js';
+import { templateCollapseBeforeUpdate, type TemplateCollapseSettings } from '../collapse/index.js';
+import { evaluate, type EvalResult } from '../eval/evaluate.js';
 import { buildPolicyLossConfig, type PolicyLossConfig } from '../loss/index.js';
 import type { PolicyModelConfig } from '../model/config.js';
-import { createPolicyBundle, disposeBundle, policyOf } from '../policy/bundle.js';
+import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from '../policy/bundle.js';
 import { buildBatch } from '../train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../train/config.js';
-import { PolicyTrainer, type UpdateMetrics } from '../train/trainer.js';
-import { evaluate, type EvalResult } from '../eval/evaluate.js';
-import { templateCollapseBeforeUpdate, type TemplateCollapseMetrics, type TemplateCollapseSettings } from '../collapse/index.js';
+import { PolicyTrainer } from '../train/trainer.js';
+import { curvePoint, evaluatesAfter, rawGroupsOf, startPoint, stepsOf, type CurvePoint, type PlayedEpisode } from './curve.js';
+import { iterationEpisodes, type RolloutPlan } from './rollout-plan.js';
+
+export type { CurvePoint } from './curve.js';
 
 export interface LocalRunConfig {
   readonly env: EnvName;
@@ -62,19 +67,48 @@ export interface LocalRunConfig {
   readonly templateCollapse?: Omit<TemplateCollapseSettings, 'temperature'> & { readonly every: number };
 }
 
-export interface CurvePoint {
-  readonly iteration: number;
-  readonly envSteps: number;
-  readonly trainSuccess: number;
-  readonly trainReward: number;
-  readonly samples: number;
-  readonly update?: UpdateMetrics;
-  /** Template-collapse metrics measured before this iteration's update (see LocalRunConfig.templateCollapse). */
-  readonly template?: TemplateCollapseMetrics;
-  readonly eval?: EvalResult;
+export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoint) => void = () => {}): Promise<CurvePoint[]> {
+  const run = openRun(config);
+  const curve: CurvePoint[] = [];
+  const emit = (point: CurvePoint) => {
+    curve.push(point);
+    onPoint(point);
+  };
+  let envSteps = 0;
+  try {
+    if (config.evalAtStart) emit(startPoint(await run.evaluate()));
+    for (let iteration = 0; iteration < config.iterations && !config.shouldStop?.(); iteration++) {
+      const episodes = await playIteration(run, iteration);
+      envSteps += stepsOf(episodes);
+      emit(await trainIteration(run, iteration, episodes, envSteps));
+    }
+    // Stopped early between evaluations: evaluate where it stopped.
+    const last = curve.at(-1);
+    if (last && !last.eval) {
+      const point: CurvePoint = { ...last, eval: await run.evaluate() };
+      curve[curve.length - 1] = point;
+      onPoint(point);
+    }
+    return curve;
+  } finally {
+    run.trainer.dispose();
+    disposeBundle(run.bundle);
+  }
 }
 
-export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoint) => void = () => {}): Promise<CurvePoint[]> {
+/** One in-process run's pieces: the policy and its trainer, the processors' batch function, the episodes' plan. */
+interface LocalRun {
+  readonly config: LocalRunConfig;
+  readonly bundle: PolicyBundle;
+  readonly optimizer: OptimizerConfig;
+  readonly trainer: PolicyTrainer;
+  readonly process: (groups: readonly RawGroup[]) => BatchOutput;
+  readonly plan: RolloutPlan;
+  /** The current policy, greedy (and sampled, with evalSamples) on the held-out tasks. */
+  evaluate(): Promise<EvalResult>;
+}
+
+function openRun(config: LocalRunConfig): LocalRun {
   const probe = createEnv(config.env, config.envOptions ?? {});
   const bundle = createPolicyBundle(probe.actionVocabulary, { seed: config.seed, ...config.model });
   const optimizer = buildOptimizerConfig(config.optimizer);
@@ -82,75 +116,41 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
   const process = batchProcessor({ ...config.processing, tokenizer: bundle.tokenizer });
   const evalSeeds = EVAL_SEEDS.take(config.evalTasks);
   const runId = config.runId ?? `local-${config.env}-${config.seed}`;
-  const curve: CurvePoint[] = [];
-  let envSteps = 0;
+  const plan: RolloutPlan = { runId, env: probe.id, groups: config.groups, groupSize: config.groupSize, seed: config.seed, ...(config.tasks ? { tasks: config.tasks } : {}) };
   const evalSamples = config.evalSamples ?? 0;
-  const evalNow = () =>
+  const evaluateNow = () =>
     evaluate({
       createEnv: () => createEnv(config.env, config.envOptions ?? {}),
       seeds: evalSeeds,
       greedy: policyOf(bundle, trainer.updates, { greedy: true }),
       ...(evalSamples > 0 ? { sampling: policyOf(bundle, trainer.updates, { temperature: optimizer.temperature }), samples: evalSamples, ks: [1] } : {}),
     });
-  try {
-    if (config.evalAtStart) {
-      const point: CurvePoint = { iteration: -1, envSteps: 0, trainSuccess: 0, trainReward: 0, samples: 0, eval: await evalNow() };
-      curve.push(point);
-      onPoint(point);
-    }
-    for (let iteration = 0; iteration < config.iterations && !config.shouldStop?.(); iteration++) {
-      const policy = policyOf(bundle, trainer.updates, { temperature: optimizer.temperature });
-      const episodes: Promise<{ steps: StepEvent[]; success: boolean; reward: number }>[] = [];
-      for (let g = 0; g < config.groups; g++) {
-        const groupId = groupIdOf(runId, iteration * config.groups + g);
-        // Training tasks: consecutive seeds per iteration, offset by the run seed (all < 1e9).
-        const taskIndex = iteration * config.groups + g;
-        const groupSeed = groupSeedOf(taskSeedBase(config.seed), config.tasks ? taskIndex % config.tasks : taskIndex);
-        for (let rollout = 0; rollout < config.groupSize; rollout++) {
-          const steps: StepEvent[] = [];
-          const context = { runId, env: probe.id, groupId, episodeId: episodeIdOf(groupId, rollout), groupSize: config.groupSize, groupSeed, rollout, iteration, batchGroups: config.groups };
-          episodes.push(
-            runEpisode({ context, env: createRolloutEnv({ envName: config.env, envOptions: config.envOptions ?? {} }, rollout), policy, clock: () => 0, publish: async (e) => void steps.push(e) }).then((o) => ({ steps, success: o.success, reward: o.totalReward })),
-          );
-        }
-      }
-      const done = await Promise.all(episodes);
-      envSteps += done.reduce((s, e) => s + e.steps.length, 0);
-      const byGroup = new Map<string, ReturnType<typeof trajectoryFromSteps>['trajectory'][]>();
-      for (const episode of done) {
-        const { trajectory } = trajectoryFromSteps(episode.steps);
-        byGroup.set(trajectory.groupId, [...(byGroup.get(trajectory.groupId) ?? []), trajectory]);
-      }
-      const rawGroups = [...byGroup].map(([groupId, trajectories]) => ({ groupId, trajectories }));
-      const out = process(rawGroups);
-      config.onBatch?.(iteration, rawGroups, out);
-      const template = config.templateCollapse
-        ? templateCollapseBeforeUpdate(bundle.model, bundle.head, out.samples, { modelSeed: bundle.model.config.seed, update: trainer.updates }, { ...config.templateCollapse, temperature: optimizer.temperature })
-        : null;
-      const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows })) : undefined;
-      const point: CurvePoint = {
-        iteration,
-        envSteps,
-        trainSuccess: done.filter((e) => e.success).length / done.length,
-        trainReward: done.reduce((s, e) => s + e.reward, 0) / done.length,
-        samples: out.samples.length,
-        update,
-        ...(template ? { template } : {}),
-        eval: (iteration + 1) % config.evalEvery === 0 || iteration === config.iterations - 1 ? await evalNow() : undefined,
-      };
-      curve.push(point);
-      onPoint(point);
-    }
-    // Stopped early between evaluations: evaluate where it stopped.
-    const last = curve.at(-1);
-    if (last && !last.eval) {
-      const point: CurvePoint = { ...last, eval: await evalNow() };
-      curve[curve.length - 1] = point;
-      onPoint(point);
-    }
-    return curve;
-  } finally {
-    trainer.dispose();
-    disposeBundle(bundle);
-  }
+  return { config, bundle, optimizer, trainer, process, plan, evaluate: evaluateNow };
+}
+
+/** The iteration's episodes with the current policy, all started at once (the policy batches their turns). */
+function playIteration(run: LocalRun, iteration: number): Promise<PlayedEpisode[]> {
+  const { config } = run;
+  const policy = policyOf(run.bundle, run.trainer.updates, { temperature: run.optimizer.temperature });
+  return Promise.all(
+    iterationEpisodes(run.plan, iteration).map((context) => {
+      const steps: StepEvent[] = [];
+      const env = createRolloutEnv({ envName: config.env, envOptions: config.envOptions ?? {} }, context.rollout);
+      return runEpisode({ context, env, policy, clock: () => 0, publish: async (e) => void steps.push(e) }).then((o) => ({ steps, success: o.success, reward: o.totalReward }));
+    }),
+  );
+}
+
+/** The iteration's rollout batch through the processors' functions, one update on its samples, its curve point. */
+async function trainIteration(run: LocalRun, iteration: number, episodes: readonly PlayedEpisode[], envSteps: number): Promise<CurvePoint> {
+  const { config, bundle, trainer } = run;
+  const groups = rawGroupsOf(episodes);
+  const out = run.process(groups);
+  config.onBatch?.(iteration, groups, out);
+  const template = config.templateCollapse
+    ? templateCollapseBeforeUpdate(bundle.model, bundle.head, out.samples, { modelSeed: bundle.model.config.seed, update: trainer.updates }, { ...config.templateCollapse, temperature: run.optimizer.temperature })
+    : null;
+  const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows })) : undefined;
+  const evaluation = evaluatesAfter(iteration, config) ? await run.evaluate() : undefined;
+  return curvePoint({ iteration, envSteps, episodes, samples: out.samples.length, update, template, evaluation });
 }
