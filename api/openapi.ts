@@ -232,7 +232,7 @@ function stepSchema(): Json {
   }
   return {
     type: 'object',
-    description: `${record.doc ?? 'One step event.'} The fields of schemas/step/v${file.version}.avsc; unknown fields are refused (400, dead-lettered).`,
+    description: `${record.doc ?? 'One step event.'} The fields of schemas/step/v${file.version}.avsc; unknown fields are refused (400, dead-lettered). Every string, map keys included, must be well-formed Unicode: a lone UTF-16 surrogate (JSON's "\\ud800" alone) is a 400 naming the field.`,
     properties,
     required,
     additionalProperties: false,

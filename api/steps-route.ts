@@ -67,6 +67,11 @@ const contentType: RequestHandler = (req, res, next) => {
   next();
 };
 
+/** Each lone UTF-16 surrogate replaced by U+FFFD (String.prototype.toWellFormed, Node 20). */
+function toWellFormed(text: string): string {
+  return (text as unknown as { toWellFormed(): string }).toWellFormed();
+}
+
 /** A dead letter's payload is capped so that the dead_letter event itself stays under the codec's limit. */
 function payloadCap(codec: EventCodec): number {
   return Math.floor(codec.maxEventBytes / 2);
@@ -84,7 +89,9 @@ export function stepsRouter(deps: StepsRouteDeps): Router {
       await withDeadline(
         deps.deadLetters.route({
           reason: rejection.reason,
-          detail: `${rejection.detail}${where}; HTTP caller ${callerId}${truncated}`,
+          // The detail may quote what the client sent (an unknown field's name): a lone surrogate in it would
+          // make the dead letter itself a string UTF-8 cannot encode.
+          detail: toWellFormed(`${rejection.detail}${where}; HTTP caller ${callerId}${truncated}`),
           sourceTopic: HTTP_SOURCE_TOPIC,
           sourcePartition: -1,
           sourceOffset: '-1',

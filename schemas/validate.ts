@@ -9,6 +9,9 @@
 // a long a safe integer (avsc writes JS numbers), a float finite and within float32's range (a log-prob of
 // -1e39 would become -Infinity on the wire, which consumers then dead-letter: the value sent is not the
 // value validated). Doubles hold any JS number. So what passes here encodes to exactly what was checked.
+// Likewise every string, map keys included, must be well-formed Unicode: a lone UTF-16 surrogate has no
+// UTF-8 encoding, and avsc writes it as bytes that are not UTF-8 (ED A0 80), which strict decoders
+// (Python's, for one) refuse. A decoded string is always well-formed, so consumers never refuse one for this.
 import type {
   CollapseAlertEvent,
   DeadLetterEvent,
@@ -37,8 +40,46 @@ function fail(field: string, message: string): never {
   throw new Invalid(field, message);
 }
 
+interface WellFormed {
+  isWellFormed(): boolean;
+}
+
+/** A string UTF-8 can encode: no lone UTF-16 surrogate (String.prototype.isWellFormed, Node 20). */
+function wellFormed(value: string): boolean {
+  return (value as unknown as WellFormed).isWellFormed();
+}
+
+function illFormed(value: string): string {
+  const at = value.search(/[\uD800-\uDFFF]/u);
+  const unit = value.charCodeAt(at).toString(16);
+  return `is not well-formed Unicode: a lone UTF-16 surrogate (\\u${unit}) at index ${at}, which UTF-8 cannot encode`;
+}
+
+function text(field: string, value: string, prefix = ''): void {
+  if (!wellFormed(value)) fail(prefix + field, illFormed(value));
+}
+
 function nonEmpty(field: string, value: string): void {
   if (value.length === 0) fail(field, 'must not be empty');
+  text(field, value);
+}
+
+/** The keys of a map are strings too. */
+function keys(field: string, map: Readonly<Record<string, unknown>>): void {
+  for (const key of Object.keys(map)) if (!wellFormed(key)) fail(field, `has a key that ${illFormed(key)}`);
+}
+
+/** A string as a message shows it: quoted, cut at 40 characters, a lone surrogate escaped (JSON.stringify does). */
+function shown(value: string): string {
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 37)}...` : value);
+}
+
+/** A map of strings: its keys and its values. */
+function textMap(field: string, map: Readonly<Record<string, string>>): void {
+  for (const key of Object.keys(map)) {
+    if (!wellFormed(key)) fail(field, `has a key that ${illFormed(key)}`);
+    text(`${field}${mapKey(key)}`, map[key]!);
+  }
 }
 
 // `prefix` (a trajectory step's "steps[i].") is joined to the field name only when a check fails: every
@@ -83,9 +124,9 @@ function jsonObject(field: string, text: string): void {
   try {
     parsed = JSON.parse(text);
   } catch {
-    fail(field, `must be a JSON object, got '${text.slice(0, 40)}' (not JSON)`);
+    fail(field, `must be a JSON object, got ${shown(text)} (not JSON)`);
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) fail(field, `must be a JSON object, got '${text.slice(0, 40)}'`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) fail(field, `must be a JSON object, got ${shown(text)}`);
 }
 
 /** How a map entry is named in a field path, as schemas/invalid.ts prints avsc's paths: `.loss`, `["a b"]`. */
@@ -118,7 +159,9 @@ function logProbMessage(lp: number): string {
     : `log-prob must be finite and <= 0, got ${lp}`;
 }
 
-function action(prefix: string, s: Pick<StepEvent, 'actionTokenIds' | 'actionLogProbs' | 'observationTokenIds'>): void {
+function action(prefix: string, s: Pick<StepEvent, 'observation' | 'action' | 'actionTokenIds' | 'actionLogProbs' | 'observationTokenIds'>): void {
+  text('observation', s.observation, prefix);
+  text('action', s.action, prefix);
   if (s.observationTokenIds !== null) tokenIds('observationTokenIds', s.observationTokenIds, prefix);
   tokenIds('actionTokenIds', s.actionTokenIds, prefix);
   sameLength('actionLogProbs', s.actionLogProbs, s.actionTokenIds.length, 'actionTokenIds', prefix);
@@ -152,6 +195,8 @@ function checkStepOutcome(s: StepEvent): void {
   finite('reward', s.reward);
   // terminated && truncated is allowed: Gymnasium lets an env report both on the same step.
   if (s.stateKey !== null) nonEmpty('stateKey', s.stateKey);
+  keys('metrics', s.metrics);
+  textMap('info', s.info);
   eventTime('eventTimeMs', s.eventTimeMs);
 }
 
@@ -163,6 +208,7 @@ function checkTrajectoryStep(prefix: string, s: TrajectoryStep, t: TrajectoryEve
     fail(`${prefix}policyVersion`, `${s.policyVersion} is outside [minPolicyVersion, maxPolicyVersion] = [${t.minPolicyVersion}, ${t.maxPolicyVersion}]`);
   }
   finite('reward', s.reward, prefix);
+  if (s.stateKey !== null) text('stateKey', s.stateKey, prefix);
   eventTime('eventTimeMs', s.eventTimeMs, prefix);
 }
 
@@ -192,6 +238,7 @@ function checkTrajectory(t: TrajectoryEvent): void {
     if (step.stepIndex <= previous) fail(`steps[${i}].stepIndex`, `${step.stepIndex} does not increase (previous ${previous})`);
     previous = step.stepIndex;
   }
+  keys('metrics', t.metrics);
 }
 
 function checkSample(s: TrainingSampleEvent): void {
@@ -252,6 +299,7 @@ function checkLearnerStep(l: LearnerStepEvent): void {
   if (l.stalenessMean < 0) fail('stalenessMean', `must be >= 0, got ${l.stalenessMean}`);
   if (l.durationMs < 0) fail('durationMs', `must be >= 0, got ${l.durationMs}`);
   nonEmpty('backend', l.backend);
+  keys('metrics', l.metrics);
   eventTime('eventTimeMs', l.eventTimeMs);
 }
 
@@ -266,6 +314,7 @@ function checkPolicyVersion(p: PolicyVersionEvent): void {
   }
   nonNegativeLong('learnerStep', p.learnerStep);
   eventTime('createdAtMs', p.createdAtMs);
+  keys('metrics', p.metrics);
 }
 
 const SEVERITIES = new Set(['info', 'warning', 'critical']);
@@ -274,15 +323,17 @@ function checkCollapseAlert(a: CollapseAlertEvent): void {
   nonEmpty('alertId', a.alertId);
   nonEmpty('runId', a.runId);
   nonEmpty('kind', a.kind); // any string: new detectors must not be dead-lettered by old consumers
-  if (!SEVERITIES.has(a.severity)) fail('severity', `must be one of ${[...SEVERITIES].join(', ')}, got '${a.severity}'`);
+  if (!SEVERITIES.has(a.severity)) fail('severity', `must be one of ${[...SEVERITIES].join(', ')}, got ${shown(a.severity)}`);
   nonNegativeLong('learnerStep', a.learnerStep);
   nonNegativeLong('policyVersion', a.policyVersion);
   nonEmpty('message', a.message);
+  keys('evidence', a.evidence);
   eventTime('eventTimeMs', a.eventTimeMs);
 }
 
 function checkDeadLetter(d: DeadLetterEvent): void {
   nonEmpty('reason', d.reason);
+  text('detail', d.detail);
   nonEmpty('sourceTopic', d.sourceTopic);
   // -1 marks a record that did not come from Kafka (see the schema docs).
   if (!Number.isInteger(d.sourcePartition) || d.sourcePartition < -1 || d.sourcePartition > INT32_MAX) fail('sourcePartition', `must be an integer >= -1, got ${d.sourcePartition}`);
@@ -294,9 +345,10 @@ const SCOPES = new Set(['batch', 'group']);
 
 function checkRolloutStats(r: RolloutStatsEvent): void {
   nonEmpty('runId', r.runId);
-  if (!SCOPES.has(r.scope)) fail('scope', `must be 'batch' or 'group', got '${r.scope}'`);
+  if (!SCOPES.has(r.scope)) fail('scope', `must be 'batch' or 'group', got ${shown(r.scope)}`);
   nonEmpty('batchId', r.batchId);
   if (r.scope === 'group' && (r.groupId === null || r.groupId === '')) fail('groupId', "is required when scope is 'group'");
+  if (r.groupId !== null) text('groupId', r.groupId);
   nonNegativeInt('groups', r.groups);
   nonNegativeInt('trajectories', r.trajectories);
   for (const [field, rate] of [['successRate', r.successRate], ['invalidActionRate', r.invalidActionRate]] as const) {
@@ -304,6 +356,9 @@ function checkRolloutStats(r: RolloutStatsEvent): void {
   }
   nonNegativeInt('incomplete', r.incomplete);
   nonNegativeInt('droppedGroups', r.droppedGroups);
+  keys('passAtK', r.passAtK);
+  keys('passHatK', r.passHatK);
+  keys('droppedByReason', r.droppedByReason);
   for (const [reason, count] of Object.entries(r.droppedByReason)) int32(`droppedByReason${mapKey(reason)}`, count);
   eventTime('eventTimeMs', r.eventTimeMs);
 }
@@ -315,6 +370,7 @@ function checkEvaluation(e: EvaluationEvent): void {
   if (!Number.isSafeInteger(e.trainedIteration) || e.trainedIteration < -1) fail('trainedIteration', `must be an integer >= -1 (-1: none), got ${e.trainedIteration}`);
   if (!Number.isSafeInteger(e.envSteps) || e.envSteps < -1) fail('envSteps', `must be an integer >= -1 (-1: unknown), got ${e.envSteps}`);
   nonEmpty('envName', e.envName);
+  text('envOptions', e.envOptions);
   jsonObject('envOptions', e.envOptions);
   if (!Number.isInteger(e.tasks) || e.tasks < 1 || e.tasks > INT32_MAX) fail('tasks', `must be an integer >= 1, got ${e.tasks}`);
   // Written as !(in range) so that NaN fails too: a success rate is a count over tasks, never a measurement gone wrong.

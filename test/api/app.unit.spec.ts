@@ -69,6 +69,17 @@ test('a dead-letter write that fails still answers 400, says so, and logs it', a
   assert.ok(logs.some((line) => /could not dead-letter/.test(line)));
 });
 
+test('a refused body whose problem names a lone surrogate is dead-lettered with a well-formed detail', async () => {
+  const { url, letters, published } = await serve({});
+  const response = await postJson(url, { ...makeStep(), '\ud800': 1 });
+  assert.equal(response.status, 400);
+  assert.equal(((await response.json()) as { reason: string }).reason, 'unknown-field');
+  assert.equal(letters.length, 1);
+  // The detail is an Avro string: it must have a UTF-8 encoding.
+  assert.doesNotMatch(letters[0]!.detail, /[\uD800-\uDFFF]/u);
+  assert.deepEqual(published, []);
+});
+
 test('JSON with a charset parameter is accepted; the publisher gets the converted steps', async () => {
   const { url, published } = await serve({});
   const step = makeStep({}, 3);

@@ -193,6 +193,9 @@ test('bad steps are 400s naming the field, are dead-lettered with the reason, an
     ['broken rule (positive log-prob)', { ...step, actionLogProbs: step!.actionLogProbs.map(() => 0.5) }, undefined, 'actionLogProbs[0]', 'invalid-value'],
     // Below float32: it would be -Infinity on the wire, and every consumer would dead-letter it.
     ['a log-prob float32 cannot hold', { ...step, actionLogProbs: step!.actionLogProbs.map((lp, i) => (i === 1 ? -1e39 : lp)) }, undefined, 'actionLogProbs[1]', 'invalid-value'],
+    // A lone UTF-16 surrogate (JSON's "\ud800"): UTF-8 cannot encode it; avsc wrote bytes strict decoders refuse.
+    ['a lone surrogate in the text', { ...step, observation: `${step!.observation}\ud800` }, undefined, 'observation', 'invalid-value'],
+    ['a lone surrogate in an info key', { ...step, info: { 'ok\udc00': 'x' } }, undefined, 'info', 'invalid-value'],
     ['not JSON', '{"eventId": ', undefined, '', 'bad-json'],
     ['not an Avro event', Buffer.from('plainly not avro'), AVRO, '', 'bad-marker'],
   ];

@@ -3,7 +3,9 @@
 // field added to a schema without a check fails here. For each leaf of the fixture event (bench/load/events.ts):
 //   * int → 2^31 (one past int32), long → 2^53 (past a safe integer), float → ±1e39 (beyond float32: it would
 //     be ±Infinity on the wire) and NaN;
-// each must be refused with `field` the leaf's path (`steps[0].policyVersion`, `droppedByReason["a:b"]`).
+//   * string, and the keys of every map → a lone UTF-16 surrogate (UTF-8 cannot encode it; avsc wrote ED A0 80);
+// each must be refused with `field` the leaf's path (`steps[0].policyVersion`, `droppedByReason["a:b"]`; the
+// map itself for a bad key).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { eventNames, validateEvent, type EventName, type EventTypes } from '../../schemas/index.js';
@@ -84,6 +86,8 @@ const BAD: Partial<Record<LeafKind, readonly unknown[]>> = {
   int: [2 ** 31, -(2 ** 31) - 1, 1.5],
   long: [2 ** 53, 2 ** 63],
   float: [-1e39, 1e39, NaN, -Infinity],
+  string: ['\uD800', 'ok\uDFFF', '\uDE00\uD83D'],
+  key: ['\uDBFF', 'a\uDC00b'],
 };
 
 function refusedAt<N extends EventName>(event: N, value: unknown, path: string, what: string): void {
@@ -92,7 +96,7 @@ function refusedAt<N extends EventName>(event: N, value: unknown, path: string, 
   if (!result.ok) assert.equal(result.field, path, `${event}: ${what} at ${path}: ${result.message}`);
 }
 
-describe('validateEvent refuses numbers their Avro type cannot hold, naming the field', () => {
+describe('validateEvent refuses numbers and strings their Avro type cannot hold, naming the field', () => {
   for (const event of eventNames) {
     test(event, () => {
       const found = eventLeaves(event).filter((leaf) => BAD[leaf.kind]);
@@ -108,6 +112,22 @@ test('float32 extremes that the type holds pass: the largest finite float32, the
     assert.deepEqual(validateEvent('step', { ...step, actionTokenIds: [1], actionLogProbs: [lp] }), { ok: true }, String(lp));
   }
   assert.deepEqual(validateEvent('step', { ...step, stepIndex: 2 ** 31 - 1, policyVersion: Number.MAX_SAFE_INTEGER }), { ok: true });
+});
+
+test('well-formed text passes: astral characters (surrogate pairs), NUL, U+FFFD, in ids, text and map keys', () => {
+  const step = sampleEvents.step;
+  const odd = 'a\u0000b \uD83D\uDE00 \uFFFD \u{10FFFF}';
+  assert.deepEqual(validateEvent('step', { ...step, observation: odd, action: odd, envName: odd, stateKey: odd, metrics: { [odd]: 1 }, info: { [odd]: odd } }), { ok: true });
+});
+
+test('the finding: a lone surrogate in the observation is refused naming it, the message escaping it', () => {
+  const result = validateEvent('step', { ...sampleEvents.step, observation: 'before \uD800 after' });
+  assert.equal(result.ok, false);
+  if (!result.ok) {
+    assert.equal(result.field, 'observation');
+    assert.match(result.message, /lone UTF-16 surrogate \(\\ud800\) at index 7/);
+    assert.doesNotMatch(result.message, /[\uD800-\uDFFF]/u, 'the message itself is well-formed (it may end up in a dead letter)');
+  }
 });
 
 test('the finding: a log-prob of -1e39 (below float32) is refused naming it', () => {
