@@ -129,7 +129,10 @@ function superviseParts(plans: readonly PartPlan[], hooks: PartHooks): Supervise
 
 /** The evaluator ends after evaluating the final version (--until-version); the summary needs it. */
 function afterEvaluator(evaluator: RunningPart | undefined, then: () => void): void {
-  if (!evaluator) return then();
+  if (!evaluator) {
+    then();
+    return;
+  }
   const timeout = new Promise((resolve) => setTimeout(resolve, EVALUATOR_GRACE_MS).unref());
   void Promise.race([evaluator.exited, timeout]).then(then);
 }
