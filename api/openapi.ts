@@ -195,13 +195,15 @@ function fromAvro(type: AvroType, field: string, rule: Json = {}): Json {
 }
 
 /** validateEvent('step', …)'s rules (schemas/validate.ts), as JSON Schema. */
+const STEP_ID: Json = { pattern: ID_PATTERN.source, maxLength: 256 };
 const STEP_RULES: { readonly [K in keyof StepEvent]?: Json } = {
-  eventId: { minLength: 1 },
-  runId: { minLength: 1 },
+  // The read API's id grammar (schemas/ids.ts), checked at ingest (validateIngestStep): what is accepted can be read back.
+  eventId: STEP_ID,
+  runId: STEP_ID,
   envName: { minLength: 1 },
   envVersion: { minLength: 1 },
-  groupId: { minLength: 1 },
-  episodeId: { minLength: 1 },
+  groupId: STEP_ID,
+  episodeId: STEP_ID,
   stepIndex: { minimum: 0 },
   observationTokenIds: { items: { minimum: 0 } },
   actionTokenIds: { items: { minimum: 0 } },

@@ -2,9 +2,11 @@
 //   1. parseStepsBody: the raw bytes → a list of candidate steps (JSON values, or one Avro payload), which
 //      says how many steps the request carries (the rate limiter's count) without checking them yet;
 //   2. checkSteps: every candidate → a StepEvent that fits the Avro schema (it is encoded once, so the
-//      publisher cannot fail half-way through a batch) and passes validateEvent, the StepPublisher's rules.
+//      publisher cannot fail half-way through a batch) and passes validateIngestStep: validateEvent (the
+//      StepPublisher's and the consumers' rules) and ids of the read API's grammar (schemas/ids.ts).
 // A rejection names the field (and, in a batch, the index of the step) and carries the dead-letter reason.
-import { DecodeError, InvalidEventError, OversizeEventError, validateEvent, type EventCodec, type StepEvent } from '../schemas/index.js';
+import { DecodeError, InvalidEventError, OversizeEventError, type EventCodec, type StepEvent } from '../schemas/index.js';
+import { validateIngestStep } from '../schemas/validate.js';
 import { problemTypes, type ProblemType } from '../core/problem.js';
 import { stepFromJson } from './step-json.js';
 
@@ -96,7 +98,8 @@ export function checkSteps(parsed: ParsedSteps, codec: EventCodec): Parsed<StepE
       }
       step = converted.value;
     }
-    const check = validateEvent('step', step);
+    // validateEvent's rules plus the read API's id grammar: whatever is accepted here can be read back.
+    const check = validateIngestStep(step);
     if (!check.ok) {
       return reject({ type: problemTypes.invalidStep, reason: 'invalid-value', field: check.field, ...at, detail: `${where}${check.field}: ${check.message}` });
     }

@@ -26,6 +26,7 @@ import type {
   TrajectoryEvent,
   TrajectoryStep,
 } from './generated/types.js';
+import { ID_DESCRIPTION, ID_PATTERN } from './ids.js';
 
 export type ValidationResult = { ok: true } | { ok: false; field: string; message: string };
 
@@ -62,6 +63,10 @@ function text(field: string, value: string, prefix = ''): void {
 function nonEmpty(field: string, value: string): void {
   if (value.length === 0) fail(field, 'must not be empty');
   text(field, value);
+}
+
+function id(field: string, value: string): void {
+  if (!ID_PATTERN.test(value)) fail(field, value === '' ? 'must not be empty' : `must be ${ID_DESCRIPTION}, got ${shown(value)}${value.length > 40 ? ` (${value.length} characters)` : ''}`);
 }
 
 /** The keys of a map are strings too. */
@@ -402,6 +407,23 @@ const CHECKS: { [N in EventName]: (value: EventTypes[N]) => void } = {
  */
 export function validateEvent<N extends EventName>(event: N, value: EventTypes[N]): ValidationResult {
   return resultOf(event, () => (CHECKS[event] as (value: EventTypes[N]) => void)(value));
+}
+
+/**
+ * The rules for a step entering the system (POST /v1/steps; the SDK's publisher should use it too):
+ * validateEvent's, and ids of the read API's grammar (schemas/ids.ts) — a run or episode with any other id
+ * could be ingested but never read back, and its group never filtered on. Only where steps come in: the
+ * consumers keep validateEvent's rules, so steps already in Kafka are not dead-lettered for their ids (and
+ * the sink's step transcoder, which must accept exactly what the consumers accept, need not know the grammar).
+ */
+export function validateIngestStep(s: StepEvent): ValidationResult {
+  return resultOf('step', () => {
+    checkStep(s);
+    id('eventId', s.eventId);
+    id('runId', s.runId);
+    id('groupId', s.groupId);
+    id('episodeId', s.episodeId);
+  });
 }
 
 /** validateEvent('step', s) without reading the token arrays and log-probs (a WireStep has checked those on its bytes). */

@@ -3,6 +3,7 @@
 // range, members of an enumeration, strings matching a pattern. Unknown and repeated parameters are
 // rejected too, so a typo (`limt=5`) is an error instead of a silently ignored filter.
 import { HttpProblem, problemTypes } from '../../core/problem.js';
+import { ID_DESCRIPTION, ID_PATTERN } from '../../schemas/ids.js';
 
 export type RawQuery = Record<string, unknown>;
 
@@ -71,11 +72,10 @@ export function limitParam(values: ReadonlyMap<string, string>, fallback: number
 
 /**
  * Run and episode ids in paths and queries: 1–256 characters from letters, digits and `. _ - : /`, starting
- * with a letter or digit. Generated ids (`run-7/g12/e3`, UUIDs) fit; quotes, spaces, backslashes, control and
- * non-ASCII characters never reach SQL.
+ * with a letter or digit. The grammar lives in schemas/ids.ts because ingest enforces the same one on the ids
+ * of every step (validateEvent), so whatever was accepted can be read back.
  */
-export const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,255}$/;
-export const ID_DESCRIPTION = 'an id of 1 to 256 characters from A-Z a-z 0-9 . _ - : / starting with a letter or digit';
+export { ID_DESCRIPTION, ID_PATTERN };
 
 /** An optional id in the query string (e.g. runId, groupId). */
 export function idParam(values: ReadonlyMap<string, string>, name: string): string | undefined {

@@ -196,6 +196,9 @@ test('bad steps are 400s naming the field, are dead-lettered with the reason, an
     // A lone UTF-16 surrogate (JSON's "\ud800"): UTF-8 cannot encode it; avsc wrote bytes strict decoders refuse.
     ['a lone surrogate in the text', { ...step, observation: `${step!.observation}\ud800` }, undefined, 'observation', 'invalid-value'],
     ['a lone surrogate in an info key', { ...step, info: { 'ok\udc00': 'x' } }, undefined, 'info', 'invalid-value'],
+    // Ids the read API would refuse (a quote, a space, over 256 characters): such a run could never be read back.
+    ['a run id with a quote and a space', { ...step, runId: "run '1" }, undefined, 'runId', 'invalid-value'],
+    ['an episode id of 257 characters', { ...step, episodeId: 'e'.repeat(257) }, undefined, 'episodeId', 'invalid-value'],
     ['not JSON', '{"eventId": ', undefined, '', 'bad-json'],
     ['not an Avro event', Buffer.from('plainly not avro'), AVRO, '', 'bad-marker'],
   ];
