@@ -281,7 +281,7 @@ const PROBLEM: Json = {
     detail: str('What was wrong with this request (never a stack trace or an internal message).'),
     field: str('The parameter, path parameter or body field at fault (a path inside a step for step errors: `actionLogProbs[3]`).'),
     index: int('Index of the bad step in a batch body.', { minimum: 0 }),
-    reason: str('POST /v1/steps 400: the dead-letter reason code (bad-json, unknown-field, invalid-value, empty-payload, or the Avro decoder\'s failure).'),
+    reason: str('POST /v1/steps 400: the dead-letter reason code (bad-json — not JSON, or not UTF-8 —, duplicate-key, unknown-field, invalid-value, empty-payload, or the Avro decoder\'s failure).'),
     deadLettered: bool('POST /v1/steps 400: whether the rejected body was written to the dead-letter topic.'),
     retryAfterSeconds: int('429: seconds until the token may publish this many steps (also in Retry-After).', { minimum: 1 }),
     limitBytes: int('413 from the body reader: the byte limit.'),
@@ -834,7 +834,7 @@ function ingestPaths(): Record<string, PathItem> {
         },
         responses: {
           '202': jsonResponse('Every step was acknowledged by Kafka.', ref('Accepted'), []),
-          '400': problemResponse('invalid-body (not JSON, not an object, empty, undecodable Avro, a bad `steps`) or invalid-step (a field of a step: `field`, and `index` in a batch). Carries `reason` and `deadLettered`.', [
+          '400': problemResponse('invalid-body (not JSON, not UTF-8, a key twice in one object, not an object, empty, undecodable Avro, a bad `steps`) or invalid-step (a field of a step: `field`, and `index` in a batch). Carries `reason` and `deadLettered`.', [
             [problemTypes.invalidBody, 'the body is not valid JSON: Unexpected end of JSON input'],
             [problemTypes.invalidStep, 'steps[2].actionLogProbs[0]: log-prob must be finite and <= 0, got 0.5'],
           ]),

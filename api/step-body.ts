@@ -9,6 +9,7 @@ import { DecodeError, InvalidEventError, OversizeEventError, type EventCodec, ty
 import { validateIngestStep } from '../schemas/validate.js';
 import { problemTypes, type ProblemType } from '../core/problem.js';
 import { stepFromJson } from './step-json.js';
+import { parseStrictJson } from './strict-json.js';
 
 export const JSON_TYPE = 'application/json';
 export const AVRO_TYPE = 'application/vnd.trajflow.avro';
@@ -18,7 +19,7 @@ export type BodyKind = 'json' | 'avro';
 export interface StepRejection {
   readonly type: ProblemType;
   readonly detail: string;
-  /** Dead-letter reason code (bad-json, unknown-field, invalid-value, or the codec's DecodeFailure). */
+  /** Dead-letter reason code (bad-json, duplicate-key, unknown-field, invalid-value, or the codec's DecodeFailure). */
   readonly reason: string;
   /** The bad field, as a path inside the step (`actionLogProbs[3]`), when there is one. */
   readonly field?: string;
@@ -44,12 +45,12 @@ export function parseStepsBody(kind: BodyKind, raw: Buffer, maxSteps: number): P
     return reject({ type: problemTypes.invalidBody, reason: 'empty-payload', detail: 'the body is empty: send one step, {"steps": [...]}, or one Avro single-object step event' });
   }
   if (kind === 'avro') return { ok: true, value: { kind, batch: false, candidates: [raw] } };
-  let json: unknown;
-  try {
-    json = JSON.parse(raw.toString('utf8'));
-  } catch (error) {
-    return reject({ type: problemTypes.invalidBody, reason: 'bad-json', detail: `the body is not valid JSON: ${(error as Error).message}` });
+  // UTF-8 only (invalid bytes are not replaced) and no key twice: strict-json.ts says why.
+  const parsedJson = parseStrictJson(raw);
+  if (!parsedJson.ok) {
+    return reject({ type: problemTypes.invalidBody, reason: parsedJson.reason, detail: parsedJson.detail, ...(parsedJson.field === undefined ? {} : { field: parsedJson.field }) });
   }
+  const json = parsedJson.value;
   if (typeof json !== 'object' || json === null || Array.isArray(json)) {
     return reject({
       type: problemTypes.invalidBody,

@@ -134,6 +134,13 @@ function steps(n: number, seed = 0): StepEvent[] {
   return Array.from({ length: n }, (_, i) => makeStep({ eventId: `${run}-${i}`, groupId: `group-${run}-${i % 3}` }, seed + i));
 }
 
+/** The step as JSON, its observation two bytes that are not UTF-8 (C3 starts a character, 28 cannot continue it). */
+function utf8Broken(step: StepEvent): Buffer {
+  const json = JSON.stringify({ ...step, observation: 'MARK' });
+  const at = json.indexOf('MARK');
+  return Buffer.concat([Buffer.from(json.slice(0, at)), Buffer.from([0xc3, 0x28]), Buffer.from(json.slice(at + 4))]);
+}
+
 function assertProblem(response: { status: number; headers: Headers; json: Record<string, unknown>; text: string }, status: number): void {
   assert.equal(response.status, status, response.text);
   assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/);
@@ -200,6 +207,11 @@ test('bad steps are 400s naming the field, are dead-lettered with the reason, an
     ['a run id with a quote and a space', { ...step, runId: "run '1" }, undefined, 'runId', 'invalid-value'],
     ['an episode id of 257 characters', { ...step, episodeId: 'e'.repeat(257) }, undefined, 'episodeId', 'invalid-value'],
     ['not JSON', '{"eventId": ', undefined, '', 'bad-json'],
+    // Bytes that are not UTF-8 (C3 28) used to become U+FFFD silently: the step stored was not the one sent.
+    ['not UTF-8', utf8Broken(step!), 'application/json', '', 'bad-json'],
+    // JSON.parse keeps the last of two values, other readers the first: such a body is ambiguous.
+    ['a key twice', JSON.stringify(step).replace(/^\{/, '{"reward": 5, '), undefined, 'reward', 'duplicate-key'],
+    ['a key twice in a batch', `{"steps": [${JSON.stringify(step)}, ${JSON.stringify(step).replace(/^\{/, '{"runId": "x", ')}]}`, undefined, 'steps[1].runId', 'duplicate-key'],
     ['not an Avro event', Buffer.from('plainly not avro'), AVRO, '', 'bad-marker'],
   ];
   const bodies: Buffer[] = [];
