@@ -4,14 +4,12 @@
 // letter. Anything but a DecodeError is a bug and is thrown.
 import { DecodeError, type EventName, type EventTypes } from '../../schemas/index.js';
 import type { DeadLetterInput, Envelope } from '../../streams/index.js';
-import { eventRows, type RowOptions } from './rows.js';
-import { rowItems, type RowItem } from './stored-events.js';
+import { eventRows, type RowOptions, type TableRow } from './rows.js';
 
 type EventEnvelope = Envelope<Buffer | null>;
 
-export type DecodedEvent =
-  | { readonly items: readonly RowItem[]; readonly deadLetter: null }
-  | { readonly items: null; readonly deadLetter: DeadLetterInput };
+/** The event's rows (each with its table), or the dead letter of bytes that are not its topic's event. */
+export type DecodedEvent = TableRow[] | { readonly deadLetter: DeadLetterInput };
 
 export function decodeEvent<N extends EventName>(
   event: N,
@@ -19,14 +17,12 @@ export function decodeEvent<N extends EventName>(
   envelope: EventEnvelope,
   options: RowOptions,
 ): DecodedEvent {
-  let rows;
   try {
-    rows = eventRows(event, decode(envelope.value), envelope, options);
+    return eventRows(event, decode(envelope.value), envelope, options);
   } catch (error) {
     if (!(error instanceof DecodeError)) throw error;
-    return { items: null, deadLetter: deadLetterOf(error, envelope) };
+    return { deadLetter: deadLetterOf(error, envelope) };
   }
-  return { items: rowItems(rows, envelope), deadLetter: null };
 }
 
 /** The dead letter of an event that could not be decoded: the reason, and the bytes where they were read. */

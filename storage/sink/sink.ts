@@ -36,7 +36,7 @@ import type { RowOptions, TableName } from './rows.js';
 import { sinkSettings, type SinkOptions, type SinkSettings } from './settings.js';
 import { countFailedInsert, countInsert, newSinkStats, type SinkStats } from './sink-stats.js';
 import { StepChunks } from './step-transcoder.js';
-import { eventsStored, rowsOf, type SinkItem } from './stored-events.js';
+import { eventsStored, pendingEvent, rowsOf, type SinkItem } from './stored-events.js';
 import { TranscodePool, type StepEnvelope, type TranscodePoolHandlers } from './transcode-pool.js';
 
 export { defaultMaxInFlight, SINK_DEFAULTS, type SinkOptions } from './settings.js';
@@ -157,8 +157,9 @@ class Sink {
   /** The decoding path: the event's rows to the batcher, or its dead letter routed (and then the event acknowledged). */
   private decodePath(event: EventName, envelope: EventEnvelope): Promise<void> | undefined {
     const decoded = decodeEvent(event, this.decoders.get(event)!, envelope, this.rowOptions);
-    if (decoded.items !== null) {
-      for (const item of decoded.items) this.batcher.add(item.table, item);
+    if (Array.isArray(decoded)) {
+      const shared = pendingEvent(decoded.length, envelope);
+      for (const { table, row } of decoded) this.batcher.add(table, { row, envelope, shared });
       return undefined;
     }
     this.stats.deadLettered++;

@@ -4,7 +4,6 @@
 // acknowledged with the last of them. Pure bookkeeping: the sink (sink.ts) acks what these functions name.
 import type { Envelope } from '../../streams/index.js';
 import type { SinkRow } from './inserter.js';
-import type { TableName, TableRow } from './rows.js';
 import { TranscodedStep } from './step-transcoder.js';
 
 type EventEnvelope = Envelope<Buffer | null>;
@@ -15,9 +14,8 @@ export interface PendingEvent {
   readonly envelope: EventEnvelope;
 }
 
-/** A row to store in `table` (the batcher's lane); `shared` when its event became several rows. */
+/** A row to store (its table is the batcher's lane); `shared` when its event became several rows. */
 export interface RowItem {
-  readonly table: TableName;
   readonly row: SinkRow;
   readonly envelope: EventEnvelope;
   readonly shared: PendingEvent | null;
@@ -26,10 +24,9 @@ export interface RowItem {
 /** A transcoded step (nearly every row) is its own item: one event, one row, acknowledged through its source. */
 export type SinkItem = RowItem | TranscodedStep<EventEnvelope>;
 
-/** The items of one event's rows; they share one count when there are several. */
-export function rowItems(rows: readonly TableRow[], envelope: EventEnvelope): RowItem[] {
-  const shared: PendingEvent | null = rows.length === 1 ? null : { remaining: rows.length, envelope };
-  return rows.map(({ table, row }) => ({ table, row, envelope, shared }));
+/** The count an event's rows share until the last of them is stored; null for an event of one row. */
+export function pendingEvent(rows: number, envelope: EventEnvelope): PendingEvent | null {
+  return rows === 1 ? null : { remaining: rows, envelope };
 }
 
 /**
