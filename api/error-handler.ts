@@ -21,6 +21,9 @@ function fromBodyParser(error: { type?: unknown; status?: unknown; limit?: unkno
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new HttpProblem(problemTypes.unsupportedMediaType, 'the body uses a content encoding or charset this server does not read (use identity, gzip, deflate or br; UTF-8)');
+    case 'entity.parse.failed':
+      // express.json's SyntaxError: the client's bad JSON, not the server's fault (it was a 500).
+      return new HttpProblem(problemTypes.invalidBody, 'the body is not valid JSON');
     case 'request.aborted':
     case 'request.size.invalid':
       return new HttpProblem(problemTypes.invalidBody, 'the body ended before its declared Content-Length');

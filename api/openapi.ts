@@ -50,6 +50,7 @@ import { MAX_EPISODE_STEPS, TRAJECTORIES_DEFAULT_LIMIT, type EpisodeView, type S
 import { defaultDashboardConfig, DEFAULT_DASHBOARD_PORT } from './config.js';
 import { methodNotAllowed } from './error-handler.js';
 import type { HealthStatus, ProbeResult } from './health-route.js';
+import { REPLAY_BODY_LIMIT } from './replay-route.js';
 import { AVRO_TYPE, JSON_TYPE } from './step-body.js';
 import type { IngestStats } from './steps-route.js';
 import type { TokenText } from './token-text.js';
@@ -1061,8 +1062,11 @@ function replayPaths(): Record<string, PathItem> {
             headers: { Location: ref$('headers', 'Location') },
             content: { 'application/json': { schema: shape<{ replayId: string; status: ReplayStatus }>({ replayId: str(), status: str(undefined, { enum: ['running'] }) }) } },
           },
-          '400': problemResponse('The body is not {"selection": {...}, "processing"?: {...}}, or a field is not valid (`field` names the top-level one).', [[problemTypes.invalidBody, "replay selection: unknown field 'runID'; known fields: runId, source, …"]]),
-          '413': problemResponse('The body is over 64 KiB.', [[problemTypes.tooLarge, 'the body is larger than the 65536-byte limit']]),
+          '400': problemResponse('The body is not JSON (or not UTF-8, or names a key twice), is not {"selection": {...}, "processing"?: {...}}, or a field is not valid (`field` names it when it can).', [
+            [problemTypes.invalidBody, "replay selection: unknown field 'runID'; known fields: runId, source, …"],
+          ]),
+          '413': problemResponse(`The body is over ${REPLAY_BODY_LIMIT / 1024} KiB.`, [[problemTypes.tooLarge, `the body is larger than the ${REPLAY_BODY_LIMIT}-byte limit`]]),
+          '415': problemResponse('Content-Type is not application/json.', [[problemTypes.unsupportedMediaType, "Content-Type 'text/plain' is not accepted: send application/json"]], ['Accept-Post']),
           '503': problemResponse('This server has no Kafka producer for replays.', [[problemTypes.kafkaUnavailable, 'this server has no Kafka producer for replays']]),
           ...common(WRITE),
         },
@@ -1136,7 +1140,7 @@ function components(): OpenApiDocument['components'] {
       'WWW-Authenticate': { description: 'Bearer realm="trajflow" (with error="invalid_token" on 403).', schema: str() },
       'Retry-After': { description: 'Seconds to wait before retrying.', schema: int(undefined, { minimum: 1 }) },
       Allow: { description: 'The methods the path has.', schema: str() },
-      'Accept-Post': { description: `The accepted media types: ${JSON_TYPE}, ${AVRO_TYPE}.`, schema: str() },
+      'Accept-Post': { description: `The accepted media types: ${JSON_TYPE}, ${AVRO_TYPE} (POST /v1/steps); ${JSON_TYPE} (POST /v1/replay).`, schema: str() },
       Location: { description: 'GET this for the replay\'s state: /v1/replays/{replayId}.', schema: str() },
       'Cache-Control': { description: 'no-store: reads are live.', schema: str() },
     },

@@ -3,7 +3,7 @@
 // its state and, when done, the report. Body: { "selection": {...}, "processing"?: {...} } with the
 // fields of `trajflow replay` (learner/replay/select.ts, run-replay.ts), checked there: a bad field is a
 // 400 naming it. A write: it needs a token whenever tokens are configured.
-import express, { type Router } from 'express';
+import express, { type RequestHandler, type Router } from 'express';
 import { randomUUID } from 'node:crypto';
 import { ConfigError } from '../core/errors.js';
 import { buildReplayProcessing, type ReplayProcessingInput, type ReplayReport } from '../learner/replay/run-replay.js';
@@ -12,6 +12,8 @@ import { bearerAuth } from './auth.js';
 import type { DashboardConfig } from './config.js';
 import { methodNotAllowed, type Logger } from './error-handler.js';
 import { HttpProblem, problemTypes } from '../core/problem.js';
+import { JSON_TYPE } from './step-body.js';
+import { parseStrictJson } from './strict-json.js';
 
 /** Runs a replay (services.ts binds it to the backbone). */
 export type ReplayStarter = (selection: ReplaySelectionInput, processing: ReplayProcessingInput, replayId: string) => Promise<ReplayReport>;
@@ -26,13 +28,30 @@ interface ReplayState {
 
 const MAX_KEPT = 100;
 
+/** Largest body of POST /v1/replay: a selection and processing settings are a few hundred bytes. */
+export const REPLAY_BODY_LIMIT = 64 * 1024;
+
+const jsonContentType: RequestHandler = (req, _res, next) => {
+  const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type !== JSON_TYPE) {
+    throw new HttpProblem(problemTypes.unsupportedMediaType, `${type ? `Content-Type '${type}' is not accepted` : 'the request has no Content-Type'}: send ${JSON_TYPE}`, {}, { 'Accept-Post': JSON_TYPE });
+  }
+  next();
+};
+
 export function replayRouter(deps: { config: DashboardConfig; replay?: ReplayStarter; log: Logger }): Router {
   const router = express.Router();
   const states = new Map<string, ReplayState>();
   const writeAuth = bearerAuth(deps.config.tokens, deps.config.tokens.length > 0);
-  router.post('/v1/replay', writeAuth, express.json({ limit: '64kb' }), (req, res) => {
+  // The body is read as bytes and parsed here (strict-json.ts: UTF-8 only, no key twice), so that a body
+  // that is not JSON is a 400 like any other bad body, never the body parser's error.
+  router.post('/v1/replay', writeAuth, jsonContentType, express.raw({ type: () => true, limit: REPLAY_BODY_LIMIT }), (req, res) => {
     if (!deps.replay) throw new HttpProblem(problemTypes.kafkaUnavailable, 'this server has no Kafka producer for replays');
-    const body = req.body as { selection?: unknown; processing?: unknown } | undefined;
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    if (raw.length === 0) throw new HttpProblem(problemTypes.invalidBody, 'the body is empty: send {"selection": {"runId": "…", …}, "processing"?: {…}}');
+    const json = parseStrictJson(raw);
+    if (!json.ok) throw new HttpProblem(problemTypes.invalidBody, json.detail, json.field === undefined ? {} : { field: json.field });
+    const body = json.value as { selection?: unknown; processing?: unknown } | null;
     if (typeof body !== 'object' || body === null || typeof body.selection !== 'object' || body.selection === null) {
       throw new HttpProblem(problemTypes.invalidBody, 'send {"selection": {"runId": "…", …}, "processing"?: {…}}', { field: 'selection' });
     }

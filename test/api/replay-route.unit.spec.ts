@@ -4,6 +4,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
+import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { EventCodec, SchemaRegistry } from '../../schemas/index.js';
 import { createApp } from '../../api/app.js';
@@ -76,4 +77,49 @@ test('with tokens configured, a replay needs a valid bearer token', async () => 
   assert.equal((await post(url, { selection: { runId: 'run-1' } })).status, 401);
   assert.equal((await post(url, { selection: { runId: 'run-1' } }, { authorization: `Bearer ${'x'.repeat(40)}` })).status, 403);
   assert.equal((await post(url, { selection: { runId: 'run-1' } }, { authorization: `Bearer ${TOKEN}` })).status, 202);
+});
+
+test('a body that is not JSON is a 400 problem, not a 500; so are bytes that are not UTF-8 and a key twice; another media type is a 415', async () => {
+  let started = 0;
+  const url = await serve(async () => {
+    started++;
+    return {} as never;
+  });
+  const send = (body: string | Uint8Array, contentType = 'application/json') => fetch(`${url}/v1/replay`, { method: 'POST', headers: { 'content-type': contentType }, body });
+  for (const [what, body] of [
+    ['malformed JSON', '{"selection": {"runId": '],
+    ['not UTF-8', new Uint8Array([...Buffer.from('{"selection": {"runId": "r'), 0xc3, 0x28, ...Buffer.from('"}}')])],
+    ['a key twice', '{"selection": {"runId": "run-1", "runId": "run-2"}}'],
+    ['an empty body', ''],
+  ] as const) {
+    const response = await send(body);
+    assert.equal(response.status, 400, what);
+    assert.match(response.headers.get('content-type') ?? '', /^application\/problem\+json/, what);
+    const problem = (await response.json()) as { type: string; detail: string; field?: string };
+    assert.equal(problem.type, 'urn:trajflow:problem:invalid-body', what);
+    if (what === 'a key twice') assert.equal(problem.field, 'selection.runId');
+  }
+  const text = await send('{"selection": {"runId": "run-1"}}', 'text/plain');
+  assert.equal(text.status, 415);
+  assert.equal(text.headers.get('accept-post'), 'application/json');
+  assert.equal(started, 0);
+});
+
+test("express.json's parse error, wherever a router uses it, is a 400 problem", async () => {
+  const app = createApp({
+    config: loadDashboardConfig({ port: 0 }, {}),
+    codec: new EventCodec(SchemaRegistry.fromSchemasDir()),
+    steps: { publishAll: async () => undefined },
+    deadLetters: { route: async () => undefined },
+    probes: { kafka: async () => ({ ok: true, ms: 1 }), clickhouse: async () => ({ ok: true, ms: 1 }) },
+    analytics: { queryJson: async () => [] },
+    log: () => undefined,
+    mount: (app) => app.post('/test/json', express.json(), (_req, res) => void res.json({})),
+  });
+  const server = createServer(app).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  closers.push(() => server.close());
+  const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/test/json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
+  assert.equal(response.status, 400);
+  assert.equal(((await response.json()) as { type: string }).type, 'urn:trajflow:problem:invalid-body');
 });
