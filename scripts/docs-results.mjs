@@ -36,7 +36,7 @@ function measured(json) {
 }
 
 function commitOf(json) {
-  return typeof json.commit === 'string' ? code(json.commit.slice(0, 12)) : 'not recorded';
+  return typeof json.commit === 'string' ? code(json.commit) : 'not recorded';
 }
 
 function machineOf(json) {
@@ -130,11 +130,14 @@ function learningDetail(file, json) {
   for (const r of json.results ?? []) {
     if (json.path === 'real') {
       const local = new Map((r.inProcess?.curve ?? []).map((p) => [p.version, p]));
-      const both = r.inProcess !== null && r.inProcess !== undefined;
-      out.push(`Seed ${r.seed}: held-out greedy success by policy version${both ? ', the real path beside the in-process loop' : ''}.`, '');
+      const hasLocal = r.inProcess !== null && r.inProcess !== undefined;
+      const hasReal = r.real !== null && r.real !== undefined;
+      const both = hasLocal && hasReal;
+      const which = both ? ', the real path beside the in-process loop' : hasReal ? ', the real path' : ', the in-process loop';
+      out.push(`Seed ${r.seed}: held-out greedy success by policy version${which}.`, '');
       out.push(both ? '| version | env steps, real | held-out, real | env steps, in-process | held-out, in-process |' : '| version | env steps | held-out |');
       out.push(both ? '|---|---|---|---|---|' : '|---|---|---|');
-      for (const p of r.real?.curve ?? []) {
+      for (const p of (hasReal ? r.real.curve : r.inProcess.curve) ?? []) {
         const q = local.get(p.version);
         out.push(
           both

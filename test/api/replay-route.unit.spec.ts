@@ -85,7 +85,7 @@ test('a body that is not JSON is a 400 problem, not a 500; so are bytes that are
     started++;
     return {} as never;
   });
-  const send = (body: string | Uint8Array, contentType = 'application/json') => fetch(`${url}/v1/replay`, { method: 'POST', headers: { 'content-type': contentType }, body });
+  const send = (body: string | Uint8Array<ArrayBuffer>, contentType = 'application/json') => fetch(`${url}/v1/replay`, { method: 'POST', headers: { 'content-type': contentType }, body });
   for (const [what, body] of [
     ['malformed JSON', '{"selection": {"runId": '],
     ['not UTF-8', new Uint8Array([...Buffer.from('{"selection": {"runId": "r'), 0xc3, 0x28, ...Buffer.from('"}}')])],
