@@ -15,12 +15,12 @@ export interface InsertAttempt {
 export const firstInsertAttempt = (initialMs: number): InsertAttempt => ({ attempt: 1, delayMs: initialMs });
 
 export type AfterFailedInsert =
-  | { readonly then: 'throw' }
-  | { readonly then: 'give-up' }
-  | { readonly then: 'retry'; readonly waitMs: number; readonly next: InsertAttempt };
+  | { readonly action: 'throw' }
+  | { readonly action: 'give-up' }
+  | { readonly action: 'retry'; readonly waitMs: number; readonly next: InsertAttempt };
 
 export function afterFailedInsert(attempt: InsertAttempt, error: unknown, stopping: boolean, maxMs: number): AfterFailedInsert {
-  if (!(error instanceof ClickHouseError)) return { then: 'throw' };
-  if (stopping) return { then: 'give-up' };
-  return { then: 'retry', waitMs: attempt.delayMs, next: { attempt: attempt.attempt + 1, delayMs: Math.min(maxMs, attempt.delayMs * 2) } };
+  if (!(error instanceof ClickHouseError)) return { action: 'throw' };
+  if (stopping) return { action: 'give-up' };
+  return { action: 'retry', waitMs: attempt.delayMs, next: { attempt: attempt.attempt + 1, delayMs: Math.min(maxMs, attempt.delayMs * 2) } };
 }

@@ -188,9 +188,9 @@ class Sink {
         await this.inserter.insert(table, body);
       } catch (error) {
         const next = afterFailedInsert(attempt, error, this.stopping, this.settings.retryMaxMs);
-        if (next.then === 'throw') throw error;
+        if (next.action === 'throw') throw error;
         body = null; // encoded again (with the column types asked again) at the next attempt
-        if (next.then === 'give-up') return;
+        if (next.action === 'give-up') return;
         countFailedInsert(this.stats, error as Error);
         this.options.onInsertError?.(table, error as Error, attempt.attempt);
         await sleep(next.waitMs, this.stopController.signal);

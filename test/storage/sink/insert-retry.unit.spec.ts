@@ -12,8 +12,8 @@ test('ClickHouse failing: waits from the initial delay, doubling, capped at the 
   const waits: number[] = [];
   for (let i = 0; i < 9; i++) {
     const next = afterFailedInsert(attempt, down, false, 5000);
-    assert.equal(next.then, 'retry');
-    if (next.then !== 'retry') return;
+    assert.equal(next.action, 'retry');
+    if (next.action !== 'retry') return;
     waits.push(next.waitMs);
     attempt = next.next;
   }
@@ -22,10 +22,10 @@ test('ClickHouse failing: waits from the initial delay, doubling, capped at the 
 });
 
 test('an error that is not ClickHouse\'s is thrown (a bug), stopping or not', () => {
-  assert.deepEqual(afterFailedInsert(firstInsertAttempt(100), new TypeError('bug'), false, 5000), { then: 'throw' });
-  assert.deepEqual(afterFailedInsert(firstInsertAttempt(100), new TypeError('bug'), true, 5000), { then: 'throw' });
+  assert.deepEqual(afterFailedInsert(firstInsertAttempt(100), new TypeError('bug'), false, 5000), { action: 'throw' });
+  assert.deepEqual(afterFailedInsert(firstInsertAttempt(100), new TypeError('bug'), true, 5000), { action: 'throw' });
 });
 
 test('a stopping sink gives the batch up: nothing acknowledged, it comes again after the restart', () => {
-  assert.deepEqual(afterFailedInsert(firstInsertAttempt(100), down, true, 5000), { then: 'give-up' });
+  assert.deepEqual(afterFailedInsert(firstInsertAttempt(100), down, true, 5000), { action: 'give-up' });
 });
