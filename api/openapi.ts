@@ -25,7 +25,7 @@ import { latestSchemaFiles } from '../schemas/files.js';
 import { FLOAT32_MAX } from '../schemas/validate.js';
 import { estimatorNames } from '../processors/advantages/registry.js';
 import { filterNames } from '../processors/filters/registry.js';
-import type { DroppedReplayGroup, ReplayProcessingInput, ReplayReport } from '../learner/replay/run-replay.js';
+import type { DroppedReplayGroup, ReplayReport } from '../learner/replay/run-replay.js';
 import { FETCH_MODES, REPLAY_SOURCES, type ReplaySelection, type UnavailableTrajectory } from '../learner/replay/select.js';
 import { ALERTS_DEFAULT_LIMIT, type AlertsQuery, type AlertView } from '../storage/query/alerts.js';
 import { CURVE_DEFAULT_LIMIT, MAX_BUCKET_MS, MIN_BUCKET_MS, type CurvePoint, type CurveResult, type SeriesQuery } from '../storage/query/curve.js';
@@ -50,6 +50,7 @@ import { MAX_EPISODE_STEPS, TRAJECTORIES_DEFAULT_LIMIT, type EpisodeView, type S
 import { defaultDashboardConfig, DEFAULT_DASHBOARD_PORT } from './config.js';
 import { methodNotAllowed } from './error-handler.js';
 import type { HealthStatus, ProbeResult } from './health-route.js';
+import type { ProcessingSettingsBody, ReplayProcessingBody } from './replay-body.js';
 import { REPLAY_BODY_LIMIT } from './replay-route.js';
 import { AVRO_TYPE, JSON_TYPE } from './step-body.js';
 import type { IngestStats } from './steps-route.js';
@@ -580,34 +581,49 @@ const selectionProperties = {
 };
 const selectionOptional = Object.keys(selectionProperties).filter((k) => k !== 'runId') as Array<keyof ReplaySelection & string>;
 
+const ESTIMATOR: Json = {
+  anyOf: [
+    str('An estimator by name.', { enum: [...estimatorNames] }),
+    { type: 'object', properties: { name: str(undefined, { enum: [...estimatorNames] }), options: { type: 'object' } }, required: ['name'], additionalProperties: false },
+  ],
+  description: 'The advantage estimator (default grpo); an unknown one is a 400 listing them.',
+};
+const processingSettings = {
+  reward: { type: 'object', description: 'A reward spec: {"terms": [{"kind": …}], "gamma"?: …} (default env_return).' },
+  estimator: ESTIMATOR,
+  filters: arrayOf({ type: 'object', properties: { name: str(undefined, { enum: [...filterNames] }), options: { type: 'object' } }, required: ['name'], additionalProperties: false }, 'Group filters (default none).'),
+  maxContextTokens: int(undefined, { minimum: 1 }),
+  ks: arrayOf(int(undefined, { minimum: 1 }), 'k values for pass@k and pass^k.'),
+};
+const processingOptional = Object.keys(processingSettings) as Array<keyof ProcessingSettingsBody & string>;
+
 const REPLAY_REQUEST: Json = {
-  ...shape<{ selection: ReplaySelection; processing: Omit<ReplayProcessingInput, 'replayId'> }>(
+  ...shape<{ selection: ReplaySelection; processing: ReplayProcessingBody }>(
     {
       selection: shape<ReplaySelection>(selectionProperties, { optional: selectionOptional, closed: true, description: 'Which trajectories: the fields of `trajflow replay`. Unknown fields are refused.' }),
-      processing: shape<Omit<ReplayProcessingInput, 'replayId'>>(
+      processing: shape<ReplayProcessingBody>(
         {
-          processing: {
-            type: 'object',
-            description: 'Reward, estimator and filters, as for `trajflow processors` (default: env_return reward, grpo, no filters).',
-            properties: {
-              reward: { type: 'object', description: 'A reward spec: {"terms": [{"kind": …}], "gamma"?: …}.' },
-              estimator: { type: 'object', properties: { name: str(undefined, { enum: [...estimatorNames] }), options: { type: 'object' } }, required: ['name'] },
-              filters: arrayOf({ type: 'object', properties: { name: str(undefined, { enum: [...filterNames] }), options: { type: 'object' } }, required: ['name'] }),
-              maxContextTokens: int(undefined, { minimum: 1 }),
-              ks: arrayOf(int(undefined, { minimum: 1 }), 'k values for pass@k and pass^k.'),
-            },
-          },
+          ...processingSettings,
+          processing: shape<ProcessingSettingsBody>(processingSettings, {
+            optional: processingOptional,
+            closed: true,
+            description: 'The same settings nested, as in a `trajflow replay --processing` file; not together with the ones above.',
+          }),
           minGroupSize: int('Smallest group kept (default 2).', { minimum: 2 }),
           completeGroups: bool('Keep only groups with every episode (default false).'),
           batchGroups: int('Groups per replayed batch (default 64).', { minimum: 1 }),
           intoRunId: nullable(str('Run whose learner gets the samples; null or absent: the selected run.', { pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' })),
         },
-        { optional: ['processing', 'minGroupSize', 'completeGroups', 'batchGroups', 'intoRunId'], description: 'How the selected trajectories become samples. The replay id is set by the server.' },
+        {
+          optional: [...processingOptional, 'processing', 'minGroupSize', 'completeGroups', 'batchGroups', 'intoRunId'],
+          closed: true,
+          description: 'How the selected trajectories become samples: reward, estimator and filters as for `trajflow processors` (default: env_return reward, grpo, no filters), and the replay\'s options. Unknown fields are refused (400 naming them). The replay id is set by the server.',
+        },
       ),
     },
     { optional: ['processing'], closed: true },
   ),
-  example: { selection: { runId: 'frozenlake-s1', source: 'clickhouse', success: true, limit: 256 }, processing: { batchGroups: 16 } },
+  example: { selection: { runId: 'frozenlake-s1', source: 'clickhouse', success: true, limit: 256 }, processing: { estimator: 'grpo', batchGroups: 16 } },
 };
 
 const REPLAY_REPORT = shape<ReplayReport>({
@@ -1052,7 +1068,7 @@ function replayPaths(): Record<string, PathItem> {
       post: {
         operationId: 'startReplay',
         summary: 'Start an off-policy replay',
-        description: 'Selects stored trajectories and publishes training samples built from them (marked `replay:`) for the run\'s learner, as `trajflow replay` does. Answers 202 at once with the replay\'s id; GET /v1/replays/{replayId} tells how it went. A bad field is a 400 naming it, before anything starts.',
+        description: 'Selects stored trajectories and publishes training samples built from them (marked `replay:`) for the run\'s learner, as `trajflow replay` does. Answers 202 at once with the replay\'s id; GET /v1/replays/{replayId} tells how it went. An unknown field, an unknown estimator or a bad value is a 400 naming it, before anything starts.',
         tags: ['replay'],
         security: WRITE,
         requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref('ReplayRequest') } } },

@@ -1,14 +1,16 @@
 // POST /v1/replay starts an off-policy replay (learner/replay: selected trajectories → samples marked
 // 'replay:' for the run's learner) and answers 202 with its id at once; GET /v1/replays/:replayId gives
 // its state and, when done, the report. Body: { "selection": {...}, "processing"?: {...} } with the
-// fields of `trajflow replay` (learner/replay/select.ts, run-replay.ts), checked there: a bad field is a
-// 400 naming it. A write: it needs a token whenever tokens are configured.
+// fields of `trajflow replay` (replay-body.ts reads it: an unknown field is a 400 naming it; the values are
+// checked by learner/replay/select.ts and run-replay.ts). A write: it needs a token whenever tokens are
+// configured.
 import express, { type RequestHandler, type Router } from 'express';
 import { randomUUID } from 'node:crypto';
 import { ConfigError } from '../core/errors.js';
 import { buildReplayProcessing, type ReplayProcessingInput, type ReplayReport } from '../learner/replay/run-replay.js';
 import { buildSelection, type ReplaySelectionInput } from '../learner/replay/select.js';
 import { bearerAuth } from './auth.js';
+import { parseReplayBody } from './replay-body.js';
 import type { DashboardConfig } from './config.js';
 import { methodNotAllowed, type Logger } from './error-handler.js';
 import { HttpProblem, problemTypes } from '../core/problem.js';
@@ -51,17 +53,12 @@ export function replayRouter(deps: { config: DashboardConfig; replay?: ReplaySta
     if (raw.length === 0) throw new HttpProblem(problemTypes.invalidBody, 'the body is empty: send {"selection": {"runId": "…", …}, "processing"?: {…}}');
     const json = parseStrictJson(raw);
     if (!json.ok) throw new HttpProblem(problemTypes.invalidBody, json.detail, json.field === undefined ? {} : { field: json.field });
-    const body = json.value as { selection?: unknown; processing?: unknown } | null;
-    if (typeof body !== 'object' || body === null || typeof body.selection !== 'object' || body.selection === null) {
-      throw new HttpProblem(problemTypes.invalidBody, 'send {"selection": {"runId": "…", …}, "processing"?: {…}}', { field: 'selection' });
-    }
-    const unknown = Object.keys(body).filter((k) => k !== 'selection' && k !== 'processing');
-    if (unknown.length > 0) throw new HttpProblem(problemTypes.invalidBody, `unknown field ${unknown[0]}`, { field: unknown[0]! });
+    // Every field known (replay-body.ts), then every value checked, before anything starts: a bad field is a 400.
+    const body = parseReplayBody(json.value);
     const replayId = `http-${randomUUID().slice(0, 12)}`;
-    const processing = { ...((body.processing ?? {}) as ReplayProcessingInput), replayId };
-    // Checked here, before anything starts, so a bad field is a 400 that names it.
+    const processing: ReplayProcessingInput = { ...body.processing, replayId };
     try {
-      buildSelection(body.selection as ReplaySelectionInput);
+      buildSelection(body.selection);
       buildReplayProcessing(processing);
     } catch (error) {
       if (error instanceof ConfigError) throw new HttpProblem(problemTypes.invalidBody, error.message);
@@ -70,7 +67,7 @@ export function replayRouter(deps: { config: DashboardConfig; replay?: ReplaySta
     const state: ReplayState = { replayId, status: 'running', startedAtMs: Date.now() };
     states.set(replayId, state);
     while (states.size > MAX_KEPT) states.delete(states.keys().next().value!);
-    void deps.replay(body.selection as ReplaySelectionInput, processing, replayId).then(
+    void deps.replay(body.selection, processing, replayId).then(
       (report) => {
         state.status = 'done';
         state.report = report;

@@ -10,6 +10,7 @@ import { EventCodec, SchemaRegistry } from '../../schemas/index.js';
 import { createApp } from '../../api/app.js';
 import { loadDashboardConfig } from '../../api/config.js';
 import type { ReplayStarter } from '../../api/replay-route.js';
+import { buildReplayProcessing, type ReplayProcessingInput } from '../../learner/replay/run-replay.js';
 import { waitFor } from '../helpers/kafka.js';
 
 const TOKEN = 'r'.repeat(40);
@@ -122,4 +123,59 @@ test("express.json's parse error, wherever a router uses it, is a 400 problem", 
   const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/test/json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
   assert.equal(response.status, 400);
   assert.equal(((await response.json()) as { type: string }).type, 'urn:trajflow:problem:invalid-body');
+});
+
+test('the documented body {"processing": {"estimator": …}} is read: the replay runs with that estimator', async () => {
+  const calls: Array<{ processing: ReplayProcessingInput }> = [];
+  const url = await serve(async (_selection, processing, replayId) => {
+    calls.push({ processing });
+    return { replayId } as never;
+  });
+  const cases: Array<[unknown, string]> = [
+    [{ estimator: 'rloo' }, 'rloo'],
+    [{ estimator: 'grpo', filters: [{ name: 'dynamic_sampling' }], batchGroups: 4 }, 'grpo'],
+    [{ estimator: { name: 'dr_grpo' } }, 'dr_grpo'],
+    [{ processing: { estimator: { name: 'gigpo' } }, minGroupSize: 3 }, 'gigpo'],
+  ];
+  for (const [processing, name] of cases) {
+    const response = await post(url, { selection: { runId: 'run-1' }, processing });
+    assert.equal(response.status, 202, JSON.stringify(processing));
+    assert.equal(calls.at(-1)!.processing.processing?.estimator?.name, name);
+    assert.equal(buildReplayProcessing(calls.at(-1)!.processing).processing.estimator.name, name);
+  }
+  assert.equal(calls[1]!.processing.batchGroups, 4);
+  assert.deepEqual(calls[1]!.processing.processing?.filters, [{ name: 'dynamic_sampling' }]);
+  assert.equal(calls[3]!.processing.minGroupSize, 3);
+});
+
+test('an unknown estimator is a 400 listing the valid ones; unknown fields anywhere are 400s naming them; nothing starts', async () => {
+  let started = 0;
+  const url = await serve(async () => {
+    started++;
+    return {} as never;
+  });
+  const cases: Array<[unknown, string, RegExp]> = [
+    [{ estimator: 'ppo' }, 'processing.estimator', /unknown estimator "ppo"; use one of grpo, .*rloo/],
+    [{ estimator: { name: 'ppo' } }, 'processing.estimator.name', /use one of grpo/],
+    [{ processing: { estimator: { name: 'ppo' } } }, 'processing.processing.estimator.name', /use one of grpo/],
+    [{ estimatr: 'grpo' }, 'processing.estimatr', /unknown field "processing.estimatr"; processing takes processing, reward, estimator/],
+    [{ estimator: 'grpo', batchGroup: 4, sql: 1 }, 'processing.batchGroup', /unknown fields "processing.batchGroup", "processing.sql"/],
+    [{ estimator: { name: 'grpo', optons: {} } }, 'processing.estimator.optons', /unknown field/],
+    [{ processing: { estimator: 'grpo', filterz: [] } }, 'processing.processing.filterz', /unknown field/],
+    [{ filters: [{ name: 'dynamic_sampling', option: {} }] }, 'processing.filters[0].option', /unknown field/],
+    [{ replayId: 'mine' }, 'processing.replayId', /the server names the replay/],
+    [{ estimator: 'grpo', processing: { estimator: 'rloo' } }, 'processing.estimator', /not both/],
+    ['grpo', 'processing', /must be an object/],
+  ];
+  for (const [processing, field, detail] of cases) {
+    const response = await post(url, { selection: { runId: 'run-1' }, processing });
+    assert.equal(response.status, 400, JSON.stringify(processing));
+    const problem = (await response.json()) as { field: string; detail: string };
+    assert.equal(problem.field, field, JSON.stringify(processing));
+    assert.match(problem.detail, detail);
+  }
+  const topLevel = await post(url, { selection: { runId: 'run-1' }, processnig: {} });
+  assert.equal(topLevel.status, 400);
+  assert.equal(((await topLevel.json()) as { field: string }).field, 'processnig');
+  assert.equal(started, 0);
 });
