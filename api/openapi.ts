@@ -831,7 +831,7 @@ function ingestPaths(): Record<string, PathItem> {
         summary: 'Publish step events',
         description: [
           `Step events from any language, into <prefix>.env.steps. The body is ${JSON_TYPE} (one step, or {"steps": [...]} with up to ${MAX_STEPS} steps by default: TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST) or ${AVRO_TYPE} (one step in Avro single-object encoding: 0xC3 0x01, the writer schema's CRC-64-AVRO fingerprint little-endian, the binary record).`,
-          `The body may be gzip-, deflate- or br-compressed (Content-Encoding); its size limit (default ${defaultDashboardConfig.maxBodyBytes} bytes: TRAJFLOW_DASHBOARD_MAX_BODY_BYTES) applies after decompression.`,
+          `The body may be gzip-, deflate- or br-compressed (Content-Encoding); its size limit (default ${defaultDashboardConfig.maxBodyBytes} bytes: TRAJFLOW_DASHBOARD_MAX_BODY_BYTES) applies after decompression, and to the declared Content-Length: a body declared larger is a 413 at once, before any of it is read, and the connection is closed.`,
           'Order of checks: token (401/403) → Content-Type (415) → size (413) → parse → per-token rate limit on the step count (429) → every step converted and validated (400) → all published, Kafka\'s acks awaited → 202.',
           'All or nothing: a batch with one bad step publishes nothing. A body refused with 400 is also written to the dead-letter topic (source topic `http:/v1/steps`); the problem says whether (`deadLettered`). On 503 some steps may have been written: retry, consumers drop duplicates by eventId.',
         ].join('\n\n'),
@@ -855,7 +855,7 @@ function ingestPaths(): Record<string, PathItem> {
             [problemTypes.invalidBody, 'the body is not valid JSON: Unexpected end of JSON input'],
             [problemTypes.invalidStep, 'steps[2].actionLogProbs[0]: log-prob must be finite and <= 0, got 0.5'],
           ]),
-          '413': problemResponse('The body is over the byte limit, a batch has too many steps, or a step is over the event size limit.', [[problemTypes.tooLarge, `the batch has ${MAX_STEPS + 1} steps, more than the ${MAX_STEPS} allowed per request: split it`]]),
+          '413': problemResponse('The body (or its declared Content-Length) is over the byte limit, a batch has too many steps, or a step is over the event size limit.', [[problemTypes.tooLarge, `the batch has ${MAX_STEPS + 1} steps, more than the ${MAX_STEPS} allowed per request: split it`]]),
           '415': problemResponse('Content-Type is neither of the two accepted (or the body uses an unknown Content-Encoding or charset).', [[problemTypes.unsupportedMediaType, `Content-Type 'text/plain' is not accepted: send ${JSON_TYPE} (one step or {"steps": [...]}) or ${AVRO_TYPE} (one Avro single-object step event)`]], ['Accept-Post']),
           '429': problemResponse('The token\'s step budget is spent (a token bucket per token: TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND, TRAJFLOW_DASHBOARD_RATE_BURST). Nothing was published.', [[problemTypes.rateLimited, 'this token may publish 500 more step(s) in about 2 s']], ['Retry-After']),
           '503': problemResponse('Kafka did not acknowledge in time (TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS); retrying is safe.', [[problemTypes.kafkaUnavailable, 'Kafka did not acknowledge the steps; some may have been written. Retry later: consumers drop duplicates by eventId.']], ['Retry-After']),
@@ -1081,7 +1081,7 @@ function replayPaths(): Record<string, PathItem> {
           '400': problemResponse('The body is not JSON (or not UTF-8, or names a key twice), is not {"selection": {...}, "processing"?: {...}}, or a field is not valid (`field` names it when it can).', [
             [problemTypes.invalidBody, "replay selection: unknown field 'runID'; known fields: runId, source, …"],
           ]),
-          '413': problemResponse(`The body is over ${REPLAY_BODY_LIMIT / 1024} KiB.`, [[problemTypes.tooLarge, `the body is larger than the ${REPLAY_BODY_LIMIT}-byte limit`]]),
+          '413': problemResponse(`The body (or its declared Content-Length) is over ${REPLAY_BODY_LIMIT / 1024} KiB.`, [[problemTypes.tooLarge, `the body is larger than the ${REPLAY_BODY_LIMIT}-byte limit`]]),
           '415': problemResponse('Content-Type is not application/json.', [[problemTypes.unsupportedMediaType, "Content-Type 'text/plain' is not accepted: send application/json"]], ['Accept-Post']),
           '503': problemResponse('This server has no Kafka producer for replays.', [[problemTypes.kafkaUnavailable, 'this server has no Kafka producer for replays']]),
           ...common(WRITE),

@@ -4,7 +4,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { EventCodec, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import type { DeadLetterInput } from '../../streams/index.js';
 import { ClickHouseError } from '../../infra/clickhouse/http.js';
@@ -121,6 +121,45 @@ test('reads need a token when the server is bound beyond loopback, and stay open
   const local = await serve({ tokens: [TOKEN] });
   assert.equal((await fetch(`${local.url}/v1/dead-letters`)).status, 200);
   assert.equal((await postJson(local.url, makeStep())).status, 401, 'writes still need the token');
+});
+
+/** Sends the head of a request and nothing of its body; resolves with what the server answered and whether it closed the connection. */
+function headOnly(url: string, head: string, waitMs: number): Promise<{ response: string; closed: boolean }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let response = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve({ response, closed: false });
+    }, waitMs);
+    socket.setEncoding('utf8').on('data', (chunk: string) => (response += chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ response, closed: true });
+    });
+    socket.write(head);
+  });
+}
+
+test('a declared Content-Length over the limit is a 413 at once, before any of the body is sent, and the connection is closed', async () => {
+  const { url, letters, published } = await serve({ maxBodyBytes: 64 * 1024 });
+  const host = new URL(url).host;
+  for (const [path, type] of [['/v1/steps', 'application/json'], ['/v1/replay', 'application/json']] as const) {
+    const started = Date.now();
+    const { response, closed } = await headOnly(url, `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: ${type}\r\nContent-Length: 10000000000\r\n\r\n`, 3000);
+    assert.match(response, /^HTTP\/1\.1 413 /, `${path}: ${response.slice(0, 80) || 'no answer within 3 s'}`);
+    assert.match(response, /application\/problem\+json/);
+    assert.match(response, /"limitBytes":\d+/);
+    assert.ok(closed, `${path}: the server closed the connection`);
+    assert.ok(Date.now() - started < 2000, `${path}: answered in ${Date.now() - started} ms`);
+  }
+  assert.deepEqual(letters, [], 'not dead-lettered: no body was read');
+  assert.deepEqual(published, []);
+  // At the limit is read as usual (here: a JSON body that is not a step).
+  const { response } = await headOnly(url, `POST /v1/steps HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}`, 3000);
+  assert.match(response, /^HTTP\/1\.1 400 /);
 });
 
 test('the wrong method on a known path is 405 with Allow', async () => {
