@@ -98,7 +98,6 @@ export interface RunReport {
 }
 
 export async function runCollapseBench(args: string[]): Promise<number> {
-  const json = args.includes('--json');
   const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, COLLAPSE_USAGE);
   const env = (f['--env'] ?? D.env) as EnvName;
   const preset = TRAIN_PRESETS[env];

@@ -16,7 +16,7 @@ import { emitResult } from './results-file.js';
 
 export const benchCommand: Command = {
   summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in README "Collapse detectors"), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker] [--latency-seconds S] [--warm-up-seconds W] [--runs R] [--repeat K] [--keep] [--json]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
+  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker] [--latency-seconds S] [--warm-up-seconds W] [--runs R] [--repeat K] [--keep] [--json] [--save]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
@@ -27,7 +27,6 @@ export const benchCommand: Command = {
     if (what === 'collapse') return (await import('./collapse.js')).runCollapseBench(args);
     if (what === 'queries') return (await import('./queries.js')).runQueriesBench(args);
     if (what === 'sink') return benchSink(args);
-    const json = args.includes('--json');
     if (what !== 'backbone' && what !== 'codec' && what !== 'processors') {
       console.error(`usage: ${benchCommand.usage}`);
       return 2;
@@ -42,7 +41,7 @@ export const benchCommand: Command = {
       return 0;
     }
 
-    if (what === 'processors') return benchProcessors(args, json, machine, codec.eventBytes);
+    if (what === 'processors') return benchProcessors(args, machine, codec.eventBytes);
 
     const events = option(args, '--events', 50_000);
     const rounds = option(args, '--rounds', 3);
@@ -66,7 +65,7 @@ export const benchCommand: Command = {
       console.log(`raw kafkajs produce→consume (${Math.round(codec.eventBytes)}-byte messages): ${fmt(raw)} events/s (median)`);
       console.log(`trajflow encode→produce→Observable→decode: ${fmt(trajflow)} events/s (median)`);
       console.log(`ratio trajflow/raw: ${ratio.toFixed(2)} (median of per-round ratios; target ≥ 0.70)`);
-      console.log(codecLine + ' (target ≥ 300,000)');
+      console.log(`${codecLine} (target ≥ 300,000)`);
       emitResult(args, { bench: 'backbone', machine, events, rounds: results, rawEventsPerSec: raw, trajflowEventsPerSec: trajflow, ratio, codec });
       return 0;
     } finally {
@@ -76,7 +75,7 @@ export const benchCommand: Command = {
   },
 };
 
-async function benchProcessors(args: string[], json: boolean, machine: object, eventBytes: number): Promise<number> {
+async function benchProcessors(args: string[], machine: object, eventBytes: number): Promise<number> {
   // 4,000 groups = 128,000 steps: ≈ 6–8 s of throughput window here (1,500 made it ≈ 2–3 s, much of it the JIT's warm-up).
   const groups = option(args, '--groups', 4000);
   // Rounds of (raw ceiling, processors), back to back; medians are reported (see measureProcessors).

@@ -110,7 +110,6 @@ export function stepsToReach(curve: readonly CurveEntry[], level: number): numbe
 }
 
 export async function runRealPathBench(args: readonly string[]): Promise<number> {
-  const json = args.includes('--json');
   const f = parseFlagPairs(args.filter((a) => a !== '--json' && a !== '--save' && a !== 'learning'), REAL_FLAGS, REAL_USAGE);
   const env = (f['--env'] ?? 'FrozenLake') as EnvName;
   if (!TRAIN_PRESETS[env]) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);

@@ -37,7 +37,6 @@ export async function runLearningBench(args: string[]): Promise<number> {
     if (path !== 'real') throw new ConfigError(`--path must be real or in-process, got ${path ?? 'nothing'}`);
     return (await import('./learning-real.js')).runRealPathBench(args);
   }
-  const json = args.includes('--json');
   const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, USAGE);
   const env = (f['--env'] ?? 'FrozenLake') as EnvName;
   const preset = TRAIN_PRESETS[env];

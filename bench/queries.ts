@@ -288,7 +288,6 @@ export async function runQueriesBench(args: string[]): Promise<number> {
   const rows = option(args, '--rows', 10_000_000);
   const runs = option(args, '--runs', 20);
   const repeat = option(args, '--repeat', 5);
-  const json = args.includes('--json');
   const config = loadConfig();
   await ensureUp(config);
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, loadAverage1m: Math.round(loadavg()[0]! * 100) / 100 };

@@ -108,7 +108,6 @@ async function countSamples(backbone: Backbone, config: TrajflowConfig, expected
 
 export async function runScaleBench(args: string[]): Promise<number> {
   const groups = option(args, '--groups', 600);
-  const json = args.includes('--json');
   const config = loadConfig();
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench-scale' });

@@ -32,7 +32,6 @@ const EVAL_STATES = 200;
 const STATE_SEED_OFFSET = 6;
 
 export async function runSupervisedBench(args: string[]): Promise<number> {
-  const json = args.includes('--json');
   const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, USAGE);
   const env = f['--env'] ?? 'FrozenLake';
   if (!(SUPERVISED_ENVS as readonly string[]).includes(env)) throw new ConfigError(`--env ${env}: bench supervised has BFS labels for ${SUPERVISED_ENVS.join(' and ')}`);

@@ -6,7 +6,7 @@ import { ConfigError } from '../core/errors.js';
 export function withDefaults<T extends object>(section: string, defaults: T, overrides: Partial<T> | undefined): T {
   const merged: Record<string, unknown> = { ...(defaults as Record<string, unknown>) };
   for (const [key, value] of Object.entries(overrides ?? {})) {
-    if (!Object.prototype.hasOwnProperty.call(defaults, key)) {
+    if (!Object.hasOwn(defaults, key)) {
       throw new ConfigError(`${section}.${key} is not an option; the options of ${section} are ${Object.keys(defaults).join(', ')}.`);
     }
     if (value !== undefined) merged[key] = value;

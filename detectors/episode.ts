@@ -9,7 +9,7 @@
 // units (learner steps, batches, windows: the `at` of the points) have passed since it fired. A breach
 // that returns sooner is the same episode and stays silent.
 import { ConfigError } from '../core/errors.js';
-import { Checks } from './config-checks.js';
+import type { Checks } from './config-checks.js';
 
 export type PointState = 'breach' | 'clear' | 'neutral';
 

@@ -79,7 +79,7 @@ export class LaggedBaseline {
   private readonly window: Window;
 
   constructor(
-    private readonly baselineSize: number,
+    baselineSize: number,
     private readonly recentSize: number,
     private readonly minBaseline: number,
   ) {

@@ -1,6 +1,6 @@
 // checkEnv: Gymnasium's env_checker for our contract. Pass a freshly created
 // environment; it is reset and stepped many times. Throws EnvCheckError naming the first broken rule.
-import { TrajflowError } from '../core/errors.js';
+import type { TrajflowError } from '../core/errors.js';
 import { formatReply } from './actions.js';
 import type { Environment, ResetResult, StepResult } from './contract.js';
 import { EnvCheckError, EpisodeOverError, ResetNeededError } from './errors.js';
@@ -79,7 +79,8 @@ export function checkEnv(env: Environment, options: CheckEnvOptions = {}): void 
     try {
       result = env.step(reply);
     } catch (error) {
-      return fail('invalid action', `step(${JSON.stringify(reply)}) threw ${String(error)}; it must report actionValid: false`);
+      fail('invalid action', `step(${JSON.stringify(reply)}) threw ${String(error)}; it must report actionValid: false`);
+      return;
     }
     checkStepShape(result, fail);
     if (result.actionValid) fail('invalid action', `step(${JSON.stringify(reply)}) reported actionValid: true`);

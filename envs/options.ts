@@ -3,8 +3,6 @@
 import { ConfigError } from '../core/errors.js';
 import type { TurnLimits } from './contract.js';
 
-export type OptionValue = number | boolean | string | undefined;
-
 /** Throws for keys not in `known`, naming the ones that are. */
 export function rejectUnknownOptions(envName: string, options: object, known: readonly string[]): void {
   for (const key of Object.keys(options)) {
@@ -55,8 +53,6 @@ export function nameOption(envName: string, name: string, value: string): string
   }
   return value;
 }
-
-export const TURN_LIMIT_KEYS = ['maxTurns', 'maxActionsPerTurn', 'maxActionsPerEpisode'] as const;
 
 /** Checks the shared turn limits; maxActionsPerEpisode must allow at least one action. */
 export function turnLimits(envName: string, limits: TurnLimits): TurnLimits {

@@ -66,7 +66,10 @@ export function writeStringFast(tap: StringTap, s: string): void {
     buf[pos] = len << 1; // zigzag(len) < 128: a one-byte varint
     for (let i = 0; i < len; i++) {
       const c = s.charCodeAt(i);
-      if (c >= 0x80) return tap.writeString(s); // avsc's path rewrites from pos
+      if (c >= 0x80) {
+        tap.writeString(s); // avsc's path rewrites from pos
+        return;
+      }
       buf[pos + 1 + i] = c;
     }
     tap.pos = pos + 1 + len;

@@ -7,7 +7,7 @@ import { CorruptBlockError } from './avro-type.js';
 import { DecodeError, OversizeEventError } from './errors.js';
 import type { EventName, EventTypes } from './generated/types.js';
 import { describeInvalid } from './invalid.js';
-import { HEADER_BYTES, type Resolver, type SchemaEntry, SchemaRegistry } from './registry.js';
+import { HEADER_BYTES, type Resolver, type SchemaEntry, type SchemaRegistry } from './registry.js';
 
 export interface EventCodecOptions {
   /** Largest encoded event, header included, that encode writes and decode accepts. Default 1 MiB. */

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
-import { ClickHouseHttp, clickHouseClient } from './http.js';
+import { type ClickHouseHttp, clickHouseClient } from './http.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 

@@ -28,7 +28,6 @@ import { progressBar } from '../../infra/cli/progress.js';
 import type { Command } from '../../infra/cli/command.js';
 import { loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
-import type { Policy, PolicyReply, PolicyRequest } from '../../envs/policy/policy.js';
 import { createEnv, envNames, isEnvName, type EnvName } from '../../envs/registry.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 import { parseBackendChoice, selectBackend, type BackendChoice } from '../backend.js';
@@ -36,7 +35,6 @@ import { checkpointUri, CheckpointError, latestCheckpoint, readCheckpoint, type 
 import { buildLearnerConfig } from '../loop/config.js';
 import { disposeBundle, type PolicyBundle } from '../policy/bundle.js';
 import { loadPolicyFromCheckpoint } from '../policy/checkpoint-provider.js';
-import type { TransformerPolicy } from '../policy/transformer-policy.js';
 import { evaluateBundle, type EvalComparison } from './compare.js';
 import { evalEnvironment } from './run-environment.js';
 

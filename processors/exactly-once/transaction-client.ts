@@ -111,12 +111,16 @@ export class TransactionClient {
       return;
     }
     const waiter = this.waiting.get(reply.id);
-    if (!waiter) return this.fail(new Error(`processors: the transaction worker answered an unknown request ${reply.id}`));
+    if (!waiter) {
+      this.fail(new Error(`processors: the transaction worker answered an unknown request ${reply.id}`));
+      return;
+    }
     this.waiting.delete(reply.id);
     if (reply.kind === 'failed') {
       const error = new Error(reply.message);
       if (reply.stack) error.stack = reply.stack;
-      return waiter.reject(error);
+      waiter.reject(error);
+      return;
     }
     if (reply.kind === 'fenced-in') this.partitions = reply.partitions;
     else if (reply.kind === 'written' && reply.outcome === 'fenced') this.partitions = this.partitions.filter((p) => p !== reply.partition);

@@ -12,7 +12,7 @@ import type { DroppedGroup } from '../filters/types.js';
 import { scoreGroup, type Group } from '../group.js';
 import { buildRewardFn } from '../rewards/index.js';
 import type { RewardSpec } from '../rewards/types.js';
-import { type SampleAdvantages } from '../samples/index.js';
+import type { SampleAdvantages } from '../samples/index.js';
 import { planSample } from '../samples/planned-sample.js';
 import type { Tokenizer } from '../../tokenizer/contract.js';
 import { batchStats, type BatchStats } from '../stats/batch-stats.js';

@@ -118,11 +118,6 @@ function numberMap(map: Record<string, number>, name: string): Row {
   return { [`${name}_keys`]: keys, [`${name}_values`]: floats(keys.map((k) => map[k]!)) };
 }
 
-function stringMap(map: Record<string, string>, name: string): Row {
-  const keys = Object.keys(map).sort();
-  return { [`${name}_keys`]: keys, [`${name}_values`]: keys.map((k) => map[k]!) };
-}
-
 function kafka(source: KafkaSource): Row {
   return { kafka_topic: source.topic, kafka_partition: source.partition, kafka_offset: Number(source.offset) };
 }

@@ -99,7 +99,10 @@ export class TranscodePool {
 
   private receive(reply: TranscodeReply): void {
     const envelopes = this.posted.get(reply.id);
-    if (!envelopes) return this.fail(new Error(`sink: the step transcoder answered an unknown batch ${reply.id}`));
+    if (!envelopes) {
+      this.fail(new Error(`sink: the step transcoder answered an unknown batch ${reply.id}`));
+      return;
+    }
     this.posted.delete(reply.id);
     const chunk = ByteWriter.over(Buffer.from(reply.rows.buffer, reply.rows.byteOffset, reply.rows.byteLength));
     let start = 0;

@@ -53,7 +53,7 @@ test('trajflow train: a few updates end to end, dashboard answering, ClickHouse 
   }
   assert.match(output, /dashboard on http:\/\/127\.0\.0\.1:/);
   assert.match(output, /learner: update 1 → v2/);
-  assert.match(output, /train \S+  \[#+\]  100%  2\/2 updates .*policy v2/, 'the progress line reaches the updates asked for');
+  assert.match(output, /train \S+ {2}\[#+\] {2}100% {2}2\/2 updates .*policy v2/, 'the progress line reaches the updates asked for');
   const ch = clickHouseClient({ ...loadConfig(), clickhouse: { ...loadConfig().clickhouse, database } });
   const count = async (table: string) => Number((await ch.queryJson<{ n: string }>(`SELECT count() AS n FROM ${table} FINAL WHERE run_id = '${runId}'`))[0]!.n);
   const steps = await count('steps');

@@ -125,7 +125,6 @@ export function rolloutBatchEvent(runId: string, index: number, b: Partial<Rewar
 }
 
 export const batchTimeMs = (index: number): number => T0 + index * 1000 + 500;
-export const stepTimeMs = (step: number): number => T0 + step * 1000;
 
 const SHARED_WORDS = 60;
 const STATE_WORDS = 40;

@@ -31,8 +31,8 @@ describe('calculator (no eval)', () => {
     ['2 ** 3', /expected a number at position 4/],
     ['1 2', /unexpected character at position 3/],
     ['9'.repeat(201), /longer than 200/],
-    ['('.repeat(40) + '1' + ')'.repeat(40), /nested/],
-    ['-'.repeat(60) + '1', /nested/],
+    [`${'('.repeat(40)}1${')'.repeat(40)}`, /nested/],
+    [`${'-'.repeat(60)}1`, /nested/],
     ['1e5', /unexpected character at position 2/],
     ['Math.PI', /expected a number at position 1/],
   ];

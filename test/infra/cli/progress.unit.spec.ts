@@ -44,7 +44,7 @@ test('on a terminal: redrawn in place; a log line clears the bar and the bar com
   bar.tick(3);
   bar.finish();
   assert.deepEqual(
-    writes.map((w) => w.replace(/\x1b\[2K/g, '<clr>').replace(/  .*$/s, '')),
+    writes.map((w) => w.replace(/\x1b\[2K/g, '<clr>').replace(/ {2}.*$/s, '')),
     ['\r<clr>train', '\r<clr>', 'learner: update 1\n', '\r<clr>train', '\r<clr>train', '\r<clr>train', '\n'],
   );
 });

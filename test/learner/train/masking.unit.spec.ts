@@ -61,7 +61,7 @@ test('gradients ignore whatever sits at masked positions; an unmasked advantage 
     for (const [name, g] of base) assert.deepEqual(masked.get(name), g, `gradient of ${name} changed by masked positions`);
 
     // Control: the same kind of change on one unmasked position does move the gradient.
-    const unmasked = batch.mask.findIndex((m) => m === 1);
+    const unmasked = batch.mask.indexOf(1);
     const moved = batch.advantages.slice();
     moved[unmasked] = moved[unmasked]! + 5;
     const control = gradients(bundle, { ...batch, advantages: moved });
