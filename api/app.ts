@@ -64,6 +64,12 @@ export function createApp(deps: ApiDeps): ApiApp {
   // Reads stay open on loopback; bound to anything else they need a token like writes.
   const readAuth = bearerAuth(config.tokens, config.tokens.length > 0 && !isLoopback(config.host));
 
+  // Every answer says its Content-Type is the truth: a browser must not sniff a JSON or problem body (which
+  // may quote what a client sent) into HTML or script. The dashboard's files set it too (web/router.ts).
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
   app.use(healthRouter(deps.probes, stats));
   app.use(stepsRouter({ config, codec: deps.codec, steps: deps.steps, deadLetters: deps.deadLetters, limiter, stats, log }));
   app.use(deadLettersRouter({ analytics: deps.analytics, readAuth, now, log }));

@@ -1186,7 +1186,7 @@ function buildDocument(): OpenApiDocument {
       description: [
         `The HTTP API of \`trajflow dashboard\` (default http://127.0.0.1:${DEFAULT_DASHBOARD_PORT}). Reference: docs/reference/http-api.md.`,
         'Errors are RFC 9457 problem details (`application/problem+json`, schema Problem) on every path: an unknown path is a 404 `not-found`; a method a known path does not have is a 405 `method-not-allowed` with Allow; a path parameter that is not valid percent-encoded UTF-8 is a 400; an unexpected failure is a 500 whose body has only an `errorId` for the server log.',
-        'Query parameters are read strictly: an unknown one (a typo) or one given twice is a 400 naming it. HEAD is answered for every GET.',
+        'Query parameters are read strictly: an unknown one (a typo) or one given twice is a 400 naming it. HEAD is answered for every GET. Every response carries `X-Content-Type-Options: nosniff`.',
         'Authentication: see the bearerAuth security scheme. Writes need a token whenever the server has tokens; reads need one when the server is bound beyond loopback; /health and /openapi.json are open.',
       ].join('\n\n'),
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },

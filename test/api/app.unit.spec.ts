@@ -162,6 +162,31 @@ test('a declared Content-Length over the limit is a 413 at once, before any of t
   assert.match(response, /^HTTP\/1\.1 400 /);
 });
 
+test('every JSON and problem response carries X-Content-Type-Options: nosniff', async () => {
+  const { url } = await serve({}, {
+    mount: (app) =>
+      app.get('/test/throws', () => {
+        throw new Error('boom');
+      }),
+  });
+  const responses: Array<[string, Response]> = [
+    ['200 JSON', await fetch(`${url}/health`)],
+    ['200 read', await fetch(`${url}/v1/dead-letters`)],
+    ['200 document', await fetch(`${url}/openapi.json`)],
+    ['202 ingest', await postJson(url, makeStep())],
+    ['400 problem', await postJson(url, { nope: 1 })],
+    ['400 query problem', await fetch(`${url}/v1/runs?limit=0`)],
+    ['404 problem', await fetch(`${url}/v1/nothing`)],
+    ['405 problem', await fetch(`${url}/v1/runs`, { method: 'DELETE' })],
+    ['415 problem', await postJson(url, makeStep(), { 'content-type': 'text/plain' })],
+    ['500 problem', await fetch(`${url}/test/throws`)],
+  ];
+  for (const [what, response] of responses) {
+    await response.body?.cancel();
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff', what);
+  }
+});
+
 test('the wrong method on a known path is 405 with Allow', async () => {
   const { url } = await serve({});
   const response = await fetch(`${url}/v1/dead-letters`, { method: 'DELETE' });
