@@ -146,7 +146,8 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
       const lastLocal = inProcess.curve.at(-1);
       const reachLocal = stepsToReach(inProcess.curve, 0.9);
       console.log(`  seed ${seed} in-process: held-out ${lastLocal?.heldOut.toFixed(3) ?? '-'} at ${lastLocal?.envSteps ?? '-'} env steps, ≥ 0.9 at ${reachLocal ?? 'never'}, ${inProcess.seconds.toFixed(0)} s`);
-      if (reach !== null && reachLocal !== null) console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach 0.9`);
+      if (reach === 0 && reachLocal === 0) console.log(`  seed ${seed}: the untrained policy is already at 0.9 on both paths (this seed measures nothing learned)`);
+      else if (reach !== null && reachLocal !== null && reachLocal > 0) console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach 0.9`);
     }
   }
   emitResult(args, { bench: 'learning', path: 'real', maxStaleness, machine, env, updates, evalEvery, evalTasks, results }, `real-${env.toLowerCase()}-s${seeds.join('_')}-k${maxStaleness}`);
