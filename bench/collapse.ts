@@ -1,5 +1,5 @@
-// `trajflow bench collapse`: a real collapse reproduction for the collapse detectors (README "Collapse
-// detectors"). Two in-process training runs (learner/local/local-run.ts: the actors' episode code, the
+// `trajflow bench collapse`: a real collapse reproduction for the collapse detectors (docs/results/collapse.md,
+// docs/collapse-detectors.md). Two in-process training runs (learner/local/local-run.ts: the actors' episode code, the
 // processors' functions and the learner's trainer, no Kafka, fully seeded) with identical seeds, tasks and
 // settings except the algorithm — a configuration that collapses (vanilla GRPO, no filtering, high learning
 // rate) and StarPO-S (estimator 'starpo' + the 'starpo_s_variance' filter). Every update's real events go
@@ -29,7 +29,7 @@ import { defaultFallRule, findFall, leadTime, markerRow, rollingMean, sparkline,
 import { emitResult } from './results-file.js';
 
 /**
- * The defaults: the configuration measured in the README — FrozenLake with 8 fixed maps, lr 1e-2 (10× the
+ * The defaults: the configuration measured in docs/results/collapse.md — FrozenLake with 8 fixed maps, lr 1e-2 (10× the
  * preset's) reached by a linear warm-up over the first 10 updates (so the run learns before the high rate
  * bites, and the detectors' early levels are measured first), 4 epochs × 4 minibatches.
  */
@@ -49,7 +49,7 @@ export const COLLAPSE_DEFAULTS = Object.freeze({
   /**
    * The preset's grid policy without the neighbour stem, as measured on 2026-11-29 (the stem joined the
    * FrozenLake preset later). With the stem, seed 1's GRPO run does not collapse within 40 iterations
-   * (README "A real collapse"), so the default keeps the configuration the README's curves come from.
+   * (docs/results/collapse.md), so the default keeps the configuration the curves of docs/results/collapse.md come from.
    */
   model: Object.freeze({ gridNeighbours: false }),
   /**

@@ -1,4 +1,4 @@
-// `trajflow bench learning`: the learning curves and the algorithm comparison of the README, measured with
+// `trajflow bench learning`: the learning curves and the algorithm comparison of docs/results/learning.md, measured with
 // the in-process loop (learner/local/local-run.ts: the same actors' episode code, processors' functions and
 // learner trainer as the streaming system, without Kafka, fully seeded).
 //   trajflow bench learning --env FrozenLake --algorithms grpo,gigpo,starpo-s --seeds 1,2,3 --env-steps 30000 [--json]

@@ -1,7 +1,7 @@
 // The supervised diagnosis of `trajflow bench supervised`: the policy model trained with cross-entropy on
 // BFS-optimal actions of random states of random training tasks, with held-out greedy success and one-step
 // accuracy along the way. It answers "can this model represent the task at all, and from how many examples?",
-// apart from any RL estimator (README "Learning results").
+// apart from any RL estimator (docs/results/learning.md).
 import * as tf from '@tensorflow/tfjs-core';
 import { EVAL_SEEDS, TRAIN_SEEDS } from '../envs/seeds.js';
 import type { Rng } from '../envs/random.js';
@@ -102,7 +102,7 @@ export interface SupervisedOptions {
   readonly evalStates: number;
   /**
    * Which state of each task is drawn. One stream for the training states and the held-out ones, in the order
-   * the README's runs drew them (held-out states at every evaluation, then the next batches), so the defaults
+   * the runs of docs/results/learning.md drew them (held-out states at every evaluation, then the next batches), so the defaults
    * replay those runs; it also means --eval-every changes which training states are drawn.
    */
   readonly states: Rng;

@@ -1,7 +1,7 @@
 // `trajflow bench supervised`: can the policy model represent the task at all? Cross-entropy on BFS-optimal
 // actions (supervised-train.ts) with the preset's model and environment settings, held-out greedy success after
-// every --eval-every examples, beside what optimal play solves within the action budget (README "Learning
-// results" cites its tables).
+// every --eval-every examples, beside what optimal play solves within the action budget (docs/results/learning.md
+// cites its tables).
 //   trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]
 import { cpus } from 'node:os';
 import { ConfigError } from '../core/errors.js';
@@ -19,7 +19,7 @@ const USAGE =
   'trajflow bench supervised [--env FrozenLake|Sokoban] [--examples N] [--eval-every N] [--batch 32] [--lr 1e-3] ' +
   "[--model '{\"gridNeighbours\":false}'] [--seed 1] [--eval-tasks 100] [--json]";
 
-/** Examples and evaluation interval of the runs the README cites, per environment. */
+/** Examples and evaluation interval of the runs docs/results/learning.md cites, per environment. */
 const RUN_LENGTH: Record<SupervisedEnv, { examples: number; evalEvery: number }> = {
   FrozenLake: { examples: 16_000, evalEvery: 2_000 },
   Sokoban: { examples: 48_000, evalEvery: 4_000 },
@@ -28,7 +28,7 @@ const BATCH = 32;
 const LEARNING_RATE = 1e-3;
 /** Held-out states for the one-step accuracy at each evaluation. */
 const EVAL_STATES = 200;
-/** Seed S draws states from Rng(S + 6, policy stream): seed 1 is Rng(7), the stream of the README's runs. */
+/** Seed S draws states from Rng(S + 6, policy stream): seed 1 is Rng(7), the stream of the runs of docs/results/learning.md. */
 const STATE_SEED_OFFSET = 6;
 
 export async function runSupervisedBench(args: string[]): Promise<number> {

@@ -32,7 +32,7 @@ async function help(): Promise<string> {
     '',
     'Every command takes --config FILE (or TRAJFLOW_CONFIG=FILE): a JSON object of its settings by flag name,',
     'or one object per command ({"train": {"env": "Sokoban"}, "learner": {"lr": 0.001}}); typed flags win.',
-    'Services: TRAJFLOW_KAFKA_BROKERS, TRAJFLOW_CLICKHOUSE_URL, TRAJFLOW_HOME, TRAJFLOW_TOPIC_PREFIX (see README).',
+    'Services: TRAJFLOW_KAFKA_BROKERS, TRAJFLOW_CLICKHOUSE_URL, TRAJFLOW_HOME, TRAJFLOW_TOPIC_PREFIX (see docs/reference/configuration.md).',
     'Exit codes: 0 done, 1 the work failed, 2 bad usage or configuration (the message says what to change).',
   );
   return lines.join('\n');

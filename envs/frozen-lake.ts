@@ -34,13 +34,13 @@ export interface FrozenLakeOptions extends TurnLimits {
    * Ours, 0 by default (gymnasium and RAGEN: a hole pays nothing): the reward for falling into a hole.
    * Below 0 it tells "fell" from "ran out of turns", which a success-only reward cannot: most of what a
    * policy must learn on random maps is to avoid holes, and groups where no rollout reached the goal
-   * carry that signal only with a penalty (README, Learning results).
+   * carry that signal only with a penalty (docs/results/frozenlake.md).
    */
   holeReward: number;
   /**
    * Ours, 0 by default (gymnasium clamps silently): the reward for a move that leaves the player in place
    * (walking into the edge). With a hole penalty and no cost here, "bump the edge until the turns run out"
-   * is the safest policy and RL finds it (README, Learning results).
+   * is the safest policy and RL finds it (docs/results/frozenlake.md).
    */
   wallBumpReward: number;
 }

@@ -18,7 +18,8 @@ function markdownFiles(): string[] {
       if (statSync(path).isDirectory()) return walk(path);
       return entry.endsWith('.md') ? [path] : [];
     });
-  return [join(root, 'README.md'), join(root, 'CHANGELOG.md'), ...walk(join(root, 'docs'))];
+  // Every Markdown page the repository holds: the entrance, the changelog, docs/, and the READMEs beside code.
+  return [join(root, 'README.md'), join(root, 'CHANGELOG.md'), join(root, 'detectors', 'README.md'), join(root, 'examples', 'python', 'README.md'), ...walk(join(root, 'docs'))];
 }
 
 /** The text outside fenced code blocks, inline code spans and HTML comments: links there are not links. */

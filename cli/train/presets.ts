@@ -1,5 +1,5 @@
 // What `trajflow train` runs by default per environment: the best settings measured on 2 CPU cores
-// (see README "Learning results"). `trajflow bench learning`
+// (see docs/results/learning.md). `trajflow bench learning`
 // and `trajflow train` read every field (train hands model, optimizer and loss to the learner, the model to
 // the actors for their version 0, and estimatorOptions to the processors). Flags override what they name. ToolUse is not here: its actions are multi-token calculator
 // expressions, which the small policy's reply vocabulary cannot generate.
@@ -28,7 +28,7 @@ const GRID_POLICY = { attentionSpan: 'turn', positionMode: 'grid', nonEmptyRepli
 /**
  * What the grid-puzzle presets share: one action per turn over up to 10 turns, GiGPO over 8 groups × 8, lr 1e-3,
  * and the grid policy with the neighbour stem (it makes "a hole / a box next to the player" a feature of the
- * player's own token; README "Learning results").
+ * player's own token; docs/results/learning.md).
  */
 const GRID_PUZZLE = {
   envOptions: { maxActionsPerTurn: 1, maxTurns: 10, maxActionsPerEpisode: 10 },
@@ -44,22 +44,22 @@ export const TRAIN_PRESETS: Record<string, TrainPreset> = {
   // Non-slippery 4×4, one action per turn over up to 10 turns: the policy sees the map after every move.
   // The policy sees the current map only (attentionSpan 'turn': the map is the whole state, and with turn-relative
   // positions older maps would sit at the same positions), with row/column embeddings for the grid, and
-  // never writes an empty reply (README "Learning results").
+  // never writes an empty reply (docs/results/learning.md).
   FrozenLake: {
     ...GRID_PUZZLE,
     envOptions: { slippery: false, ...GRID_PUZZLE.envOptions },
-    // Without the neighbour stem GiGPO stayed ≤ 0.22 held-out (README "Learning results").
+    // Without the neighbour stem GiGPO stayed ≤ 0.22 held-out (docs/results/learning.md).
     // 2 epochs × 2 minibatches: 4 × 4 at lr 1e-3 overshot (PPO-KL up to 2 per update with oracle advantages), 1 × 2 learned nothing by 30k steps.
     optimizer: { epochs: 2, minibatches: 2 },
     // γ 0.7, ω 3: the advantage that correlates best with the optimal action on untrained rollouts (0.31 vs 0.24 for the defaults).
     estimatorOptions: { omega: 3, gamma: 0.7 },
   },
   // 6×6, one box. On BFS-optimal labels the model reached 0.80 held-out with the neighbour stem and 0.18
-  // without (README "Learning results"). 2 epochs × 4 minibatches: with 2 × 2 GiGPO was still at its untrained
+  // without (docs/results/learning.md). 2 epochs × 4 minibatches: with 2 × 2 GiGPO was still at its untrained
   // level after 64k steps; with 2 × 4 it took off at ≈ 55k. GiGPO at verl-agent's Sokoban settings (mean_norm,
   // γ 0.95, ω 1).
   Sokoban: { ...GRID_PUZZLE, optimizer: { epochs: 2, minibatches: 4 } },
   // Group-normalised GRPO favours Bandit's low-variance arm; mean-centred Dr. GRPO prefers the higher mean.
-  // 4 epochs × 4 minibatches: the settings its README figures were measured with (`bench learning`'s fallback).
+  // 4 epochs × 4 minibatches: the settings its figures in docs/results/learning.md were measured with (`bench learning`'s fallback).
   Bandit: { envOptions: {}, estimator: 'dr_grpo', filters: [], groups: 8, groupSize: 8, learningRate: 1e-3, optimizer: { epochs: 4, minibatches: 4 } },
 };

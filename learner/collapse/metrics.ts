@@ -113,7 +113,7 @@ export function templateCollapseMetrics(m: CrossScores): TemplateCollapseMetrics
   };
 }
 
-/** The metrics as learner_step `metrics` entries (prefix 'template.'; see the README's learner metrics). */
+/** The metrics as learner_step `metrics` entries (prefix 'template.'; see docs/concepts/learner.md). */
 export function templateMetricsEntries(t: TemplateCollapseMetrics): Record<string, number> {
   return {
     'template.mi': t.mutualInformation,

@@ -1,5 +1,5 @@
 // Two kernels of tfjs-backend-wasm 4.22 replaced where they cost the learner most (measured with
-// tf.profile over one update of the bench learner's batch, see README "Learner benchmark"):
+// tf.profile over one update of the bench learner's batch, see docs/results/learner.md):
 // - BatchMatMul: the backend runs XNNPACK only for a single, untransposed product; every batched or
 //   transposed one (all of attention, forward and backward) goes to a scalar loop at ≈ 1–1.7 GFLOP/s.
 //   Those now run in batch-matmul.wat, a SIMD kernel that shares the backend's memory (no copies);

@@ -9,7 +9,7 @@
 // followed by random ones scores like a bad move. Here a move is credited with the best continuation any
 // rollout of the group found from where it led: a step toward a goal that some rollout reached from that
 // state gets that rollout's discounted reward. On 512 untrained FrozenLake rollouts this raises the
-// correlation between the step advantage and "the action was optimal" (README, Learning results).
+// correlation between the step advantage and "the action was optimal" (docs/results/frozenlake.md).
 // In deterministic environments (FrozenLake non-slippery, Sokoban) the backed-up values are exact for the
 // observed graph; with stochastic transitions the mean over observed outcomes is a certainty-equivalent
 // estimate, and the max over actions is optimistic where few outcomes were seen.

@@ -39,7 +39,7 @@ export interface SinkOptions {
    * inserts and acks while the worker walks the steps' Avro bytes into rows. It frees the main thread (its
    * event-loop utilisation fell from 0.95 to 0.86–0.90) but costs ≈ 3–5 µs more CPU per row (the copies to
    * and from the worker); on the 2-core VM, where the sink, ClickHouse and the broker already use both
-   * cores, it stored no more rows per second (README Benchmarks). For machines with cores to spare.
+   * cores, it stored no more rows per second (docs/results/sink.md). For machines with cores to spare.
    */
   readonly transcodeWorker?: boolean;
   /** Write the token arrays of samples to sample_tokens (default false: counts only). */

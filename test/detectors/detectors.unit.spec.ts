@@ -124,8 +124,8 @@ describe('gradient-norm spike', () => {
 });
 
 describe('policy-shift spike (PPO-KL of one update)', () => {
-  // The PPO-KL of each update in `bench collapse` seed 1 (FrozenLake, 8 maps, lr 1e-2; README "A real
-  // collapse"), iterations 0–39. The default threshold was chosen from these four runs: they are the
+  // The PPO-KL of each update in `bench collapse` seed 1 (FrozenLake, 8 maps, lr 1e-2; docs/results/collapse.md),
+  // iterations 0–39. The default threshold was chosen from these four runs: they are the
   // detector's training data, not an out-of-sample test.
   const grpo = [0.039, 0.013, 0.019, 0.029, 0.182, 0.069, 0.017, 0.024, 0.038, 0.024, 0.022, 0.017, 0.032, 0.056, 0.047, 0.038, 0.09, 1.784, 0.371, 0.282, 0.022, 0.006, 0.002, 0.065, 1.69, 0.001, 0.017, 4.633, 3.535, 1.308, 0.036, 0.117, 0.381, 0.087, 0.195, 0.287, 0.026, 0.058, 0.214, 0.008];
   const starpoS = [0.06, -0.005, 0.084, 0.135, 0.024, 0.098, 0.16, 0.042, 0.045, 0.013, 0.007, 0.014, 0.117, 0.027, 0.036, 0.029, 0.046, 0.031, 0.002, 0.013, 0.036, 0.068, 0.045, 0.026, 0.02, 0.055, 0.02, 0.031, 0.006, -0.01, 0.027, 0.044, 0.011, 0.011, 0.051, 0.031, -0.002, 0.005, 0.039, 0.075];
