@@ -46,7 +46,17 @@ import { CLOCK_SKEW_MS, DAY_MS, ID_PATTERN, MAX_ROWS, MAX_TIME_MS, RUN_WINDOW, t
 import type { PassAtKResult, PassPoint } from '../storage/query/pass-at-k.js';
 import { ROLLOUT_STATS_DEFAULT_LIMIT, type RolloutStatsQuery, type RolloutStatsView } from '../storage/query/rollout-stats.js';
 import { RUNS_DEFAULT_LIMIT, RUNS_DEFAULT_WINDOW_MS, RUNS_MAX_WINDOW_MS, type RunsQuery, type RunView } from '../storage/query/runs.js';
-import { MAX_EPISODE_STEPS, TRAJECTORIES_DEFAULT_LIMIT, type EpisodeView, type SampleTokens, type SampleView, type StepView, type TrajectoriesQuery, type TrajectoryView, type TurnSpan } from '../storage/query/trajectories.js';
+import {
+  MAX_EPISODE_STEPS,
+  TRAJECTORIES_DEFAULT_LIMIT,
+  type EpisodeView,
+  type SampleTokens,
+  type SampleView,
+  type StepView,
+  type TrajectoriesQuery,
+  type TrajectoryView,
+  type TurnSpan,
+} from '../storage/query/trajectories.js';
 import { defaultDashboardConfig, DEFAULT_DASHBOARD_PORT } from './config.js';
 import { methodNotAllowed } from './error-handler.js';
 import type { HealthStatus, ProbeResult } from './health-route.js';
@@ -131,7 +141,10 @@ const numbersByName = (description?: string): Json => mapOf(nullable(num()), des
  * nothing else, so a field added to a view without a schema here fails `tsc`. Every key is required
  * (the handlers always send them, null when unknown) except those listed in `optional`.
  */
-function shape<T>(properties: { readonly [K in keyof T]-?: Json }, options: { readonly optional?: ReadonlyArray<keyof T & string>; readonly description?: string; readonly closed?: boolean } = {}): Json {
+function shape<T>(
+  properties: { readonly [K in keyof T]-?: Json },
+  options: { readonly optional?: ReadonlyArray<keyof T & string>; readonly description?: string; readonly closed?: boolean } = {},
+): Json {
   const optional = new Set<string>(options.optional ?? []);
   return {
     type: 'object',
@@ -283,7 +296,9 @@ const PROBLEM: Json = {
     detail: str('What was wrong with this request (never a stack trace or an internal message).'),
     field: str('The parameter, path parameter or body field at fault (a path inside a step for step errors: `actionLogProbs[3]`).'),
     index: int('Index of the bad step in a batch body.', { minimum: 0 }),
-    reason: str('POST /v1/steps 400: the dead-letter reason code (bad-json — not JSON, or not UTF-8 —, duplicate-key, unknown-field, invalid-value, empty-payload, or the Avro decoder\'s failure).'),
+    reason: str(
+      "POST /v1/steps 400: the dead-letter reason code (bad-json — not JSON, or not UTF-8 —, duplicate-key, unknown-field, invalid-value, empty-payload, or the Avro decoder's failure).",
+    ),
     deadLettered: bool('POST /v1/steps 400: whether the rejected body was written to the dead-letter topic.'),
     retryAfterSeconds: int('429: seconds until the token may publish this many steps (also in Retry-After).', { minimum: 1 }),
     limitBytes: int('413 from the body reader: the byte limit.'),
@@ -373,7 +388,7 @@ const ROLLOUT_STATS = shape<RolloutStatsView>({
 
 const CURVE_POINT = shape<CurvePoint>({
   ...rolloutFigures,
-  timeMs: timeMs('The batch\'s event time, or the start of the bucket.'),
+  timeMs: timeMs("The batch's event time, or the start of the bucket."),
   batchId: nullable(str('Null for a bucket.')),
   batches: int(),
   lastEventTimeMs: timeMs(),
@@ -487,8 +502,8 @@ const EPISODE = shape<EpisodeView & { tokenText: TokenText | null }>({
       metrics: numbersByName(),
       info: mapOf(str()),
       eventTimeMs: timeMs(),
-      advantage: nullable(num('The advantage the loss gave this turn\'s action tokens; null when no stored sample says.')),
-      sampleSpan: nullable({ ...turnSpan, description: 'The turn\'s tokens in sample.tokens; null when not in the sample.' }),
+      advantage: nullable(num("The advantage the loss gave this turn's action tokens; null when no stored sample says.")),
+      sampleSpan: nullable({ ...turnSpan, description: "The turn's tokens in sample.tokens; null when not in the sample." }),
     }),
     `At most ${MAX_EPISODE_STEPS}.`,
   ),
@@ -518,9 +533,14 @@ const EPISODE = shape<EpisodeView & { tokenText: TokenText | null }>({
   ),
   sampleIds: arrayOf(str()),
   tokensStored: bool(),
-  advantageSource: nullable(str('Where the steps\' advantages come from.', { enum: ['sample-tokens', 'step-advantages', 'trajectory-advantage'] })),
+  advantageSource: nullable(str("Where the steps' advantages come from.", { enum: ['sample-tokens', 'step-advantages', 'trajectory-advantage'] })),
   aligned: bool(),
-  tokenText: nullable(shape<TokenText>({ tokenizer: str(), pieces: arrayOf(str(), 'One string per id of sample.tokens.tokenIds.') }, { description: 'The sample\'s tokens as text, when trajflow\'s tokenizer made them.' })),
+  tokenText: nullable(
+    shape<TokenText>(
+      { tokenizer: str(), pieces: arrayOf(str(), 'One string per id of sample.tokens.tokenIds.') },
+      { description: "The sample's tokens as text, when trajflow's tokenizer made them." },
+    ),
+  ),
 });
 
 const passMap = numbersByName('Value by k.');
@@ -531,7 +551,13 @@ const PASS_AT_K = shape<{ runId: string; query: SeriesQuery } & PassAtKResult>({
   latest: nullable(shape<NonNullable<PassAtKResult['latest']>>({ batchId: str(), eventTimeMs: timeMs(), groups: int(), passAtK: passMap, passHatK: passMap })),
   overall: shape<PassAtKResult['overall']>({ batches: int(), passAtK: passMap, passHatK: passMap }, { description: 'The window pooled, each k weighted by group count.' }),
   byK: arrayOf(
-    shape<PassAtKResult['byK'][number]>({ k: int(), latestPassAtK: nullable(num()), latestPassHatK: nullable(num()), overallPassAtK: nullable(num()), overallPassHatK: nullable(num()) }),
+    shape<PassAtKResult['byK'][number]>({
+      k: int(),
+      latestPassAtK: nullable(num()),
+      latestPassHatK: nullable(num()),
+      overallPassAtK: nullable(num()),
+      overallPassHatK: nullable(num()),
+    }),
   ),
   overTime: shape<PassAtKResult['overTime']>({
     ...seriesPlan,
@@ -553,7 +579,7 @@ const LAG = shape<{ query: LagQuery; totalLag: number | null } & LagReport>({
   groups: arrayOf(
     shape<GroupLag>({
       groupId: str(),
-      state: str('The broker\'s group state (Stable, Empty, … Dead for a group it does not know).'),
+      state: str("The broker's group state (Stable, Empty, … Dead for a group it does not know)."),
       members: int(),
       lag: nullable(int()),
       topics: arrayOf(shape<TopicLag>({ topic: str(), lag: nullable(int()), partitions: arrayOf(partitionLag) })),
@@ -565,7 +591,7 @@ const LAG = shape<{ query: LagQuery; totalLag: number | null } & LagReport>({
 
 const selectionProperties = {
   runId: str('The run whose trajectories to replay.', { pattern: '^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$' }),
-  source: str('Where the trajectories are selected: Kafka\'s trajectories topic, or ClickHouse.', { enum: [...REPLAY_SOURCES], default: 'kafka' }),
+  source: str("Where the trajectories are selected: Kafka's trajectories topic, or ClickHouse.", { enum: [...REPLAY_SOURCES], default: 'kafka' }),
   fromMs: int('Trajectory event time ≥ this.', { minimum: 0 }),
   toMs: int('Trajectory event time < this.', { minimum: 0 }),
   partition: int('Only this partition of the trajectories topic.', { minimum: 0 }),
@@ -591,7 +617,10 @@ const ESTIMATOR: Json = {
 const processingSettings = {
   reward: { type: 'object', description: 'A reward spec: {"terms": [{"kind": …}], "gamma"?: …} (default env_return).' },
   estimator: ESTIMATOR,
-  filters: arrayOf({ type: 'object', properties: { name: str(undefined, { enum: [...filterNames] }), options: { type: 'object' } }, required: ['name'], additionalProperties: false }, 'Group filters (default none).'),
+  filters: arrayOf(
+    { type: 'object', properties: { name: str(undefined, { enum: [...filterNames] }), options: { type: 'object' } }, required: ['name'], additionalProperties: false },
+    'Group filters (default none).',
+  ),
   maxContextTokens: int(undefined, { minimum: 1 }),
   ks: arrayOf(int(undefined, { minimum: 1 }), 'k values for pass@k and pass^k.'),
 };
@@ -600,7 +629,11 @@ const processingOptional = Object.keys(processingSettings) as Array<keyof Proces
 const REPLAY_REQUEST: Json = {
   ...shape<{ selection: ReplaySelection; processing: ReplayProcessingBody }>(
     {
-      selection: shape<ReplaySelection>(selectionProperties, { optional: selectionOptional, closed: true, description: 'Which trajectories: the fields of `trajflow replay`. Unknown fields are refused.' }),
+      selection: shape<ReplaySelection>(selectionProperties, {
+        optional: selectionOptional,
+        closed: true,
+        description: 'Which trajectories: the fields of `trajflow replay`. Unknown fields are refused.',
+      }),
       processing: shape<ReplayProcessingBody>(
         {
           ...processingSettings,
@@ -617,7 +650,8 @@ const REPLAY_REQUEST: Json = {
         {
           optional: [...processingOptional, 'processing', 'minGroupSize', 'completeGroups', 'batchGroups', 'intoRunId'],
           closed: true,
-          description: 'How the selected trajectories become samples: reward, estimator and filters as for `trajflow processors` (default: env_return reward, grpo, no filters), and the replay\'s options. Unknown fields are refused (400 naming them). The replay id is set by the server.',
+          description:
+            "How the selected trajectories become samples: reward, estimator and filters as for `trajflow processors` (default: env_return reward, grpo, no filters), and the replay's options. Unknown fields are refused (400 naming them). The replay id is set by the server.",
         },
       ),
     },
@@ -676,15 +710,30 @@ const pathId = (name: string, what: string, example: string): Parameter => ({
   example,
 });
 
-const query = (name: string, schema: Json, description: string, extra: Partial<Parameter> = {}): Parameter => ({ name, in: 'query', required: false, description, schema, ...extra });
+const query = (name: string, schema: Json, description: string, extra: Partial<Parameter> = {}): Parameter => ({
+  name,
+  in: 'query',
+  required: false,
+  description,
+  schema,
+  ...extra,
+});
 
 const limit = (fallback: number, max = MAX_ROWS): Parameter => query('limit', int(undefined, { minimum: 1, maximum: max, default: fallback }), 'Most rows returned.');
 
 /** sinceMs and untilMs as windowParams (storage/query/params.ts) checks them. */
 function windowQuery(what: string, limits: WindowLimits): Parameter[] {
   return [
-    query('sinceMs', int(undefined, { minimum: 0, maximum: MAX_TIME_MS }), `Inclusive lower bound on ${what}, ms since the epoch. Default: untilMs minus ${days(limits.defaultWindowMs)}; the window may span at most ${days(limits.maxWindowMs)} and must be non-empty.`),
-    query('untilMs', int(undefined, { minimum: 1, maximum: MAX_TIME_MS }), `Exclusive upper bound on ${what}, ms since the epoch. Default: now plus ${CLOCK_SKEW_MS / 1000} s (for clocks slightly ahead).`),
+    query(
+      'sinceMs',
+      int(undefined, { minimum: 0, maximum: MAX_TIME_MS }),
+      `Inclusive lower bound on ${what}, ms since the epoch. Default: untilMs minus ${days(limits.defaultWindowMs)}; the window may span at most ${days(limits.maxWindowMs)} and must be non-empty.`,
+    ),
+    query(
+      'untilMs',
+      int(undefined, { minimum: 1, maximum: MAX_TIME_MS }),
+      `Exclusive upper bound on ${what}, ms since the epoch. Default: now plus ${CLOCK_SKEW_MS / 1000} s (for clocks slightly ahead).`,
+    ),
   ];
 }
 
@@ -730,7 +779,16 @@ const badQuery = (alsoPath: boolean): Json => ({
 });
 
 /** A read over ClickHouse: 200 JSON, 400 for a bad parameter, 503 when ClickHouse fails. */
-function read(op: { id: string; summary: string; description: string; tags: string[]; parameters: ReadonlyArray<Parameter | Json>; ok: Json; pathIds?: boolean; extra?: Responses }): { get: Operation } {
+function read(op: {
+  id: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  parameters: ReadonlyArray<Parameter | Json>;
+  ok: Json;
+  pathIds?: boolean;
+  extra?: Responses;
+}): { get: Operation } {
   return {
     get: {
       operationId: op.id,
@@ -766,10 +824,27 @@ const runQuery = { runId: str(), limit: int(), ...windowEcho, order: str(undefin
 
 /** The 200 bodies of the list endpoints, named so that clients and the reference page can refer to them. */
 const ENVELOPES: Record<string, Json> = {
-  DeadLetterList: list('deadLetters', ref('DeadLetter'), shape<DeadLetterQuery>({ limit: int(), ...windowEcho, order: str(undefined, { enum: ['asc', 'desc'] }), reason: str() }, { optional: ['reason'] }), { truncated: false }),
+  DeadLetterList: list(
+    'deadLetters',
+    ref('DeadLetter'),
+    shape<DeadLetterQuery>({ limit: int(), ...windowEcho, order: str(undefined, { enum: ['asc', 'desc'] }), reason: str() }, { optional: ['reason'] }),
+    { truncated: false },
+  ),
   RunList: list('runs', ref('Run'), shape<RunsQuery>({ limit: int(), ...windowEcho })),
-  Curve: shape<{ runId: string; query: SeriesQuery; count: number } & CurveResult>({ runId: str(), query: seriesQuerySchema, count: int(), ...seriesPlan, truncated: bool(), points: arrayOf(ref('CurvePoint')) }),
-  RolloutStatsList: list('rolloutStats', ref('RolloutStats'), shape<RolloutStatsQuery>({ ...runQuery, scope: str(undefined, { enum: ['batch', 'group'] }), batchId: str(), groupId: str() }, { optional: ['batchId', 'groupId'] }), { runId: true }),
+  Curve: shape<{ runId: string; query: SeriesQuery; count: number } & CurveResult>({
+    runId: str(),
+    query: seriesQuerySchema,
+    count: int(),
+    ...seriesPlan,
+    truncated: bool(),
+    points: arrayOf(ref('CurvePoint')),
+  }),
+  RolloutStatsList: list(
+    'rolloutStats',
+    ref('RolloutStats'),
+    shape<RolloutStatsQuery>({ ...runQuery, scope: str(undefined, { enum: ['batch', 'group'] }), batchId: str(), groupId: str() }, { optional: ['batchId', 'groupId'] }),
+    { runId: true },
+  ),
   LearnerStepList: list('learnerSteps', ref('LearnerStep'), shape<LearnerMetricsQuery>(runQuery), { runId: true }),
   AlertList: list('alerts', ref('Alert'), shape<AlertsQuery>({ ...runQuery, kind: str(), severity: str() }, { optional: ['kind', 'severity'] }), { runId: true }),
   EvaluationList: list('evaluations', ref('Evaluation'), shape<EvaluationsQuery>(runQuery), { runId: true }),
@@ -786,7 +861,7 @@ const ENVELOPES: Record<string, Json> = {
 
 // --------------------------------------------------------------------------------------------- the paths
 
-const RUN_TIME = 'the rows\' event time';
+const RUN_TIME = "the rows' event time";
 const RUN_ID = ref$('parameters', 'runId');
 const EPISODE_ID = ref$('parameters', 'episodeId');
 const MAX_STEPS = defaultDashboardConfig.maxStepsPerRequest;
@@ -832,7 +907,7 @@ function ingestPaths(): Record<string, PathItem> {
         description: [
           `Step events from any language, into <prefix>.env.steps. The body is ${JSON_TYPE} (one step, or {"steps": [...]} with up to ${MAX_STEPS} steps by default: TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST) or ${AVRO_TYPE} (one step in Avro single-object encoding: 0xC3 0x01, the writer schema's CRC-64-AVRO fingerprint little-endian, the binary record).`,
           `The body may be gzip-, deflate- or br-compressed (Content-Encoding); its size limit (default ${defaultDashboardConfig.maxBodyBytes} bytes: TRAJFLOW_DASHBOARD_MAX_BODY_BYTES) applies after decompression, and to the declared Content-Length: a body declared larger is a 413 at once, before any of it is read, and the connection is closed.`,
-          'Order of checks: token (401/403) → Content-Type (415) → size (413) → parse → per-token rate limit on the step count (429) → every step converted and validated (400) → all published, Kafka\'s acks awaited → 202.',
+          "Order of checks: token (401/403) → Content-Type (415) → size (413) → parse → per-token rate limit on the step count (429) → every step converted and validated (400) → all published, Kafka's acks awaited → 202.",
           'All or nothing: a batch with one bad step publishes nothing. A body refused with 400 is also written to the dead-letter topic (source topic `http:/v1/steps`); the problem says whether (`deadLettered`). On 503 some steps may have been written: retry, consumers drop duplicates by eventId.',
         ].join('\n\n'),
         tags: ['ingest'],
@@ -845,20 +920,46 @@ function ingestPaths(): Record<string, PathItem> {
               examples: { one: { summary: 'One step', value: EXAMPLE_STEP }, batch: { summary: 'A batch', value: { steps: [EXAMPLE_STEP] } } },
             },
             [AVRO_TYPE]: {
-              schema: { type: 'string', format: 'binary', description: 'One StepEvent in Avro single-object encoding, with the fingerprint of a step schema version the server has (schemas/step/vN.avsc).' },
+              schema: {
+                type: 'string',
+                format: 'binary',
+                description: 'One StepEvent in Avro single-object encoding, with the fingerprint of a step schema version the server has (schemas/step/vN.avsc).',
+              },
             },
           },
         },
         responses: {
           '202': jsonResponse('Every step was acknowledged by Kafka.', ref('Accepted'), []),
-          '400': problemResponse('invalid-body (not JSON, not UTF-8, a key twice in one object, not an object, empty, undecodable Avro, a bad `steps`) or invalid-step (a field of a step: `field`, and `index` in a batch). Carries `reason` and `deadLettered`.', [
-            [problemTypes.invalidBody, 'the body is not valid JSON: Unexpected end of JSON input'],
-            [problemTypes.invalidStep, 'steps[2].actionLogProbs[0]: log-prob must be finite and <= 0, got 0.5'],
+          '400': problemResponse(
+            'invalid-body (not JSON, not UTF-8, a key twice in one object, not an object, empty, undecodable Avro, a bad `steps`) or invalid-step (a field of a step: `field`, and `index` in a batch). Carries `reason` and `deadLettered`.',
+            [
+              [problemTypes.invalidBody, 'the body is not valid JSON: Unexpected end of JSON input'],
+              [problemTypes.invalidStep, 'steps[2].actionLogProbs[0]: log-prob must be finite and <= 0, got 0.5'],
+            ],
+          ),
+          '413': problemResponse('The body (or its declared Content-Length) is over the byte limit, a batch has too many steps, or a step is over the event size limit.', [
+            [problemTypes.tooLarge, `the batch has ${MAX_STEPS + 1} steps, more than the ${MAX_STEPS} allowed per request: split it`],
           ]),
-          '413': problemResponse('The body (or its declared Content-Length) is over the byte limit, a batch has too many steps, or a step is over the event size limit.', [[problemTypes.tooLarge, `the batch has ${MAX_STEPS + 1} steps, more than the ${MAX_STEPS} allowed per request: split it`]]),
-          '415': problemResponse('Content-Type is neither of the two accepted (or the body uses an unknown Content-Encoding or charset).', [[problemTypes.unsupportedMediaType, `Content-Type 'text/plain' is not accepted: send ${JSON_TYPE} (one step or {"steps": [...]}) or ${AVRO_TYPE} (one Avro single-object step event)`]], ['Accept-Post']),
-          '429': problemResponse('The token\'s step budget is spent (a token bucket per token: TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND, TRAJFLOW_DASHBOARD_RATE_BURST). Nothing was published.', [[problemTypes.rateLimited, 'this token may publish 500 more step(s) in about 2 s']], ['Retry-After']),
-          '503': problemResponse('Kafka did not acknowledge in time (TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS); retrying is safe.', [[problemTypes.kafkaUnavailable, 'Kafka did not acknowledge the steps; some may have been written. Retry later: consumers drop duplicates by eventId.']], ['Retry-After']),
+          '415': problemResponse(
+            'Content-Type is neither of the two accepted (or the body uses an unknown Content-Encoding or charset).',
+            [
+              [
+                problemTypes.unsupportedMediaType,
+                `Content-Type 'text/plain' is not accepted: send ${JSON_TYPE} (one step or {"steps": [...]}) or ${AVRO_TYPE} (one Avro single-object step event)`,
+              ],
+            ],
+            ['Accept-Post'],
+          ),
+          '429': problemResponse(
+            "The token's step budget is spent (a token bucket per token: TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND, TRAJFLOW_DASHBOARD_RATE_BURST). Nothing was published.",
+            [[problemTypes.rateLimited, 'this token may publish 500 more step(s) in about 2 s']],
+            ['Retry-After'],
+          ),
+          '503': problemResponse(
+            'Kafka did not acknowledge in time (TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS); retrying is safe.',
+            [[problemTypes.kafkaUnavailable, 'Kafka did not acknowledge the steps; some may have been written. Retry later: consumers drop duplicates by eventId.']],
+            ['Retry-After'],
+          ),
           ...common(WRITE),
         },
       },
@@ -887,7 +988,7 @@ function runPaths(): Record<string, PathItem> {
       summary: 'Runs',
       description: 'Every run with events in the window, newest activity first, with its counts.',
       tags: ['runs'],
-      parameters: [limit(RUNS_DEFAULT_LIMIT), ...windowQuery('the runs\' event times', { defaultWindowMs: RUNS_DEFAULT_WINDOW_MS, maxWindowMs: RUNS_MAX_WINDOW_MS })],
+      parameters: [limit(RUNS_DEFAULT_LIMIT), ...windowQuery("the runs' event times", { defaultWindowMs: RUNS_DEFAULT_WINDOW_MS, maxWindowMs: RUNS_MAX_WINDOW_MS })],
       ok: ref('RunList'),
     }),
     '/v1/runs/{runId}/curve': read({
@@ -896,13 +997,18 @@ function runPaths(): Record<string, PathItem> {
       description: `One point per rollout batch, or per time bucket with bucketMs. Without bucketMs a window with more batches than \`limit\` is bucketed automatically (autoBucketed).`,
       tags: ['runs'],
       pathIds: true,
-      parameters: [RUN_ID, ...windowQuery(RUN_TIME, RUN_WINDOW), query('bucketMs', int(undefined, { minimum: MIN_BUCKET_MS, maximum: MAX_BUCKET_MS }), 'Bucket width in ms; absent: one point per batch.', { example: 60_000 }), limit(CURVE_DEFAULT_LIMIT)],
+      parameters: [
+        RUN_ID,
+        ...windowQuery(RUN_TIME, RUN_WINDOW),
+        query('bucketMs', int(undefined, { minimum: MIN_BUCKET_MS, maximum: MAX_BUCKET_MS }), 'Bucket width in ms; absent: one point per batch.', { example: 60_000 }),
+        limit(CURVE_DEFAULT_LIMIT),
+      ],
       ok: ref('Curve'),
     }),
     '/v1/runs/{runId}/rollout-stats': read({
       id: 'listRolloutStats',
       summary: 'Rollout statistics',
-      description: 'The processors\' statistics per rollout batch (scope=batch) or per group (scope=group).',
+      description: "The processors' statistics per rollout batch (scope=batch) or per group (scope=group).",
       tags: ['runs'],
       pathIds: true,
       parameters: [
@@ -947,13 +1053,18 @@ function runPaths(): Record<string, PathItem> {
       description: 'The latest batch that reported them, the window pooled (weighted by group count), and the series over time (bucketed as the curve).',
       tags: ['runs'],
       pathIds: true,
-      parameters: [RUN_ID, ...windowQuery(RUN_TIME, RUN_WINDOW), query('bucketMs', int(undefined, { minimum: MIN_BUCKET_MS, maximum: MAX_BUCKET_MS }), 'Bucket width in ms; absent: one point per batch.'), limit(CURVE_DEFAULT_LIMIT)],
+      parameters: [
+        RUN_ID,
+        ...windowQuery(RUN_TIME, RUN_WINDOW),
+        query('bucketMs', int(undefined, { minimum: MIN_BUCKET_MS, maximum: MAX_BUCKET_MS }), 'Bucket width in ms; absent: one point per batch.'),
+        limit(CURVE_DEFAULT_LIMIT),
+      ],
       ok: ref('PassAtK'),
     }),
     '/v1/runs/{runId}/evaluations': read({
       id: 'listEvaluations',
       summary: 'Held-out evaluations',
-      description: 'The evaluator\'s results per policy version.',
+      description: "The evaluator's results per policy version.",
       tags: ['runs'],
       pathIds: true,
       parameters: [RUN_ID, limit(EVALUATIONS_DEFAULT_LIMIT), ...windowQuery(RUN_TIME, RUN_WINDOW), query('order', order('asc'), 'By event time.')],
@@ -974,7 +1085,7 @@ function trajectoryPaths(): Record<string, PathItem> {
       parameters: [
         RUN_ID,
         limit(TRAJECTORIES_DEFAULT_LIMIT),
-        ...windowQuery('the trajectories\' last event time', RUN_WINDOW),
+        ...windowQuery("the trajectories' last event time", RUN_WINDOW),
         query('order', order('desc'), 'By last event time.'),
         query('success', bool(), 'Only successful (true) or failed (false) episodes; 1 and 0 are accepted too.', { example: true }),
         query('outcome', str(undefined, { enum: ['terminated', 'truncated', 'incomplete'] }), 'Only this outcome.'),
@@ -1002,7 +1113,9 @@ function trajectoryPaths(): Record<string, PathItem> {
       ok: ref('Episode'),
       extra: {
         '404': problemResponse('No run has the episode.', [[problemTypes.notFound, "no episode 'episode-0' in any run"]]),
-        '409': problemResponse('More than one run has the episode id: `runIds` names them; add ?runId=.', [[problemTypes.ambiguous, "episode 'episode-0' is in more than one run (run-a, run-b): add ?runId="]]),
+        '409': problemResponse('More than one run has the episode id: `runIds` names them; add ?runId=.', [
+          [problemTypes.ambiguous, "episode 'episode-0' is in more than one run (run-a, run-b): add ?runId="],
+        ]),
       },
     }),
   };
@@ -1022,7 +1135,11 @@ function streamPaths(): Record<string, PathItem> {
         responses: {
           '200': jsonResponse('The lag report.', ref('Lag')),
           '400': ref$('responses', 'InvalidQuery'),
-          '503': problemResponse('Kafka did not answer, or this server has no Kafka admin client.', [[problemTypes.kafkaUnavailable, 'Kafka did not answer the offset requests; is it running (trajflow status)?']], ['Retry-After']),
+          '503': problemResponse(
+            'Kafka did not answer, or this server has no Kafka admin client.',
+            [[problemTypes.kafkaUnavailable, 'Kafka did not answer the offset requests; is it running (trajflow status)?']],
+            ['Retry-After'],
+          ),
           ...common(READ),
         },
       },
@@ -1039,21 +1156,41 @@ function streamPaths(): Record<string, PathItem> {
         security: READ,
         parameters: [
           query('runId', idSchema(), `The run (${ID_DESCRIPTION}).`, { required: true, example: 'frozenlake-s1' }),
-          query('types', { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, minItems: 1, uniqueItems: true, default: [...EVENT_TYPES] }, 'Comma-separated event types (default all).', { style: 'form', explode: false, example: ['rollout-stats', 'alert'] }),
+          query(
+            'types',
+            { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, minItems: 1, uniqueItems: true, default: [...EVENT_TYPES] },
+            'Comma-separated event types (default all).',
+            { style: 'form', explode: false, example: ['rollout-stats', 'alert'] },
+          ),
           query('sinceMs', int(undefined, { minimum: 0, maximum: MAX_TIME_MS }), 'Send rows from this event time on (a replay of the past, then live).'),
-          { name: 'Last-Event-ID', in: 'header', required: false, description: 'Sent by an EventSource that reconnects: the id (event time) of the last event it got; overrides sinceMs.', schema: str(undefined, { pattern: '^\\d{1,16}$' }) },
+          {
+            name: 'Last-Event-ID',
+            in: 'header',
+            required: false,
+            description: 'Sent by an EventSource that reconnects: the id (event time) of the last event it got; overrides sinceMs.',
+            schema: str(undefined, { pattern: '^\\d{1,16}$' }),
+          },
         ],
         responses: {
           '200': {
             description: 'The stream; it stays open until the client leaves or the server shuts down.',
             headers: { 'Cache-Control': ref$('headers', 'Cache-Control') },
-            content: { 'text/event-stream': { schema: str('Server-sent events, as described above.'), example: 'retry: 2000\n\nevent: ready\ndata: {"runId":"frozenlake-s1","types":["alert"],"sinceMs":null}\n\n: heartbeat 1767225615000\n\n' } },
+            content: {
+              'text/event-stream': {
+                schema: str('Server-sent events, as described above.'),
+                example: 'retry: 2000\n\nevent: ready\ndata: {"runId":"frozenlake-s1","types":["alert"],"sinceMs":null}\n\n: heartbeat 1767225615000\n\n',
+              },
+            },
           },
           '400': ref$('responses', 'InvalidQuery'),
-          '503': problemResponse('ClickHouse failed, or the server has as many streams open as it keeps (default 32).', [
-            [problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?'],
-            [problemTypes.tooManyStreams, '32 event streams are open, the most this server keeps; retry later'],
-          ], ['Retry-After']),
+          '503': problemResponse(
+            'ClickHouse failed, or the server has as many streams open as it keeps (default 32).',
+            [
+              [problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?'],
+              [problemTypes.tooManyStreams, '32 event streams are open, the most this server keeps; retry later'],
+            ],
+            ['Retry-After'],
+          ),
           ...common(READ),
         },
       },
@@ -1068,7 +1205,8 @@ function replayPaths(): Record<string, PathItem> {
       post: {
         operationId: 'startReplay',
         summary: 'Start an off-policy replay',
-        description: 'Selects stored trajectories and publishes training samples built from them (marked `replay:`) for the run\'s learner, as `trajflow replay` does. Answers 202 at once with the replay\'s id; GET /v1/replays/{replayId} tells how it went. An unknown field, an unknown estimator or a bad value is a 400 naming it, before anything starts.',
+        description:
+          "Selects stored trajectories and publishes training samples built from them (marked `replay:`) for the run's learner, as `trajflow replay` does. Answers 202 at once with the replay's id; GET /v1/replays/{replayId} tells how it went. An unknown field, an unknown estimator or a bad value is a 400 naming it, before anything starts.",
         tags: ['replay'],
         security: WRITE,
         requestBody: { required: true, content: { [JSON_TYPE]: { schema: ref('ReplayRequest') } } },
@@ -1078,11 +1216,18 @@ function replayPaths(): Record<string, PathItem> {
             headers: { Location: ref$('headers', 'Location') },
             content: { 'application/json': { schema: shape<{ replayId: string; status: ReplayStatus }>({ replayId: str(), status: str(undefined, { enum: ['running'] }) }) } },
           },
-          '400': problemResponse('The body is not JSON (or not UTF-8, or names a key twice), is not {"selection": {...}, "processing"?: {...}}, or a field is not valid (`field` names it when it can).', [
-            [problemTypes.invalidBody, "replay selection: unknown field 'runID'; known fields: runId, source, …"],
+          '400': problemResponse(
+            'The body is not JSON (or not UTF-8, or names a key twice), is not {"selection": {...}, "processing"?: {...}}, or a field is not valid (`field` names it when it can).',
+            [[problemTypes.invalidBody, "replay selection: unknown field 'runID'; known fields: runId, source, …"]],
+          ),
+          '413': problemResponse(`The body (or its declared Content-Length) is over ${REPLAY_BODY_LIMIT / 1024} KiB.`, [
+            [problemTypes.tooLarge, `the body is larger than the ${REPLAY_BODY_LIMIT}-byte limit`],
           ]),
-          '413': problemResponse(`The body (or its declared Content-Length) is over ${REPLAY_BODY_LIMIT / 1024} KiB.`, [[problemTypes.tooLarge, `the body is larger than the ${REPLAY_BODY_LIMIT}-byte limit`]]),
-          '415': problemResponse('Content-Type is not application/json.', [[problemTypes.unsupportedMediaType, "Content-Type 'text/plain' is not accepted: send application/json"]], ['Accept-Post']),
+          '415': problemResponse(
+            'Content-Type is not application/json.',
+            [[problemTypes.unsupportedMediaType, "Content-Type 'text/plain' is not accepted: send application/json"]],
+            ['Accept-Post'],
+          ),
           '503': problemResponse('This server has no Kafka producer for replays.', [[problemTypes.kafkaUnavailable, 'this server has no Kafka producer for replays']]),
           ...common(WRITE),
         },
@@ -1091,8 +1236,8 @@ function replayPaths(): Record<string, PathItem> {
     '/v1/replays/{replayId}': {
       get: {
         operationId: 'getReplay',
-        summary: 'A replay\'s state',
-        description: 'running, done (with the report) or failed (with why). Replays live in this server\'s memory: the last 100 are kept, none survives a restart.',
+        summary: "A replay's state",
+        description: "running, done (with the report) or failed (with why). Replays live in this server's memory: the last 100 are kept, none survives a restart.",
         tags: ['replay'],
         security: WRITE,
         parameters: [{ name: 'replayId', in: 'path', required: true, description: 'As POST /v1/replay answered.', schema: str(), example: 'http-1a2b3c4d5e6f' }],
@@ -1116,7 +1261,7 @@ function components(): OpenApiDocument['components'] {
         description: [
           'Static bearer tokens (RFC 6750, Authorization header only: never in the URL), configured in TRAJFLOW_DASHBOARD_TOKENS (comma-separated; each at least 16 characters from A-Z a-z 0-9 - . _ ~ + /). They are opaque shared secrets, not JWTs, and carry no scopes: any configured token may do everything.',
           'When a token is needed: writes (POST /v1/steps, POST /v1/replay, GET /v1/replays/{replayId}) whenever at least one token is configured; reads (the other /v1 endpoints) only when the server is bound beyond loopback — `security: [{bearerAuth: []}, {}]` marks them, the empty alternative being a loopback server. A server bound beyond loopback refuses to start without tokens, and one on loopback without tokens accepts everything.',
-          'No or malformed Authorization header: 401 `unauthenticated`; a token that is not configured: 403 `forbidden`; both with WWW-Authenticate: Bearer realm="trajflow". The rate limit of POST /v1/steps is per token.',
+          'No or malformed Authorization header: 401 `unauthenticated`; a token that is not configured: 403 `forbidden`; both with WWW-Authenticate: Bearer realm="trajflow". An Authorization header is checked wherever it is sent, whenever the server has tokens: a read on loopback needs none, but a wrong one is a 403 there too. The rate limit of POST /v1/steps is per token.',
         ].join('\n\n'),
       },
     },
@@ -1157,20 +1302,36 @@ function components(): OpenApiDocument['components'] {
       'Retry-After': { description: 'Seconds to wait before retrying.', schema: int(undefined, { minimum: 1 }) },
       Allow: { description: 'The methods the path has.', schema: str() },
       'Accept-Post': { description: `The accepted media types: ${JSON_TYPE}, ${AVRO_TYPE} (POST /v1/steps); ${JSON_TYPE} (POST /v1/replay).`, schema: str() },
-      Location: { description: 'GET this for the replay\'s state: /v1/replays/{replayId}.', schema: str() },
+      Location: { description: "GET this for the replay's state: /v1/replays/{replayId}.", schema: str() },
       'Cache-Control': { description: 'no-store: reads are live.', schema: str() },
     },
     responses: {
-      InvalidQuery: problemResponse('A query parameter is unknown, given twice, or not valid (`field` names it).', [[problemTypes.invalidQuery, 'limit: must be between 1 and 1000, got 5000']]),
+      InvalidQuery: problemResponse('A query parameter is unknown, given twice, or not valid (`field` names it).', [
+        [problemTypes.invalidQuery, 'limit: must be between 1 and 1000, got 5000'],
+      ]),
       InvalidPathOrQuery: problemResponse('A path id or a query parameter is not valid (`field` names it).', [
         [problemTypes.invalidPath, `runId: must be an id of ${ID_DESCRIPTION} (percent-encode '/' as %2F), got 'a b'`],
-        [problemTypes.invalidQuery, 'order: must be one of asc, desc, got \'up\''],
+        [problemTypes.invalidQuery, "order: must be one of asc, desc, got 'up'"],
       ]),
-      Unauthenticated: problemResponse('No Authorization: Bearer header (or another scheme).', [[problemTypes.unauthenticated, 'this endpoint needs an `Authorization: Bearer <token>` header']], ['WWW-Authenticate']),
-      Forbidden: problemResponse('The bearer token is not one the server has.', [[problemTypes.forbidden, 'the bearer token is not one this server accepts']], ['WWW-Authenticate']),
+      Unauthenticated: problemResponse(
+        'No Authorization: Bearer header (or another scheme).',
+        [[problemTypes.unauthenticated, 'this endpoint needs an `Authorization: Bearer <token>` header']],
+        ['WWW-Authenticate'],
+      ),
+      Forbidden: problemResponse(
+        'The bearer token is not one the server has.',
+        [[problemTypes.forbidden, 'the bearer token is not one this server accepts']],
+        ['WWW-Authenticate'],
+      ),
       MethodNotAllowed: problemResponse('The path does not have this method.', [[problemTypes.methodNotAllowed, 'DELETE is not allowed here; use GET']], ['Allow']),
-      ClickHouseUnavailable: problemResponse('ClickHouse is not reachable or could not answer (its message goes to the server log).', [[problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?']], ['Retry-After']),
-      Internal: problemResponse('An unexpected error; the server log has it under `errorId`.', [[problemTypes.internal, 'an unexpected error occurred; the server log has it under id 0b9f6c1e-2f4a-4d8e-9c1a-7e5d3b2a1f00']]),
+      ClickHouseUnavailable: problemResponse(
+        'ClickHouse is not reachable or could not answer (its message goes to the server log).',
+        [[problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?']],
+        ['Retry-After'],
+      ),
+      Internal: problemResponse('An unexpected error; the server log has it under `errorId`.', [
+        [problemTypes.internal, 'an unexpected error occurred; the server log has it under id 0b9f6c1e-2f4a-4d8e-9c1a-7e5d3b2a1f00'],
+      ]),
     },
   };
 }

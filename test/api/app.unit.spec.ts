@@ -146,7 +146,10 @@ function headOnly(url: string, head: string, waitMs: number): Promise<{ response
 test('a declared Content-Length over the limit is a 413 at once, before any of the body is sent, and the connection is closed', async () => {
   const { url, letters, published } = await serve({ maxBodyBytes: 64 * 1024 });
   const host = new URL(url).host;
-  for (const [path, type] of [['/v1/steps', 'application/json'], ['/v1/replay', 'application/json']] as const) {
+  for (const [path, type] of [
+    ['/v1/steps', 'application/json'],
+    ['/v1/replay', 'application/json'],
+  ] as const) {
     const started = Date.now();
     const { response, closed } = await headOnly(url, `POST ${path} HTTP/1.1\r\nHost: ${host}\r\nContent-Type: ${type}\r\nContent-Length: 10000000000\r\n\r\n`, 3000);
     assert.match(response, /^HTTP\/1\.1 413 /, `${path}: ${response.slice(0, 80) || 'no answer within 3 s'}`);
@@ -163,12 +166,15 @@ test('a declared Content-Length over the limit is a 413 at once, before any of t
 });
 
 test('every JSON and problem response carries X-Content-Type-Options: nosniff', async () => {
-  const { url } = await serve({}, {
-    mount: (app) =>
-      app.get('/test/throws', () => {
-        throw new Error('boom');
-      }),
-  });
+  const { url } = await serve(
+    {},
+    {
+      mount: (app) =>
+        app.get('/test/throws', () => {
+          throw new Error('boom');
+        }),
+    },
+  );
   const responses: Array<[string, Response]> = [
     ['200 JSON', await fetch(`${url}/health`)],
     ['200 read', await fetch(`${url}/v1/dead-letters`)],
@@ -187,6 +193,22 @@ test('every JSON and problem response carries X-Content-Type-Options: nosniff', 
   }
 });
 
+test('on loopback, a read without a token is served, but one with a wrong token is a 403 (and a malformed header a 401)', async () => {
+  const local = await serve({ tokens: [TOKEN] });
+  const read = (headers: Record<string, string> = {}) => fetch(`${local.url}/v1/dead-letters`, { headers });
+  assert.equal((await read()).status, 200);
+  assert.equal((await read({ authorization: `Bearer ${TOKEN}` })).status, 200);
+  const wrong = await read({ authorization: `Bearer ${'w'.repeat(40)}` });
+  assert.equal(wrong.status, 403);
+  assert.match(wrong.headers.get('www-authenticate') ?? '', /invalid_token/);
+  assert.equal((await read({ authorization: 'Basic dXNlcjpwdw==' })).status, 401);
+  // The event stream too (it answers 403 before opening).
+  assert.equal((await fetch(`${local.url}/v1/events?runId=r`, { headers: { authorization: `Bearer ${'w'.repeat(40)}` } })).status, 403);
+  // Without configured tokens there is nothing to check a token against: it is ignored.
+  const open = await serve({});
+  assert.equal((await fetch(`${open.url}/v1/dead-letters`, { headers: { authorization: `Bearer ${'w'.repeat(40)}` } })).status, 200);
+});
+
 test('the wrong method on a known path is 405 with Allow', async () => {
   const { url } = await serve({});
   const response = await fetch(`${url}/v1/dead-letters`, { method: 'DELETE' });
@@ -203,11 +225,17 @@ const fakeServices: Omit<ApiDeps, 'config'> = {
 };
 
 test('startHttpServer refuses a non-loopback host without tokens, and a port in use, with ConfigErrors', async () => {
-  await assert.rejects(startHttpServer(loadDashboardConfig({ host: '0.0.0.0', port: 0 }, {}), fakeServices), (error: unknown) => error instanceof ConfigError && /TRAJFLOW_DASHBOARD_TOKENS/.test(error.message));
+  await assert.rejects(
+    startHttpServer(loadDashboardConfig({ host: '0.0.0.0', port: 0 }, {}), fakeServices),
+    (error: unknown) => error instanceof ConfigError && /TRAJFLOW_DASHBOARD_TOKENS/.test(error.message),
+  );
   const first = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), fakeServices);
   try {
     assert.match(first.url, /^http:\/\/127\.0\.0\.1:\d+$/);
-    await assert.rejects(startHttpServer(loadDashboardConfig({ port: first.port }, {}), fakeServices), (error: unknown) => error instanceof ConfigError && /already in use.*--port/.test(error.message));
+    await assert.rejects(
+      startHttpServer(loadDashboardConfig({ port: first.port }, {}), fakeServices),
+      (error: unknown) => error instanceof ConfigError && /already in use.*--port/.test(error.message),
+    );
     assert.equal((await fetch(`${first.url}/health`)).status, 200);
   } finally {
     await first.close();
