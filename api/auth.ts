@@ -44,9 +44,19 @@ export function authenticate(tokens: readonly string[], header: string | undefin
 /**
  * Requires a configured token when `required` is true; otherwise lets the request through as anonymous
  * (no tokens configured, or a read on loopback). Sets res.locals.caller either way.
+ *
+ * A request that offers a token is checked even where none is required, whenever tokens are configured: a
+ * wrong token is a 403, not silently ignored, so a client (or the dashboard page) holding a stale or
+ * mistyped token learns it on loopback too, before the same call fails on a server bound elsewhere.
  */
 export function bearerAuth(tokens: readonly string[], required: boolean): RequestHandler {
   return (req, res, next) => {
+    const offered = req.get('authorization');
+    if (!required && offered !== undefined && tokens.length > 0) {
+      res.locals.caller = authenticate(tokens, offered);
+      next();
+      return;
+    }
     if (!required) {
       res.locals.caller = { id: `anonymous:${req.socket.remoteAddress ?? 'unknown'}` } satisfies Caller;
       next();
