@@ -17,7 +17,9 @@ const folder = (names) => `^(${names.join('|')})/`;
 
 const againstTheOrder = LAYERS.slice(0, -1).map((layer, i) => ({
   name: `layer-${layer.join('-')}`,
-  comment: `${layer.join(', ')} sit below ${LAYERS.slice(i + 1).flat().join(', ')}: they must not import them`,
+  comment: `${layer.join(', ')} sit below ${LAYERS.slice(i + 1)
+    .flat()
+    .join(', ')}: they must not import them`,
   severity: 'error',
   from: { path: folder(layer) },
   to: { path: folder(LAYERS.slice(i + 1).flat()) },
@@ -27,9 +29,9 @@ const againstTheOrder = LAYERS.slice(0, -1).map((layer, i) => ({
 const peers = [
   { from: 'processors', may: [], why: 'the processors are stream logic over events: they know no environment, model or store' },
   { from: 'storage', may: [], why: 'storage writes and reads ClickHouse; the parts that use it import it, not the other way' },
-  { from: 'envs', may: ['learner/policy/'], why: 'environments know nothing of training; only the actors sample from the learner\'s policy' },
+  { from: 'envs', may: ['learner/policy/'], why: "environments know nothing of training; only the actors sample from the learner's policy" },
   { from: 'detectors', may: ['storage/'], why: 'the collapse detectors read the stored history through the read model' },
-  { from: 'learner', may: ['envs/', 'processors/', 'storage/'], why: 'the learner evaluates on envs, replays through the processors\' core and reads stored trajectories' },
+  { from: 'learner', may: ['envs/', 'processors/', 'storage/'], why: "the learner evaluates on envs, replays through the processors' core and reads stored trajectories" },
 ];
 const DOMAIN = ['envs', 'processors', 'learner', 'storage', 'detectors'];
 const peerRules = peers.map(({ from, may, why }) => ({
@@ -43,7 +45,13 @@ const peerRules = peers.map(({ from, may, why }) => ({
 module.exports = {
   forbidden: [
     { name: 'no-circular', comment: 'a cycle makes two modules one: split them or move what they share down a layer', severity: 'error', from: {}, to: { circular: true } },
-    { name: 'no-test-in-production', comment: 'production code must not import test/ (fixtures a bench needs live in bench/load)', severity: 'error', from: { pathNot: '^test/' }, to: { path: '^test/' } },
+    {
+      name: 'no-test-in-production',
+      comment: 'production code must not import test/ (fixtures a bench needs live in bench/load)',
+      severity: 'error',
+      from: { pathNot: '^test/' },
+      to: { path: '^test/' },
+    },
     { name: 'not-to-unresolvable', severity: 'error', from: {}, to: { couldNotResolve: true } },
     ...againstTheOrder,
     ...peerRules,

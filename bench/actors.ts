@@ -50,7 +50,13 @@ export async function rawStepRate(envName: EnvName, steps: number): Promise<{ st
     let { observation } = env.reset(episode);
     const systemPrompt = env.systemPrompt();
     for (let turn = 0; ; turn++) {
-      const reply = await policy.act({ systemPrompt, history: [], observation, seed: turnSeedOf(episodeId, turn), actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: env.maxActionsPerTurn } });
+      const reply = await policy.act({
+        systemPrompt,
+        history: [],
+        observation,
+        seed: turnSeedOf(episodeId, turn),
+        actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: env.maxActionsPerTurn },
+      });
       const result = env.step(reply.text);
       done++;
       observation = result.observation;
@@ -66,7 +72,11 @@ export async function measureActors(options: ActorsBenchOptions = {}): Promise<A
   // A prefix of its own, so the bench never mixes its events into the real topics; deleted after.
   const config: TrajflowConfig = { ...(options.config ?? loadConfig()), topicPrefix: `bench.actors.${randomUUID()}` };
   const needed = new Set(['env.steps', 'policy.versions', 'schemas', 'deadletter']);
-  await ensureTopics(config, undefined, topicSpecs.filter((spec) => needed.has(spec.name)));
+  await ensureTopics(
+    config,
+    undefined,
+    topicSpecs.filter((spec) => needed.has(spec.name)),
+  );
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench-actors' });
   const results: ActorsBenchResult[] = [];
   try {
@@ -80,7 +90,15 @@ export async function measureActors(options: ActorsBenchOptions = {}): Promise<A
       const summary = await run.stop();
       const seconds = Number(process.hrtime.bigint() - start) / 1e9;
       const actorStepsPerSec = summary.steps / seconds;
-      results.push({ envName, rawSteps: raw.steps, rawStepsPerSec: raw.stepsPerSec, actorSteps: summary.steps, actorEpisodes: summary.episodes, actorStepsPerSec, ratio: actorStepsPerSec / raw.stepsPerSec });
+      results.push({
+        envName,
+        rawSteps: raw.steps,
+        rawStepsPerSec: raw.stepsPerSec,
+        actorSteps: summary.steps,
+        actorEpisodes: summary.episodes,
+        actorStepsPerSec,
+        ratio: actorStepsPerSec / raw.stepsPerSec,
+      });
     }
   } finally {
     await backbone.close();
@@ -100,7 +118,9 @@ export async function runActorsBench(args: readonly string[]): Promise<number> {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
   console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ≥ ${steps} steps per environment and mode, ${groups} × ${groupSize} episodes in flight`);
   for (const r of results) {
-    console.log(`${r.envName.padEnd(10)} raw env + random policy ${fmt(r.rawStepsPerSec).padStart(9)} steps/s | actors → Kafka ${fmt(r.actorStepsPerSec).padStart(7)} steps/s (${fmt(r.actorEpisodes)} episodes) | ratio ${r.ratio.toFixed(3)}`);
+    console.log(
+      `${r.envName.padEnd(10)} raw env + random policy ${fmt(r.rawStepsPerSec).padStart(9)} steps/s | actors → Kafka ${fmt(r.actorStepsPerSec).padStart(7)} steps/s (${fmt(r.actorEpisodes)} episodes) | ratio ${r.ratio.toFixed(3)}`,
+    );
   }
   emitResult(args, { bench: 'actors', machine, steps, groups, groupSize, results });
   return 0;

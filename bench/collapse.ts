@@ -61,7 +61,26 @@ export const COLLAPSE_DEFAULTS = Object.freeze({
   templatePairs: 16,
 });
 
-const FLAGS = ['--env', '--tasks', '--iterations', '--seed', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--collapse', '--stable', '--runs', '--template-every', '--model', '--optimizer', '--loss', '--estimator-options', '--json'] as const;
+const FLAGS = [
+  '--env',
+  '--tasks',
+  '--iterations',
+  '--seed',
+  '--groups',
+  '--group-size',
+  '--lr',
+  '--epochs',
+  '--minibatches',
+  '--collapse',
+  '--stable',
+  '--runs',
+  '--template-every',
+  '--model',
+  '--optimizer',
+  '--loss',
+  '--estimator-options',
+  '--json',
+] as const;
 const D = COLLAPSE_DEFAULTS;
 export const COLLAPSE_USAGE =
   `trajflow bench collapse [--env ${D.env}] [--tasks ${D.tasks}] [--iterations ${D.iterations}] [--seed ${D.seed}] [--groups ${D.groups}] [--group-size ${D.groupSize}] [--lr ${D.learningRate}] ` +
@@ -98,7 +117,11 @@ export interface RunReport {
 }
 
 export async function runCollapseBench(args: string[]): Promise<number> {
-  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, COLLAPSE_USAGE);
+  const f = parseFlagPairs(
+    args.slice(1).filter((a) => a !== '--json' && a !== '--save'),
+    FLAGS,
+    COLLAPSE_USAGE,
+  );
   const env = (f['--env'] ?? D.env) as EnvName;
   const preset = TRAIN_PRESETS[env];
   if (!preset) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);
@@ -165,7 +188,12 @@ export async function runCollapseBench(args: string[]): Promise<number> {
           for (const group of rawGroups) {
             for (const trajectory of group.trajectories) raised.push(...feed(iteration, { type: 'trajectory', event: trajectory, source: 'local' }));
           }
-          for (const event of rolloutStatsEvents(runId, rawGroups.map((g) => g.groupId), output.stats, iteration * 1000 + 100)) {
+          for (const event of rolloutStatsEvents(
+            runId,
+            rawGroups.map((g) => g.groupId),
+            output.stats,
+            iteration * 1000 + 100,
+          )) {
             raised.push(...feed(iteration, { type: 'rollout_stats', event }));
           }
           batchInfo = { kept: output.keptGroupIds.length, groups: rawGroups.length, inGroupStd: output.stats.meanInGroupRewardStd, raised };
@@ -212,8 +240,12 @@ export async function runCollapseBench(args: string[]): Promise<number> {
       },
     );
     // Trajectory windows still open at the end of the run (scored by flush), attributed to the last iteration.
-    for (const r of engine.flush()) alerts.push({ iteration: iterations - 1, kind: r.alert.kind, at: r.alert.at, severity: r.alert.severity, message: `${r.alert.message} (at the end of the run)` });
-    const fall = findFall(records.map((r) => r.trainSuccess), defaultFallRule);
+    for (const r of engine.flush())
+      alerts.push({ iteration: iterations - 1, kind: r.alert.kind, at: r.alert.at, severity: r.alert.severity, message: `${r.alert.message} (at the end of the run)` });
+    const fall = findFall(
+      records.map((r) => r.trainSuccess),
+      defaultFallRule,
+    );
     reports.push({
       label,
       algorithm,
@@ -230,7 +262,9 @@ export async function runCollapseBench(args: string[]): Promise<number> {
   console.log(
     `${env}, ${tasks} fixed training tasks, ${groups} groups × ${groupSize}, lr ${optimizer.learningRate} (warm-up ${optimizer.warmupUpdates} updates), ${optimizer.epochs} epochs × ${optimizer.minibatches} minibatches, seed ${seed}; detectors: default configuration`,
   );
-  console.log(`"fell": first iteration whose rolling mean (${defaultFallRule.window}) of train success is < ${defaultFallRule.ratio} × its running peak and ≥ ${defaultFallRule.minDrop} below it; lead = fall − first alert`);
+  console.log(
+    `"fell": first iteration whose rolling mean (${defaultFallRule.window}) of train success is < ${defaultFallRule.ratio} × its running peak and ≥ ${defaultFallRule.minDrop} below it; lead = fall − first alert`,
+  );
   for (const report of reports) printReport(report);
   emitResult(args, { bench: 'collapse', machine, settings, fallRule: defaultFallRule, runs: reports });
   return 0;
@@ -242,7 +276,9 @@ function printReport(report: RunReport): void {
   const entropy = records.map((r) => r.entropy ?? Number.NaN);
   const maxEntropy = Math.max(...entropy.filter(Number.isFinite), 1e-9);
   const alertIterations = [...new Set(report.alerts.map((a) => a.iteration))];
-  console.log(`\n${report.label}: ${report.algorithm}, ${records.length} iterations, ${report.seconds.toFixed(0)} s, held-out greedy success at the end ${report.heldOutGreedy?.toFixed(3) ?? '-'}`);
+  console.log(
+    `\n${report.label}: ${report.algorithm}, ${records.length} iterations, ${report.seconds.toFixed(0)} s, held-out greedy success at the end ${report.heldOutGreedy?.toFixed(3) ?? '-'}`,
+  );
   console.log(`  iteration      ${records.map((r) => String(r.iteration % 10)).join('')}`);
   console.log(`  success 0–1    ${sparkline(success, 0, 1)}`);
   console.log(`  rolling (${defaultFallRule.window})    ${sparkline(rollingMean(success, defaultFallRule.window), 0, 1)}`);
@@ -254,9 +290,12 @@ function printReport(report: RunReport): void {
   if (mi.length > 0) console.log(`  cross-scoring Î/log N (iteration:value): ${mi.join(' ')}`);
   if (report.alerts.length === 0) console.log('  alerts: none');
   for (const a of report.alerts) console.log(`  alert at iteration ${a.iteration}: ${a.kind} (${a.severity}; detector point ${a.at}) — ${a.message}`);
-  if (fall) console.log(`  success peaked at iteration ${fall.peakIndex} (rolling ${fall.peak.toFixed(3)}) and fell at iteration ${fall.fallIndex} (rolling ${fall.value.toFixed(3)})`);
+  if (fall)
+    console.log(`  success peaked at iteration ${fall.peakIndex} (rolling ${fall.peak.toFixed(3)}) and fell at iteration ${fall.fallIndex} (rolling ${fall.value.toFixed(3)})`);
   else console.log('  success did not fall');
   if (lead.leadIterations !== null) {
-    console.log(`  lead time: ${lead.leadIterations} iterations (first alert ${lead.firstAlert!.kind} at ${lead.firstAlert!.iteration}; ${lead.alertsBeforePeak} alert(s) at or before the peak, ${lead.alertsBeforeFall} before the fall)`);
+    console.log(
+      `  lead time: ${lead.leadIterations} iterations (first alert ${lead.firstAlert!.kind} at ${lead.firstAlert!.iteration}; ${lead.alertsBeforePeak} alert(s) at or before the peak, ${lead.alertsBeforeFall} before the fall)`,
+    );
   }
 }

@@ -15,8 +15,10 @@ import { median } from './median.js';
 import { emitResult } from './results-file.js';
 
 export const benchCommand: Command = {
-  summary: 'measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend\'s matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in docs/collapse-detectors.md), `bench queries` (the dashboard\'s read endpoints over 10 million step rows in ClickHouse, target < 1 s each)',
-  usage: 'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker] [--latency-seconds S] [--warm-up-seconds W] [--runs R] [--repeat K] [--keep] [--json] [--save]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
+  summary:
+    "measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend's matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in docs/collapse-detectors.md), `bench queries` (the dashboard's read endpoints over 10 million step rows in ClickHouse, target < 1 s each)",
+  usage:
+    'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker] [--latency-seconds S] [--warm-up-seconds W] [--runs R] [--repeat K] [--keep] [--json] [--save]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
@@ -88,7 +90,14 @@ async function benchProcessors(args: string[], machine: object, eventBytes: numb
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });
   try {
-    const result = await measureProcessors(backbone, { groups, eventBytes: Math.round(eventBytes), rounds, latencySeconds, warmUpSeconds, progress: (line) => console.error(`bench: ${line}`) });
+    const result = await measureProcessors(backbone, {
+      groups,
+      eventBytes: Math.round(eventBytes),
+      rounds,
+      latencySeconds,
+      warmUpSeconds,
+      progress: (line) => console.error(`bench: ${line}`),
+    });
     const { latency } = result;
     const µs = (process: number, broker: number | null) => `${process.toFixed(1)}${broker === null ? '' : ` + ${broker.toFixed(1)} broker`}`;
     result.rounds.forEach((r, i) =>
@@ -102,8 +111,11 @@ async function benchProcessors(args: string[], machine: object, eventBytes: numb
     console.log(
       `exactly-once copy (the processors' reads and transactional writes of ≈ 2× the bytes, no decode, no processing): ${fmt(result.copyStepsPerSecond)} steps/s (median), ${result.copyRatio.toFixed(2)} of raw; processors/copy ${result.ratioToCopy.toFixed(2)}; CPU per step ${result.copyCpuMicrosPerStep.toFixed(1)} µs`,
     );
-    const broker = result.brokerCpuMicrosPerStep === null ? 'not measured (not trajflow\'s broker)' : `${result.brokerCpuMicrosPerStep.toFixed(1)} µs`;
-    const main = result.mainThreadCpuMicrosPerStep === null ? '' : ` (main thread ${result.mainThreadCpuMicrosPerStep.toFixed(1)} µs, other threads ${(result.processorsCpuMicrosPerStep - result.mainThreadCpuMicrosPerStep).toFixed(1)} µs)`;
+    const broker = result.brokerCpuMicrosPerStep === null ? "not measured (not trajflow's broker)" : `${result.brokerCpuMicrosPerStep.toFixed(1)} µs`;
+    const main =
+      result.mainThreadCpuMicrosPerStep === null
+        ? ''
+        : ` (main thread ${result.mainThreadCpuMicrosPerStep.toFixed(1)} µs, other threads ${(result.processorsCpuMicrosPerStep - result.mainThreadCpuMicrosPerStep).toFixed(1)} µs)`;
     console.log(`CPU per step in the throughput windows (medians): processors (this process) ${result.processorsCpuMicrosPerStep.toFixed(1)} µs${main}, broker ${broker}`);
     // The budget line: what the target allows per step on these cores, beside what each side spent (cpu-budget.ts).
     const total = (process: number, broker: number | null) => (broker === null ? `${process.toFixed(1)} µs (broker not measured)` : `${(process + broker).toFixed(1)} µs`);
@@ -143,15 +155,27 @@ async function benchSink(args: string[]): Promise<number> {
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
     const result = await measureSink(backbone, events, rounds, (line) => console.error(`bench: ${line}`), batchRows, transcodeWorker);
     const perRound = (pick: (r: (typeof result.rounds)[number]) => number, digits = 0) => result.rounds.map((r) => (digits ? pick(r).toFixed(digits) : fmt(pick(r)))).join(' / ');
-    console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} step events, ${rounds} rounds (medians; rounds in brackets); each side in a process of its own`);
+    console.log(
+      `machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; ${events} step events, ${rounds} rounds (medians; rounds in brackets); each side in a process of its own`,
+    );
     console.log(`steady rates, from the first insert confirmed past ${100 * result.warmUpShare} % of the rows to the last:`);
-    console.log(`raw ${result.format} insert of the same rows (${result.batchRows} per request, ${result.insertsInFlight} in flight): ${fmt(result.rawRowsPerSec)} rows/s (${perRound((r) => r.rawRowsPerSec)})`);
-    console.log(`sink Kafka → ClickHouse (consume, check and transcode${result.transcodeWorker ? ' on the worker thread' : ' on the main thread'}, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s (${perRound((r) => r.sinkRowsPerSec)}); group join apart: ${perRound((r) => r.joinMs)} ms`);
-    console.log(`whole sides, warm-up included: raw ${fmt(result.rawWholeRowsPerSec)} rows/s (${perRound((r) => r.rawWholeRowsPerSec)}), sink ${fmt(result.sinkWholeRowsPerSec)} rows/s (${perRound((r) => r.sinkWholeRowsPerSec)}), ratio ${result.wholeRatio.toFixed(2)}`);
-    console.log(`read ceiling: a bare kafkajs consumer reading the same events (no decode, no insert): ${fmt(result.readEventsPerSec)} events/s (${perRound((r) => r.readEventsPerSec)}); sink/read ${(result.sinkRowsPerSec / result.readEventsPerSec).toFixed(2)}`);
+    console.log(
+      `raw ${result.format} insert of the same rows (${result.batchRows} per request, ${result.insertsInFlight} in flight): ${fmt(result.rawRowsPerSec)} rows/s (${perRound((r) => r.rawRowsPerSec)})`,
+    );
+    console.log(
+      `sink Kafka → ClickHouse (consume, check and transcode${result.transcodeWorker ? ' on the worker thread' : ' on the main thread'}, batch, insert, ack): ${fmt(result.sinkRowsPerSec)} rows/s (${perRound((r) => r.sinkRowsPerSec)}); group join apart: ${perRound((r) => r.joinMs)} ms`,
+    );
+    console.log(
+      `whole sides, warm-up included: raw ${fmt(result.rawWholeRowsPerSec)} rows/s (${perRound((r) => r.rawWholeRowsPerSec)}), sink ${fmt(result.sinkWholeRowsPerSec)} rows/s (${perRound((r) => r.sinkWholeRowsPerSec)}), ratio ${result.wholeRatio.toFixed(2)}`,
+    );
+    console.log(
+      `read ceiling: a bare kafkajs consumer reading the same events (no decode, no insert): ${fmt(result.readEventsPerSec)} events/s (${perRound((r) => r.readEventsPerSec)}); sink/read ${(result.sinkRowsPerSec / result.readEventsPerSec).toFixed(2)}`,
+    );
     console.log(`ratio sink/raw: ${result.ratio.toFixed(2)} (${perRound((r) => r.ratio, 2)}) (targets: ≥ 0.70 and ≥ 50,000 rows/s)`);
     console.log(`sink rows per insert: ${perRound((r) => r.sinkRowsPerInsert)} (cut at ${result.batchRows} rows or the flush interval, whichever comes first)`);
-    console.log(`main-thread event-loop utilisation (1 = busy all the time): sink ${perRound((r) => r.sinkEventLoopUtilization, 2)}, raw ${perRound((r) => r.rawEventLoopUtilization, 2)}`);
+    console.log(
+      `main-thread event-loop utilisation (1 = busy all the time): sink ${perRound((r) => r.sinkEventLoopUtilization, 2)}, raw ${perRound((r) => r.rawEventLoopUtilization, 2)}`,
+    );
     const micros = (x: number | null) => (x === null ? 'n/a' : `${x.toFixed(1)} µs`);
     console.log(
       `CPU per row: sink process ${micros(result.sinkCpuMicrosPerRow)}, raw client ${micros(result.rawCpuMicrosPerRow)}, bare kafkajs reader ${micros(result.readCpuMicrosPerEvent)} (their clock windows); ` +

@@ -51,18 +51,19 @@ export async function exactlyOnceCopyThroughput(local: Backbone, stepCount: numb
     for (let i = 0; i < batch.values.length; i += STEPS_PER_MESSAGE) messages.push({ key: null, value: Buffer.concat(batch.values.slice(i, i + STEPS_PER_MESSAGE)) });
     const topicMessages: TopicMessages[] = outputs.map((topic) => ({ topic, messages }));
     const offsets = { consumerGroupId: groupId, topics: [{ topic: steps, partitions: [{ partition, offset: (BigInt(batch.lastOffset) + 1n).toString() }] }] };
-    client.write(partition, 0, topicMessages, offsets).then(
-      ({ outcome }) => {
+    client
+      .write(partition, 0, topicMessages, offsets)
+      .then(({ outcome }) => {
         if (outcome !== 'committed') throw new Error(`bench: an exactly-once copy transaction ended ${outcome}`);
         inFlight.delete(partition);
         written += batch.values.length;
         if (written >= stepCount) finish();
         else write(partition);
-      },
-    ).catch((error: Error) => {
-      failure = error;
-      finish();
-    });
+      })
+      .catch((error: Error) => {
+        failure = error;
+        finish();
+      });
   };
 
   try {

@@ -270,7 +270,13 @@ export function frozenLakeRequests(count: number): PolicyRequest[] {
       observation = result.observation;
       if (result.terminated || result.truncated) break;
     }
-    return { systemPrompt: env.systemPrompt(), history, observation, seed: 17 + i, actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: env.maxActionsPerTurn } };
+    return {
+      systemPrompt: env.systemPrompt(),
+      history,
+      observation,
+      seed: 17 + i,
+      actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: env.maxActionsPerTurn },
+    };
   });
 }
 
@@ -370,10 +376,16 @@ export async function runLearnerBench(args: readonly string[]): Promise<number> 
     console.log(`  ${fmt(training.tokensPerSec)} tokens/s, ${(training.flopsPerUpdate / 1e9).toFixed(2)} GFLOP/update, effective ${g(training.flopsPerSec)}`);
     if (measured.backendKernels) {
       const k = measured.backendKernels;
-      console.log(`  on the WASM backend's own BatchMatMul/Identity in the same rounds: ${k.medianMs.toFixed(0)} ms/update median (${k.updateMs.map((ms) => ms.toFixed(0)).join(', ')}); trajflow's kernels ${k.speedup.toFixed(2)}× faster (median of the rounds)`);
+      console.log(
+        `  on the WASM backend's own BatchMatMul/Identity in the same rounds: ${k.medianMs.toFixed(0)} ms/update median (${k.updateMs.map((ms) => ms.toFixed(0)).join(', ')}); trajflow's kernels ${k.speedup.toFixed(2)}× faster (median of the rounds)`,
+      );
     }
-    console.log(`ratio effective/matMul: ${ratioModel.toFixed(2)} against the model shapes (median of the rounds: ${measured.roundRatios.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.30), ${ratioSquare.toFixed(2)} against 512²`);
-    console.log(`sampling (TransformerPolicy.actBatch, ${sampling.requests} FrozenLake requests, ${sampling.meanContextTokens.toFixed(0)} context tokens on average): ${sampling.medianMs.toFixed(0)} ms/batch, ${fmt(sampling.repliesPerSec)} replies/s, ${fmt(sampling.tokensPerSec)} generated tokens/s`);
+    console.log(
+      `ratio effective/matMul: ${ratioModel.toFixed(2)} against the model shapes (median of the rounds: ${measured.roundRatios.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.30), ${ratioSquare.toFixed(2)} against 512²`,
+    );
+    console.log(
+      `sampling (TransformerPolicy.actBatch, ${sampling.requests} FrozenLake requests, ${sampling.meanContextTokens.toFixed(0)} context tokens on average): ${sampling.medianMs.toFixed(0)} ms/batch, ${fmt(sampling.repliesPerSec)} replies/s, ${fmt(sampling.tokensPerSec)} generated tokens/s`,
+    );
     return 0;
   } finally {
     disposeBundle(bundle);

@@ -35,11 +35,38 @@ export interface RealRun {
 }
 
 /** Runs `trajflow train` to `updates` updates on its own topics and reads its evaluator's and learner's lines. */
-export async function trainRealPath(env: EnvName, seed: number, updates: number, evalEvery: number, evalTasks: number, maxStaleness: number, log: (line: string) => void): Promise<RealRun> {
+export async function trainRealPath(
+  env: EnvName,
+  seed: number,
+  updates: number,
+  evalEvery: number,
+  evalTasks: number,
+  maxStaleness: number,
+  log: (line: string) => void,
+): Promise<RealRun> {
   const started = Date.now();
   const stamp = started.toString(36);
   const runId = `bench-${env}-s${seed}-${stamp}`;
-  const args = [CLI, 'train', '--env', env, '--seed', String(seed), '--updates', String(updates), '--run-id', runId, '--eval-every', String(evalEvery), '--eval-tasks', String(evalTasks), '--max-staleness', String(maxStaleness), '--port', String(await freePort())];
+  const args = [
+    CLI,
+    'train',
+    '--env',
+    env,
+    '--seed',
+    String(seed),
+    '--updates',
+    String(updates),
+    '--run-id',
+    runId,
+    '--eval-every',
+    String(evalEvery),
+    '--eval-tasks',
+    String(evalTasks),
+    '--max-staleness',
+    String(maxStaleness),
+    '--port',
+    String(await freePort()),
+  ];
   const child = spawn(process.execPath, args, { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: `bench.learning.${stamp}` }, stdio: ['ignore', 'pipe', 'pipe'] });
   const curve: CurveEntry[] = [];
   let random = Number.NaN;
@@ -69,14 +96,23 @@ export async function trainRealPath(env: EnvName, seed: number, updates: number,
 }
 
 /** The in-process loop on the same seed, preset and number of updates, evaluated every `evalEvery` updates. */
-export async function trainInProcess(env: EnvName, seed: number, updates: number, evalEvery: number, evalTasks: number, log: (line: string) => void): Promise<{ curve: CurveEntry[]; seconds: number }> {
+export async function trainInProcess(
+  env: EnvName,
+  seed: number,
+  updates: number,
+  evalEvery: number,
+  evalTasks: number,
+  log: (line: string) => void,
+): Promise<{ curve: CurveEntry[]; seconds: number }> {
   const preset = TRAIN_PRESETS[env]!;
   const started = Date.now();
   const curve: CurveEntry[] = [];
   const record = (point: CurvePoint) => {
     if (!point.eval) return;
     curve.push({ version: point.iteration + 1, envSteps: point.envSteps, heldOut: point.eval.greedySuccess });
-    log(`  in-process seed ${seed}: v${point.iteration + 1}, ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, held-out ${point.eval.greedySuccess.toFixed(3)}`);
+    log(
+      `  in-process seed ${seed}: v${point.iteration + 1}, ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, held-out ${point.eval.greedySuccess.toFixed(3)}`,
+    );
   };
   await runLocal(
     {
@@ -110,7 +146,11 @@ export function stepsToReach(curve: readonly CurveEntry[], level: number): numbe
 }
 
 export async function runRealPathBench(args: readonly string[]): Promise<number> {
-  const f = parseFlagPairs(args.filter((a) => a !== '--json' && a !== '--save' && a !== 'learning'), REAL_FLAGS, REAL_USAGE);
+  const f = parseFlagPairs(
+    args.filter((a) => a !== '--json' && a !== '--save' && a !== 'learning'),
+    REAL_FLAGS,
+    REAL_USAGE,
+  );
   const env = (f['--env'] ?? 'FrozenLake') as EnvName;
   if (!TRAIN_PRESETS[env]) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);
   const seeds = (f['--seeds'] ?? '1').split(',').map((s) => positiveInt('seeds', s, 1));
@@ -124,7 +164,9 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const log = (line: string) => console.error(line);
-  log(`bench learning --path real: ${env}, seeds ${seeds.join(',')}, ${updates} updates each, max staleness ${maxStaleness}, held-out every ${evalEvery} on ${evalTasks} tasks, ${backend.description}`);
+  log(
+    `bench learning --path real: ${env}, seeds ${seeds.join(',')}, ${updates} updates each, max staleness ${maxStaleness}, held-out every ${evalEvery} on ${evalTasks} tasks, ${backend.description}`,
+  );
   const results = [];
   for (const seed of seeds) {
     const real = skipReal ? null : await trainRealPath(env, seed, updates, evalEvery, evalTasks, maxStaleness, log);
@@ -145,14 +187,22 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
     if (inProcess) {
       const lastLocal = inProcess.curve.at(-1);
       const reachLocal = stepsToReach(inProcess.curve, 0.9);
-      console.log(`  seed ${seed} in-process: held-out ${lastLocal?.heldOut.toFixed(3) ?? '-'} at ${lastLocal?.envSteps ?? '-'} env steps, ≥ 0.9 at ${reachLocal ?? 'never'}, ${inProcess.seconds.toFixed(0)} s`);
+      console.log(
+        `  seed ${seed} in-process: held-out ${lastLocal?.heldOut.toFixed(3) ?? '-'} at ${lastLocal?.envSteps ?? '-'} env steps, ≥ 0.9 at ${reachLocal ?? 'never'}, ${inProcess.seconds.toFixed(0)} s`,
+      );
       if (reach === 0 && reachLocal === 0) console.log(`  seed ${seed}: the untrained policy is already at 0.9 on both paths (this seed measures nothing learned)`);
-      else if (reach !== null && reachLocal !== null && reachLocal > 0) console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach 0.9`);
+      else if (reach !== null && reachLocal !== null && reachLocal > 0)
+        console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach 0.9`);
     }
   }
-  emitResult(args, { bench: 'learning', path: 'real', maxStaleness, machine, env, updates, evalEvery, evalTasks, results }, `real-${env.toLowerCase()}-s${seeds.join('_')}-k${maxStaleness}`);
+  emitResult(
+    args,
+    { bench: 'learning', path: 'real', maxStaleness, machine, env, updates, evalEvery, evalTasks, results },
+    `real-${env.toLowerCase()}-s${seeds.join('_')}-k${maxStaleness}`,
+  );
   return results.every((r) => r.real === null || r.real.exitCode === 0) ? 0 : 1;
 }
 
 const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process', '--real', '--max-staleness'] as const;
-const REAL_USAGE = 'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 0] [--in-process on|off] [--real on|off] [--json] [--save]';
+const REAL_USAGE =
+  'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 0] [--in-process on|off] [--real on|off] [--json] [--save]';

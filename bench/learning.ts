@@ -25,10 +25,30 @@ export const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'fi
   'starpo-s': { estimator: { name: 'starpo' }, filters: [{ name: 'starpo_s_variance' }] },
 };
 
-const FLAGS = ['--path', '--env', '--algorithms', '--seeds', '--env-steps', '--groups', '--group-size', '--lr', '--epochs', '--minibatches', '--eval-tasks', '--eval-every', '--eval-samples', '--model', '--optimizer', '--loss', '--estimator-options', '--env-options', '--json'] as const;
+const FLAGS = [
+  '--path',
+  '--env',
+  '--algorithms',
+  '--seeds',
+  '--env-steps',
+  '--groups',
+  '--group-size',
+  '--lr',
+  '--epochs',
+  '--minibatches',
+  '--eval-tasks',
+  '--eval-every',
+  '--eval-samples',
+  '--model',
+  '--optimizer',
+  '--loss',
+  '--estimator-options',
+  '--env-options',
+  '--json',
+] as const;
 const USAGE =
   'trajflow bench learning [--path in-process|real] [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] [--eval-samples 0] ' +
-  "[--model '{\"width\":64}'] [--optimizer '{\"warmupUpdates\":5}'] [--loss '{\"entropyCoeff\":0.01}'] [--estimator-options '{\"gamma\":0.9}'] [--env-options '{\"distanceShaping\":1}'] [--json]";
+  '[--model \'{"width":64}\'] [--optimizer \'{"warmupUpdates":5}\'] [--loss \'{"entropyCoeff":0.01}\'] [--estimator-options \'{"gamma":0.9}\'] [--env-options \'{"distanceShaping":1}\'] [--json]';
 
 /** A flag holding a JSON object (fields override the preset's). */
 export async function runLearningBench(args: string[]): Promise<number> {
@@ -37,7 +57,11 @@ export async function runLearningBench(args: string[]): Promise<number> {
     if (path !== 'real') throw new ConfigError(`--path must be real or in-process, got ${path ?? 'nothing'}`);
     return (await import('./learning-real.js')).runRealPathBench(args);
   }
-  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, USAGE);
+  const f = parseFlagPairs(
+    args.slice(1).filter((a) => a !== '--json' && a !== '--save'),
+    FLAGS,
+    USAGE,
+  );
   const env = (f['--env'] ?? 'FrozenLake') as EnvName;
   const preset = TRAIN_PRESETS[env];
   if (!preset) throw new ConfigError(`--env ${env}: choose one of ${Object.keys(TRAIN_PRESETS).join(', ')}`);
@@ -61,7 +85,9 @@ export async function runLearningBench(args: string[]): Promise<number> {
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const random = baselineSuccessRate(env, EVAL_SEEDS.take(evalTasks));
   console.error(`bench learning: ${env} ${JSON.stringify(envOptions)}, ${algorithms.join(' / ')}, seeds ${seeds.join(',')}, ${envSteps} env steps each, ${backend.description}`);
-  console.error(`  ${groups} groups × ${groupSize}, optimizer ${JSON.stringify(optimizer)}, model ${JSON.stringify(model)}, loss ${JSON.stringify(loss)}, estimator options ${JSON.stringify(estimatorOptions)}`);
+  console.error(
+    `  ${groups} groups × ${groupSize}, optimizer ${JSON.stringify(optimizer)}, model ${JSON.stringify(model)}, loss ${JSON.stringify(loss)}, estimator options ${JSON.stringify(estimatorOptions)}`,
+  );
   const results: { algorithm: string; seed: number; final: number; untrained: number; curve: { envSteps: number; greedy: number; sampled?: number }[]; seconds: number }[] = [];
   for (const algorithm of algorithms) {
     for (const seed of seeds) {
@@ -93,7 +119,10 @@ export async function runLearningBench(args: string[]): Promise<number> {
         },
         (point) => {
           curve.push(point);
-          if (point.eval) console.error(`  ${algorithm} seed ${seed}: ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, train success ${point.trainSuccess.toFixed(3)}, entropy ${point.update?.entropy.toFixed(3) ?? '-'}, greedy held-out ${point.eval.greedySuccess.toFixed(3)}${evalSamples > 0 ? `, sampled pass@1 ${point.eval.passAtK['pass@1']!.toFixed(3)}` : ''}`);
+          if (point.eval)
+            console.error(
+              `  ${algorithm} seed ${seed}: ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, train success ${point.trainSuccess.toFixed(3)}, entropy ${point.update?.entropy.toFixed(3) ?? '-'}, greedy held-out ${point.eval.greedySuccess.toFixed(3)}${evalSamples > 0 ? `, sampled pass@1 ${point.eval.passAtK['pass@1']!.toFixed(3)}` : ''}`,
+            );
           if (point.envSteps >= envSteps) stop.abort();
         },
       );
@@ -116,6 +145,10 @@ export async function runLearningBench(args: string[]): Promise<number> {
     const std = Math.sqrt(finals.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, finals.length - 1));
     console.log(`  ${algorithm.padEnd(9)} ${mean.toFixed(3)} ± ${std.toFixed(3)}   (seeds: ${finals.map((x) => x.toFixed(3)).join(', ')})`);
   }
-  emitResult(args, { bench: 'learning', path: 'in-process', machine, env, envOptions, envSteps, groups, groupSize, optimizer, model, loss, estimatorOptions, random, results }, `inprocess-${env.toLowerCase()}`);
+  emitResult(
+    args,
+    { bench: 'learning', path: 'in-process', machine, env, envOptions, envSteps, groups, groupSize, optimizer, model, loss, estimatorOptions, random, results },
+    `inprocess-${env.toLowerCase()}`,
+  );
   return 0;
 }

@@ -152,10 +152,23 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
   // The steps come from another process, as the actors' do: the load generator does not share the
   // processors' event loop (both processes read the same wall clock).
   const intervalMs = 1000 / (stepsPerSecond / STEPS_PER_GROUP);
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./latency-publisher.ts', import.meta.url)), runId, String(allGroups), String(intervalMs), String(GROUP_SIZE), String(EPISODE_LENGTH)], {
-    env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: local.config.topicPrefix },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./latency-publisher.ts', import.meta.url)),
+      runId,
+      String(allGroups),
+      String(intervalMs),
+      String(GROUP_SIZE),
+      String(EPISODE_LENGTH),
+    ],
+    {
+      env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: local.config.topicPrefix },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   const published = await new Promise<number>((resolve, reject) => {
     child.on('message', (message: { groupId?: string; ackedAt?: number; done?: boolean; seconds?: number }) => {
       if (message.groupId !== undefined) {
@@ -218,7 +231,10 @@ export interface ProcessorsRound extends ThroughputResult {
  * moved 28,900–52,600 events/s between runs minutes apart (2026-12-01), so a ratio of one raw run and one
  * processors run minutes apart said as much about the neighbours as about the processors.
  */
-export async function measureProcessors(backbone: Backbone, options: { groups: number; eventBytes: number; rounds?: number; latencySeconds?: number; warmUpSeconds?: number; progress: (line: string) => void }) {
+export async function measureProcessors(
+  backbone: Backbone,
+  options: { groups: number; eventBytes: number; rounds?: number; latencySeconds?: number; warmUpSeconds?: number; progress: (line: string) => void },
+) {
   const rounds: ProcessorsRound[] = [];
   for (let round = 1; round <= (options.rounds ?? 3); round++) {
     options.progress(`round ${round}: raw kafkajs ceiling`);

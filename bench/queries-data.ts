@@ -386,13 +386,24 @@ export async function generate(client: ClickHouseHttp, layout: Layout, progress:
     timings.push({ table, rows, ms });
     progress(`${label}: ${rows.toLocaleString('en-US')} rows in ${(ms / 1000).toFixed(1)} s`);
   }
-  const chunks = (total: number, size: number): Array<[number, number]> =>
-    Array.from({ length: Math.ceil(total / size) }, (_, i) => [i * size, Math.min(size, total - i * size)]);
+  const chunks = (total: number, size: number): Array<[number, number]> => Array.from({ length: Math.ceil(total / size) }, (_, i) => [i * size, Math.min(size, total - i * size)]);
   const episodeChunk = Math.round((STEP_CHUNK * GROUP_SIZE) / STEPS_PER_GROUP);
-  await timed('steps', chunks(layout.steps, STEP_CHUNK).map(([from, count]) => stepsSql(layout, from, count)));
-  await timed('trajectories', chunks(layout.episodes, episodeChunk).map(([from, count]) => trajectoriesSql(layout, from, count)));
-  await timed('trajectory_metrics', chunks(layout.episodes, episodeChunk).map(([from, count]) => trajectoryMetricsSql(layout, from, count)));
-  await timed('samples', chunks(layout.episodes, episodeChunk).map(([from, count]) => samplesSql(layout, from, count)));
+  await timed(
+    'steps',
+    chunks(layout.steps, STEP_CHUNK).map(([from, count]) => stepsSql(layout, from, count)),
+  );
+  await timed(
+    'trajectories',
+    chunks(layout.episodes, episodeChunk).map(([from, count]) => trajectoriesSql(layout, from, count)),
+  );
+  await timed(
+    'trajectory_metrics',
+    chunks(layout.episodes, episodeChunk).map(([from, count]) => trajectoryMetricsSql(layout, from, count)),
+  );
+  await timed(
+    'samples',
+    chunks(layout.episodes, episodeChunk).map(([from, count]) => samplesSql(layout, from, count)),
+  );
   await timed('rollout_stats', [groupStatsSql(layout), batchStatsSql()], 'rollout_stats (group, then batch rows)');
   await timed('learner_steps', [learnerStepsSql(layout)]);
   await timed('learner_step_details', [learnerStepDetailsSql(layout)]);

@@ -109,9 +109,7 @@ interface Meta {
 
 /** The kept database's layout, when it is complete (the meta row is written last). */
 async function readMeta(client: ClickHouseHttp, database: string): Promise<Meta | null> {
-  const tables = await client.withDatabase(undefined).queryJson<{ n: number }>(
-    `SELECT count() AS n FROM system.tables WHERE database = '${database}' AND name = '${META_TABLE}'`,
-  );
+  const tables = await client.withDatabase(undefined).queryJson<{ n: number }>(`SELECT count() AS n FROM system.tables WHERE database = '${database}' AND name = '${META_TABLE}'`);
   if (Number(tables[0]?.n ?? 0) === 0) return null;
   const rows = await client.queryJson<Meta>(`SELECT layout, generated_at_ms, generation_ms FROM ${META_TABLE} ORDER BY generated_at_ms DESC LIMIT 1`);
   return rows[0] ?? null;
@@ -141,7 +139,9 @@ async function prepare(config: TrajflowConfig, layout: Layout, progress: (line: 
   if (meta !== null && meta.layout === layoutKey(layout) && layout.nowMs - Number(meta.generated_at_ms) < REUSE_MAX_AGE_MS) {
     const steps = Number((await client.query('SELECT count() FROM steps')).trim());
     if (steps >= layout.steps) {
-      progress(`reusing ${database}: ${fmt(steps)} step rows generated ${((layout.nowMs - Number(meta.generated_at_ms)) / 3_600_000).toFixed(1)} h ago in ${(Number(meta.generation_ms) / 1000).toFixed(0)} s`);
+      progress(
+        `reusing ${database}: ${fmt(steps)} step rows generated ${((layout.nowMs - Number(meta.generated_at_ms)) / 3_600_000).toFixed(1)} h ago in ${(Number(meta.generation_ms) / 1000).toFixed(0)} s`,
+      );
       // The data is anchored to its generation time; the dead letters must be within the last day.
       return { reused: true, ms: 0, tables: [], layout: planLayout(layout.requestedRows, layout.runs, Number(meta.generated_at_ms)) };
     }
@@ -260,7 +260,14 @@ async function prepareAndTime(config: TrajflowConfig, clickhouseVersion: string,
   return {
     database,
     clickhouseVersion,
-    layout: { requestedRows: layout.requestedRows, runs: layout.runs, groupsPerRun: layout.groupsPerRun, batchesPerRun: layout.batchesPerRun, steps: layout.steps, episodes: layout.episodes },
+    layout: {
+      requestedRows: layout.requestedRows,
+      runs: layout.runs,
+      groupsPerRun: layout.groupsPerRun,
+      batchesPerRun: layout.batchesPerRun,
+      steps: layout.steps,
+      episodes: layout.episodes,
+    },
     generation: { reused: prepared.reused, ms: prepared.ms, tables: prepared.tables, mergeWaitMs },
     parts,
     runId,
@@ -283,7 +290,8 @@ export async function runQueriesBench(args: string[]): Promise<number> {
   for (let i = 1; i < args.length; i++) {
     const arg = args[i]!;
     if (FLAGS_WITH_VALUE.has(arg)) i++;
-    else if (!FLAGS.has(arg)) throw new ConfigError(`bench queries: unknown argument '${arg}'. usage: trajflow bench queries [--rows 10000000] [--runs 20] [--repeat 5] [--keep] [--json]`);
+    else if (!FLAGS.has(arg))
+      throw new ConfigError(`bench queries: unknown argument '${arg}'. usage: trajflow bench queries [--rows 10000000] [--runs 20] [--repeat 5] [--keep] [--json]`);
   }
   const rows = option(args, '--rows', 10_000_000);
   const runs = option(args, '--runs', 20);
@@ -294,9 +302,7 @@ export async function runQueriesBench(args: string[]): Promise<number> {
   const result = await measureQueries({ rows, runs, repeat, keep: args.includes('--keep'), config, progress: (line) => console.error(`bench: ${line}`) });
   const { layout, generation } = result;
 
-  console.log(
-    `machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, ClickHouse ${result.clickhouseVersion}; load average ${machine.loadAverage1m} at start`,
-  );
+  console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, ClickHouse ${result.clickhouseVersion}; load average ${machine.loadAverage1m} at start`);
   console.log(
     `data: ${fmt(layout.steps)} step rows, ${layout.runs} runs, ${fmt(layout.episodes)} episodes (groups of ${GROUP_SIZE}, 5–10 steps), ${fmt(layout.batchesPerRun)} batches a run; database ${result.database}`,
   );
@@ -307,7 +313,9 @@ export async function runQueriesBench(args: string[]): Promise<number> {
   }
   const steps = result.parts.find((p) => p.table === 'steps');
   if (steps) console.log(`steps table: ${steps.parts} active parts, ${mib(steps.bytesOnDisk)} on disk (waited ${(generation.mergeWaitMs / 1000).toFixed(0)} s for merges)`);
-  console.log(`endpoints: run ${result.runId}, episode ${result.episodeId}; ${result.repeat} request${result.repeat === 1 ? "" : "s"} each, in turn; target < ${fmt(TARGET_MS)} ms (median)`);
+  console.log(
+    `endpoints: run ${result.runId}, episode ${result.episodeId}; ${result.repeat} request${result.repeat === 1 ? '' : 's'} each, in turn; target < ${fmt(TARGET_MS)} ms (median)`,
+  );
   const width = Math.max(...result.endpoints.map((e) => e.path.length)) + 6;
   console.log(`  ${pad('endpoint', width)}${pad('median ms', 11, true)}${pad('max ms', 9, true)}${pad('rows', 7, true)}  result`);
   for (const e of result.endpoints) {
@@ -315,7 +323,9 @@ export async function runQueriesBench(args: string[]): Promise<number> {
     console.log(`  ${pad(`GET ${e.path}`, width)}${pad(fmt(e.medianMs), 11, true)}${pad(fmt(e.maxMs), 9, true)}${pad(fmt(e.rows), 7, true)}  ${e.pass ? 'PASS' : 'FAIL'}${status}`);
   }
   const failed = result.endpoints.filter((e) => !e.pass).length;
-  console.log(failed === 0 ? `all ${result.endpoints.length} endpoints under ${fmt(TARGET_MS)} ms` : `${failed} of ${result.endpoints.length} endpoints missed ${fmt(TARGET_MS)} ms`);
+  console.log(
+    failed === 0 ? `all ${result.endpoints.length} endpoints under ${fmt(TARGET_MS)} ms` : `${failed} of ${result.endpoints.length} endpoints missed ${fmt(TARGET_MS)} ms`,
+  );
   for (const line of result.serverErrors) console.log(`server: ${line}`);
   if (args.includes('--keep')) console.log(`kept ${result.database}; a rerun with the same --rows and --runs reuses it`);
   emitResult(args, { bench: 'queries', machine, ...result });

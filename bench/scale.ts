@@ -54,7 +54,9 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
     const deadline = Date.now() + 120_000;
     for (;;) {
       if (Date.now() > deadline) throw new Error(`${processes} processors did not all join group ${group} within 120 s`);
-      const { groups: [described] } = await admin.describeGroups([group]);
+      const {
+        groups: [described],
+      } = await admin.describeGroups([group]);
       if (described && described.state === 'Stable' && described.members.length === processes) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
@@ -115,9 +117,13 @@ export async function runScaleBench(args: string[]): Promise<number> {
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
     const results: ScaleResult[] = [];
     for (const processes of [1, 2, 4]) results.push(await measure(backbone, processes, groups, (line) => console.error(`bench: ${line}`)));
-    console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; steps topic with ${PARTITIONS} partitions, ${groups} groups of ${GROUP_SIZE} × ${EPISODE_LENGTH} steps`);
+    console.log(
+      `machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; steps topic with ${PARTITIONS} partitions, ${groups} groups of ${GROUP_SIZE} × ${EPISODE_LENGTH} steps`,
+    );
     for (const r of results) {
-      console.log(`${r.processes} process(es): ${fmt(r.stepsPerSecond)} steps/s (${r.steps} steps in ${r.seconds.toFixed(1)} s); samples ${r.distinctSamples}/${r.expectedSamples}, duplicates ${r.duplicates}, missing ${r.missing}`);
+      console.log(
+        `${r.processes} process(es): ${fmt(r.stepsPerSecond)} steps/s (${r.steps} steps in ${r.seconds.toFixed(1)} s); samples ${r.distinctSamples}/${r.expectedSamples}, duplicates ${r.duplicates}, missing ${r.missing}`,
+      );
     }
     const ratio = results[2]!.stepsPerSecond / results[0]!.stepsPerSecond;
     console.log(`ratio 4 processes / 1 process: ${ratio.toFixed(2)}`);

@@ -96,16 +96,25 @@ export async function rawRound(config: TrajflowConfig, rows: readonly Row[], bat
   }
 }
 
-export async function sinkRound(backbone: Backbone, config: TrajflowConfig, events: number, batchRows: number, transcodeWorker = false): Promise<SideRates & { joinMs: number; rowsPerInsert: number }> {
+export async function sinkRound(
+  backbone: Backbone,
+  config: TrajflowConfig,
+  events: number,
+  batchRows: number,
+  transcodeWorker = false,
+): Promise<SideRates & { joinMs: number; rowsPerInsert: number }> {
   const created = performance.now();
-  const sink = await startSink({ ...backbone, config }, {
-    groupId: `bench-sink-${randomUUID()}`,
-    events: ['step'],
-    batchRows,
-    insertsInFlight: INSERTS_IN_FLIGHT,
-    transcodeWorker,
-    clickhouse: config.clickhouse,
-  });
+  const sink = await startSink(
+    { ...backbone, config },
+    {
+      groupId: `bench-sink-${randomUUID()}`,
+      events: ['step'],
+      batchRows,
+      insertsInFlight: INSERTS_IN_FLIGHT,
+      transcodeWorker,
+      clickhouse: config.clickhouse,
+    },
+  );
   try {
     while (sink.consumer.stats.rebalances === 0) await tick();
     const joined = performance.now();
@@ -150,4 +159,3 @@ export async function readRound(backbone: Backbone, config: TrajflowConfig, even
     await consumer.disconnect();
   }
 }
-

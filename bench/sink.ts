@@ -103,7 +103,14 @@ function runSide(request: SideRequest): Promise<SideResult> {
   });
 }
 
-export async function measureSink(backbone: Backbone, events: number, rounds: number, progress: (line: string) => void, batchRows: number = SINK_DEFAULTS.batchRows, transcodeWorker = false): Promise<SinkBenchResult> {
+export async function measureSink(
+  backbone: Backbone,
+  events: number,
+  rounds: number,
+  progress: (line: string) => void,
+  batchRows: number = SINK_DEFAULTS.batchRows,
+  transcodeWorker = false,
+): Promise<SinkBenchResult> {
   const base = loadConfig();
   const prefix = `bench.sink.${randomUUID().replaceAll('-', '').slice(0, 10)}`;
   const sinkConfig = await database(base, prefix, 'sink');

@@ -51,7 +51,8 @@ export interface SokobanDistances {
 export function sokobanDistances(layout: SokobanLayout, start: SokobanState, maxStates = 200_000): SokobanDistances {
   const cells = layout.rows * layout.cols;
   // A state as one number: player + cells·box₁ + cells²·box₂ … (boxes sorted), exact below 2^53.
-  if (cells ** (start.boxes.length + 1) > Number.MAX_SAFE_INTEGER) throw new RangeError(`sokobanDistances: ${start.boxes.length} boxes in ${cells} cells do not fit a numeric state key`);
+  if (cells ** (start.boxes.length + 1) > Number.MAX_SAFE_INTEGER)
+    throw new RangeError(`sokobanDistances: ${start.boxes.length} boxes in ${cells} cells do not fit a numeric state key`);
   const keyOf = (s: SokobanState): number => [...s.boxes].sort((a, b) => a - b).reduce((key, box, i) => key + box * cells ** (i + 1), s.player);
   const states: SokobanState[] = [start];
   const index = new Map<number, number>([[keyOf(start), 0]]);

@@ -35,7 +35,8 @@ export function supervisedTask(env: SupervisedEnv, options: Record<string, unkno
   return env === 'FrozenLake' ? frozenLakeTask(options as Partial<FrozenLakeOptions>) : sokobanTask(options as Partial<SokobanOptions>);
 }
 
-const budgetOf = (env: { maxTurns: number; maxActionsPerTurn: number; maxActionsPerEpisode: number }): number => Math.min(env.maxActionsPerEpisode, env.maxTurns * env.maxActionsPerTurn);
+const budgetOf = (env: { maxTurns: number; maxActionsPerTurn: number; maxActionsPerEpisode: number }): number =>
+  Math.min(env.maxActionsPerEpisode, env.maxTurns * env.maxActionsPerTurn);
 
 function labelled(observation: string, optimal: readonly number[], where: string): LabelledState {
   // A drawn state always has a path to success, so an empty label would be a labeller bug, not a hard state.

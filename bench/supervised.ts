@@ -17,7 +17,7 @@ import { emitResult } from './results-file.js';
 const FLAGS = ['--env', '--examples', '--eval-every', '--batch', '--lr', '--model', '--seed', '--eval-tasks'] as const;
 const USAGE =
   'trajflow bench supervised [--env FrozenLake|Sokoban] [--examples N] [--eval-every N] [--batch 32] [--lr 1e-3] ' +
-  "[--model '{\"gridNeighbours\":false}'] [--seed 1] [--eval-tasks 100] [--json]";
+  '[--model \'{"gridNeighbours":false}\'] [--seed 1] [--eval-tasks 100] [--json]';
 
 /** Examples and evaluation interval of the runs docs/results/learning.md cites, per environment. */
 const RUN_LENGTH: Record<SupervisedEnv, { examples: number; evalEvery: number }> = {
@@ -32,7 +32,11 @@ const EVAL_STATES = 200;
 const STATE_SEED_OFFSET = 6;
 
 export async function runSupervisedBench(args: string[]): Promise<number> {
-  const f = parseFlagPairs(args.slice(1).filter((a) => a !== '--json' && a !== '--save'), FLAGS, USAGE);
+  const f = parseFlagPairs(
+    args.slice(1).filter((a) => a !== '--json' && a !== '--save'),
+    FLAGS,
+    USAGE,
+  );
   const env = f['--env'] ?? 'FrozenLake';
   if (!(SUPERVISED_ENVS as readonly string[]).includes(env)) throw new ConfigError(`--env ${env}: bench supervised has BFS labels for ${SUPERVISED_ENVS.join(' and ')}`);
   const preset = TRAIN_PRESETS[env]!;
@@ -50,16 +54,22 @@ export async function runSupervisedBench(args: string[]): Promise<number> {
 
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
-  console.error(`bench supervised: ${env} ${JSON.stringify(envOptions)}, model ${JSON.stringify(model)}, batch ${batch}, lr ${learningRate}, ${examples} examples, ${backend.description}`);
+  console.error(
+    `bench supervised: ${env} ${JSON.stringify(envOptions)}, model ${JSON.stringify(model)}, batch ${batch}, lr ${learningRate}, ${examples} examples, ${backend.description}`,
+  );
   const progress = (p: SupervisedPoint) =>
-    console.error(`  ${p.examples} examples, ${p.seconds.toFixed(0)} s: greedy held-out ${p.greedySuccess.toFixed(3)}, one-step held-out ${p.stepAccuracy.toFixed(3)}${p.trainLoss === undefined ? '' : `, train loss ${p.trainLoss.toFixed(3)}, train accuracy ${p.trainAccuracy!.toFixed(3)}`}`);
+    console.error(
+      `  ${p.examples} examples, ${p.seconds.toFixed(0)} s: greedy held-out ${p.greedySuccess.toFixed(3)}, one-step held-out ${p.stepAccuracy.toFixed(3)}${p.trainLoss === undefined ? '' : `, train loss ${p.trainLoss.toFixed(3)}, train accuracy ${p.trainAccuracy!.toFixed(3)}`}`,
+    );
   const result = await trainSupervised(
     { task, model, examples, evalEvery, batch, learningRate, evalTasks, evalStates: EVAL_STATES, states: new Rng(seed + STATE_SEED_OFFSET, Stream.policy) },
     progress,
   );
 
   console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, ${machine.backend}`);
-  console.log(`${env}, cross-entropy on BFS-optimal actions (batch ${batch}, lr ${learningRate}, seed ${seed}): held-out greedy success over ${evalTasks} tasks, one-step accuracy over ${EVAL_STATES} held-out states`);
+  console.log(
+    `${env}, cross-entropy on BFS-optimal actions (batch ${batch}, lr ${learningRate}, seed ${seed}): held-out greedy success over ${evalTasks} tasks, one-step accuracy over ${EVAL_STATES} held-out states`,
+  );
   console.log(`optimal play solves ${result.optimalSuccess.toFixed(2)} of the held-out tasks within the ${result.actionBudget} actions`);
   console.log(`  ${'examples'.padStart(8)}  greedy  one-step  train loss  train acc`);
   for (const p of result.curve) {

@@ -59,7 +59,10 @@ function folder(env: Env, name: string, fallback: string): string {
 }
 
 function brokerList(raw: string): string[] {
-  const brokers = raw.split(',').map((b) => b.trim()).filter((b) => b.length > 0);
+  const brokers = raw
+    .split(',')
+    .map((b) => b.trim())
+    .filter((b) => b.length > 0);
   for (const broker of brokers) {
     if (!/^[A-Za-z0-9.\-_[\]:]+:\d+$/.test(broker)) {
       throw new ConfigError(`TRAJFLOW_KAFKA_BROKERS has '${broker}': give host:port pairs separated by commas, e.g. 127.0.0.1:9092.`);

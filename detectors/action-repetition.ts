@@ -82,14 +82,16 @@ export class ActionRepetitionDetector implements Detector<RepetitionWindowPoint>
     const threshold = early + c.delta;
     const state = rate > threshold ? 'breach' : rate <= early + c.clearDelta ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
-    return [{
-      kind: ACTION_REPETITION,
-      severity: 'warning',
-      at: point.at,
-      value: rate,
-      threshold,
-      message: `${fmt(100 * rate)}% of the actions repeat word for word across different inputs (${distinctActions} distinct actions in ${point.pairs.length} steps), up from ${fmt(100 * early)}% early in the run`,
-      evidence: { rate, early, distinctActions, steps: point.pairs.length },
-    }];
+    return [
+      {
+        kind: ACTION_REPETITION,
+        severity: 'warning',
+        at: point.at,
+        value: rate,
+        threshold,
+        message: `${fmt(100 * rate)}% of the actions repeat word for word across different inputs (${distinctActions} distinct actions in ${point.pairs.length} steps), up from ${fmt(100 * early)}% early in the run`,
+        evidence: { rate, early, distinctActions, steps: point.pairs.length },
+      },
+    ];
   }
 }

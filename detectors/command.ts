@@ -14,9 +14,7 @@ import { buildDetectorsConfig, DEFAULT_ATTRIBUTION_HOLD_MS, readsTrajectories } 
 import { historicalAlerts } from './history.js';
 import { startDetectors } from './start-detectors.js';
 
-const usage =
-  'trajflow detectors [--run-id R] [--consumer-group <prefix>.detectors] [--no-trajectories] [--hold-ms 30000] ' +
-  '[--grad-k 7] [--history --run-id R]';
+const usage = 'trajflow detectors [--run-id R] [--consumer-group <prefix>.detectors] [--no-trajectories] [--hold-ms 30000] ' + '[--grad-k 7] [--history --run-id R]';
 
 const line = (a: CollapseAlertEvent): string =>
   `${a.severity.toUpperCase().padEnd(8)} ${a.kind} run ${a.runId} step ${a.learnerStep} (v${a.policyVersion}): ${a.message} [${a.alertId}]`;

@@ -41,21 +41,15 @@ interface Held<T> {
   timer: Subscription | null;
 }
 
-export function detectCollapseFrom<T>(
-  config: DetectorsConfig,
-  inputOf: (item: T) => DetectorInput | null,
-  options: DetectCollapseOptions = {},
-): OperatorFunction<T, Detection<T>> {
+export function detectCollapseFrom<T>(config: DetectorsConfig, inputOf: (item: T) => DetectorInput | null, options: DetectCollapseOptions = {}): OperatorFunction<T, Detection<T>> {
   const { scheduler = asyncScheduler, flushOnComplete = true } = options;
   const holdMs = config.attributionHoldMs;
   return (source) =>
     new Observable<Detection<T>>((subscriber) => {
       const engine = options.engine ?? new CollapseEngine(config);
       const held = new Set<Held<T>>();
-      const finalize = (raised: readonly RaisedAlert[]): CollapseAlertEvent[] =>
-        raised.map((r) => alertEvent(r, r.attribution ?? engine.attribute(r.runId, r.eventTimeMs)));
-      const settled = (raised: readonly RaisedAlert[]): boolean =>
-        raised.every((r) => r.attribution !== null || engine.attributionFinal(r.runId, r.eventTimeMs));
+      const finalize = (raised: readonly RaisedAlert[]): CollapseAlertEvent[] => raised.map((r) => alertEvent(r, r.attribution ?? engine.attribute(r.runId, r.eventTimeMs)));
+      const settled = (raised: readonly RaisedAlert[]): boolean => raised.every((r) => r.attribution !== null || engine.attributionFinal(r.runId, r.eventTimeMs));
       const release = (h: Held<T>): void => {
         held.delete(h);
         h.timer?.unsubscribe();

@@ -197,10 +197,20 @@ export class CollapseEngine {
     const at = e.step;
     const alerts: DetectorAlert[] = [];
     if (c.nonFinite.enabled) {
-      alerts.push(...run.nonFinite.observe({
-        at,
-        values: { totalLoss: e.totalLoss, policyLoss: e.policyLoss, klLoss: e.klLoss, entropyLoss: e.entropyLoss, entropy: e.entropy, kl: e.kl, gradNormPreClip: e.gradNormPreClip },
-      }));
+      alerts.push(
+        ...run.nonFinite.observe({
+          at,
+          values: {
+            totalLoss: e.totalLoss,
+            policyLoss: e.policyLoss,
+            klLoss: e.klLoss,
+            entropyLoss: e.entropyLoss,
+            entropy: e.entropy,
+            kl: e.kl,
+            gradNormPreClip: e.gradNormPreClip,
+          },
+        }),
+      );
     }
     if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy }));
     if (c.gradNormSpike.enabled) alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip }));
@@ -256,10 +266,7 @@ export class CollapseEngine {
       }
       this.stats.windowsScored++;
       const point = { at: window.index, pairs: window.pairs };
-      const alerts = [
-        ...(c.templateCollapse.enabled ? run.template.observe(point) : []),
-        ...(c.actionRepetition.enabled ? run.repetition.observe(point) : []),
-      ];
+      const alerts = [...(c.templateCollapse.enabled ? run.template.observe(point) : []), ...(c.actionRepetition.enabled ? run.repetition.observe(point) : [])];
       for (const alert of alerts) {
         raised.push({
           runId,

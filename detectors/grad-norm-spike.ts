@@ -99,16 +99,26 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
     if (!this.latch.update(point.at, state)) return [];
     const norm = (v: number) => (c.logScale ? Math.exp(v) : v);
     const medianNorm = norm(center);
-    return [{
-      kind: GRAD_NORM_SPIKE,
-      severity: 'critical',
-      at: point.at,
-      value: x,
-      threshold: norm(center + c.k * scale),
-      message:
-        `gradient norm ${fmt(x)} is a spike: ${fmt(x / medianNorm)} × the median ${fmt(medianNorm)} of the previous ${previous.length} updates, ` +
-        `robust z = ${fmt(z)} > ${c.k}${c.logScale ? ' (in log space)' : ''}; in the Echo Trap such spikes mark collapse that does not reverse`,
-      evidence: { z, median: medianNorm, mad: deviation, scale, ratioToMedian: medianNorm > 0 ? x / medianNorm : 0, windowUpdates: previous.length, logScale: c.logScale ? 1 : 0 },
-    }];
+    return [
+      {
+        kind: GRAD_NORM_SPIKE,
+        severity: 'critical',
+        at: point.at,
+        value: x,
+        threshold: norm(center + c.k * scale),
+        message:
+          `gradient norm ${fmt(x)} is a spike: ${fmt(x / medianNorm)} × the median ${fmt(medianNorm)} of the previous ${previous.length} updates, ` +
+          `robust z = ${fmt(z)} > ${c.k}${c.logScale ? ' (in log space)' : ''}; in the Echo Trap such spikes mark collapse that does not reverse`,
+        evidence: {
+          z,
+          median: medianNorm,
+          mad: deviation,
+          scale,
+          ratioToMedian: medianNorm > 0 ? x / medianNorm : 0,
+          windowUpdates: previous.length,
+          logScale: c.logScale ? 1 : 0,
+        },
+      },
+    ];
   }
 }

@@ -20,7 +20,6 @@ export interface HistoryStore {
   queryJson<T = Record<string, unknown>>(sql: string): Promise<T[]>;
 }
 
-
 /** Every learner step of a run with its details, in step order. */
 export function learnerStepsSql(runId: string): string {
   const run = sqlString(runId);

@@ -76,14 +76,16 @@ export class InvalidActionRiseDetector implements Detector<InvalidActionPoint> {
     const threshold = baseline + c.delta;
     const state = recent > threshold ? 'breach' : recent <= baseline + c.clearDelta ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
-    return [{
-      kind: INVALID_ACTION_RISE,
-      severity: 'warning',
-      at: point.at,
-      value: recent,
-      threshold,
-      message: `invalid-action rate rose to ${fmt(recent)} (mean of the last ${c.recent} batches), more than ${c.delta} above its baseline ${fmt(baseline)}`,
-      evidence: { recent, baseline, rise: recent - baseline, baselineBatches: baselinePoints, lastRate: point.invalidActionRate },
-    }];
+    return [
+      {
+        kind: INVALID_ACTION_RISE,
+        severity: 'warning',
+        at: point.at,
+        value: recent,
+        threshold,
+        message: `invalid-action rate rose to ${fmt(recent)} (mean of the last ${c.recent} batches), more than ${c.delta} above its baseline ${fmt(baseline)}`,
+        evidence: { recent, baseline, rise: recent - baseline, baselineBatches: baselinePoints, lastRate: point.invalidActionRate },
+      },
+    ];
   }
 }

@@ -117,7 +117,11 @@ export class MutualInformationDetector implements Detector<MutualInformationPoin
         message:
           `template collapse: the replies keep ${fmt(recent)} of the prompt's information (Î/log N, last ${c.recent} cross-scorings), below ${c.dropFraction} × ` +
           `${reference === early ? `its early level ${fmt(early)}` : `its peak ${fmt(peak)} (early ${fmt(early)})`}; retrieval accuracy ${fmt(point.retrievalAccuracy)} against chance ${fmt(point.chance)}: outputs stop depending on the input`,
-        evidence: Object.fromEntries(Object.entries({ recent, early, peak, reference, mi: point.mi, upperBound: point.upperBound, retrievalAccuracy: point.retrievalAccuracy, chance: point.chance }).filter(([, v]) => Number.isFinite(v))),
+        evidence: Object.fromEntries(
+          Object.entries({ recent, early, peak, reference, mi: point.mi, upperBound: point.upperBound, retrievalAccuracy: point.retrievalAccuracy, chance: point.chance }).filter(
+            ([, v]) => Number.isFinite(v),
+          ),
+        ),
       },
     ];
   }

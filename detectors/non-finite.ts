@@ -40,14 +40,16 @@ export class NonFiniteDetector implements Detector<NonFinitePoint> {
     const bad = Object.entries(point.values).filter(([, v]) => !Number.isFinite(v));
     if (!this.latch.update(point.at, bad.length > 0 ? 'breach' : 'clear')) return [];
     const [firstName, firstValue] = bad[0]!;
-    return [{
-      kind: NON_FINITE,
-      severity: 'critical',
-      at: point.at,
-      value: firstValue,
-      threshold: 0,
-      message: `learner metrics are not finite (${bad.map(([name, v]) => `${name} = ${v}`).join(', ')}): the update diverged; ${firstName} first`,
-      evidence: Object.fromEntries(bad),
-    }];
+    return [
+      {
+        kind: NON_FINITE,
+        severity: 'critical',
+        at: point.at,
+        value: firstValue,
+        threshold: 0,
+        message: `learner metrics are not finite (${bad.map(([name, v]) => `${name} = ${v}`).join(', ')}): the update diverged; ${firstName} first`,
+        evidence: Object.fromEntries(bad),
+      },
+    ];
   }
 }

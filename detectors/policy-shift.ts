@@ -66,16 +66,18 @@ export class PolicyShiftDetector implements Detector<PolicyShiftPoint> {
     if (!Number.isFinite(x)) return []; // the 'nan' detector reports non-finite learner values
     const state = x > c.maxKl ? 'breach' : x <= c.clearKl ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
-    return [{
-      kind: POLICY_SHIFT_SPIKE,
-      severity: 'warning',
-      at: point.at,
-      value: x,
-      threshold: c.maxKl,
-      message:
-        `update ${point.at} moved the policy ${fmt(x)} nats (PPO-KL) from the one that collected its batch, above ${fmt(c.maxKl)}: ` +
-        `the clip did not hold it; single updates this large preceded falls in success (lower the learning rate or the epochs, or stop an update's epochs at a target KL)`,
-      evidence: { ppoKl: x, maxKl: c.maxKl },
-    }];
+    return [
+      {
+        kind: POLICY_SHIFT_SPIKE,
+        severity: 'warning',
+        at: point.at,
+        value: x,
+        threshold: c.maxKl,
+        message:
+          `update ${point.at} moved the policy ${fmt(x)} nats (PPO-KL) from the one that collected its batch, above ${fmt(c.maxKl)}: ` +
+          `the clip did not hold it; single updates this large preceded falls in success (lower the learning rate or the epochs, or stop an update's epochs at a target KL)`,
+        evidence: { ppoKl: x, maxKl: c.maxKl },
+      },
+    ];
   }
 }

@@ -57,7 +57,13 @@ async function committedRanges(kafka: Kafka, groupId: string, topics: readonly s
 /** Replays the committed part of the input topics into the engine (alerts dropped); returns how many inputs that was. */
 export async function rebuildEngine(
   kafka: Kafka,
-  { groupId, topics, decode, engine, deliveries }: { groupId: string; topics: readonly string[]; decode: (payload: Buffer | null) => AnyEvent; engine: CollapseEngine; deliveries: Deliveries },
+  {
+    groupId,
+    topics,
+    decode,
+    engine,
+    deliveries,
+  }: { groupId: string; topics: readonly string[]; decode: (payload: Buffer | null) => AnyEvent; engine: CollapseEngine; deliveries: Deliveries },
 ): Promise<number> {
   let replayed = 0;
   for (const [topic, ends] of await committedRanges(kafka, groupId, topics)) {

@@ -80,14 +80,16 @@ export class ResponseLengthDetector implements Detector<ResponseLengthPoint> {
     const threshold = c.fraction * baseline;
     const state = baseline > 0 && recent < threshold ? 'breach' : recent >= c.clearFraction * baseline ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
-    return [{
-      kind: RESPONSE_LENGTH_COLLAPSE,
-      severity: 'warning',
-      at: point.at,
-      value: recent,
-      threshold,
-      message: `responses shrank to ${fmt(recent)} generated tokens per sample (mean of the last ${c.recent} updates), below ${c.fraction} × the baseline ${fmt(baseline)}`,
-      evidence: { recent, baseline, ratio: recent / baseline, baselineUpdates: baselinePoints, lastTokensPerSample: point.tokensPerSample },
-    }];
+    return [
+      {
+        kind: RESPONSE_LENGTH_COLLAPSE,
+        severity: 'warning',
+        at: point.at,
+        value: recent,
+        threshold,
+        message: `responses shrank to ${fmt(recent)} generated tokens per sample (mean of the last ${c.recent} updates), below ${c.fraction} × the baseline ${fmt(baseline)}`,
+        evidence: { recent, baseline, ratio: recent / baseline, baselineUpdates: baselinePoints, lastTokensPerSample: point.tokensPerSample },
+      },
+    ];
   }
 }

@@ -123,26 +123,28 @@ export class RewardVarianceCliffDetector implements Detector<RewardVarianceCliff
     const breach = baselineStd >= c.minBaselineStd && recentStd < threshold && meanHolds && !solved;
     const state = breach ? 'breach' : recentStd >= c.clearFraction * baselineStd ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
-    return [{
-      kind: REWARD_VARIANCE_CLIFF,
-      severity: 'warning',
-      at: point.at,
-      value: recentStd,
-      threshold,
-      message:
-        `in-group reward std fell to ${fmt(recentStd)} (mean of the last ${c.recent} batches), below ${c.stdFraction} × its baseline ${fmt(baselineStd)}, ` +
-        `while the reward mean holds at ${fmt(recentMean)} (baseline ${fmt(baselineMean)}): groups stop disagreeing, the Echo Trap's early warning`,
-      evidence: {
-        recentStd,
-        baselineStd,
-        recentMean,
-        baselineMean,
-        meanFloor,
-        stdRatio: baselineStd > 0 ? recentStd / baselineStd : 0,
-        baselineBatches: baselinePoints,
-        lastBatchStd: point.inGroupStd,
-        ...(Number.isFinite(this.lastSuccessRate) ? { successRate: this.lastSuccessRate } : {}),
+    return [
+      {
+        kind: REWARD_VARIANCE_CLIFF,
+        severity: 'warning',
+        at: point.at,
+        value: recentStd,
+        threshold,
+        message:
+          `in-group reward std fell to ${fmt(recentStd)} (mean of the last ${c.recent} batches), below ${c.stdFraction} × its baseline ${fmt(baselineStd)}, ` +
+          `while the reward mean holds at ${fmt(recentMean)} (baseline ${fmt(baselineMean)}): groups stop disagreeing, the Echo Trap's early warning`,
+        evidence: {
+          recentStd,
+          baselineStd,
+          recentMean,
+          baselineMean,
+          meanFloor,
+          stdRatio: baselineStd > 0 ? recentStd / baselineStd : 0,
+          baselineBatches: baselinePoints,
+          lastBatchStd: point.inGroupStd,
+          ...(Number.isFinite(this.lastSuccessRate) ? { successRate: this.lastSuccessRate } : {}),
+        },
       },
-    }];
+    ];
   }
 }

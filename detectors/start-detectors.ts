@@ -111,7 +111,13 @@ export async function startDetectors(backbone: Backbone, config: DetectorsConfig
 }
 
 /** The group consumer of the input topics; undecodable inputs are dead-lettered. */
-function inputConsumer(backbone: Backbone, topics: readonly string[], groupId: string, decode: (payload: Buffer | null) => AnyEvent, options: DetectorsOptions): TopicConsumer<AnyEvent> {
+function inputConsumer(
+  backbone: Backbone,
+  topics: readonly string[],
+  groupId: string,
+  decode: (payload: Buffer | null) => AnyEvent,
+  options: DetectorsOptions,
+): TopicConsumer<AnyEvent> {
   return new TopicConsumer<AnyEvent>(backbone.kafka, {
     topics,
     groupId,

@@ -73,7 +73,7 @@ export function inputDependence(pairs: readonly ActionPair[]): InputDependence {
   const ht = entropyOf(byToken.values(), total);
   const hxt = entropyOf(joint.values(), total);
   const miPlugin = hx.h + ht.h - hxt.h;
-  const mi = miPlugin + ((hx.occupied - 1) + (ht.occupied - 1) - (hxt.occupied - 1)) / (2 * total);
+  const mi = miPlugin + (hx.occupied - 1 + (ht.occupied - 1) - (hxt.occupied - 1)) / (2 * total);
   return {
     mi,
     miPlugin,
@@ -150,27 +150,29 @@ export class TemplateCollapseDetector implements Detector<TemplateWindowPoint> {
     const u = stats.dependence;
     const state = u < threshold ? 'breach' : u >= c.clearFraction * early ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
-    return [{
-      kind: TEMPLATE_COLLAPSE,
-      severity: 'warning',
-      at: point.at,
-      value: u,
-      threshold,
-      message:
-        `actions stopped depending on the input: the action tokens reveal ${fmt(u)} of the input entropy (I(X;T)/H(X), ${stats.inputs} inputs, ${stats.tokens} tokens), ` +
-        `below ${c.fraction} × its early level ${fmt(early)}, while the token entropy is ${fmt(stats.tokenEntropy)} nats — a template-collapse proxy (RAGEN-2)`,
-      evidence: {
-        dependence: u,
-        early,
-        mi: stats.mi,
-        miPlugin: stats.miPlugin,
-        inputEntropy: stats.inputEntropy,
-        tokenEntropy: stats.tokenEntropy,
-        tokens: stats.tokens,
-        inputs: stats.inputs,
-        distinctTokens: stats.distinctTokens,
-        steps: point.pairs.length,
+    return [
+      {
+        kind: TEMPLATE_COLLAPSE,
+        severity: 'warning',
+        at: point.at,
+        value: u,
+        threshold,
+        message:
+          `actions stopped depending on the input: the action tokens reveal ${fmt(u)} of the input entropy (I(X;T)/H(X), ${stats.inputs} inputs, ${stats.tokens} tokens), ` +
+          `below ${c.fraction} × its early level ${fmt(early)}, while the token entropy is ${fmt(stats.tokenEntropy)} nats — a template-collapse proxy (RAGEN-2)`,
+        evidence: {
+          dependence: u,
+          early,
+          mi: stats.mi,
+          miPlugin: stats.miPlugin,
+          inputEntropy: stats.inputEntropy,
+          tokenEntropy: stats.tokenEntropy,
+          tokens: stats.tokens,
+          inputs: stats.inputs,
+          distinctTokens: stats.distinctTokens,
+          steps: point.pairs.length,
+        },
       },
-    }];
+    ];
   }
 }

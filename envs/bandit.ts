@@ -93,12 +93,7 @@ export class BanditEnv extends DiscreteTurnEnv<string> {
   }
 
   protected applyAction(arm: string): ActionOutcome {
-    const reward =
-      arm === this.options.loArmName
-        ? this.options.loArmScore
-        : this.rewardRng.chance(this.options.hiArmHighProbability)
-          ? HI_ARM_HIGH_SCORE
-          : HI_ARM_LOW_SCORE;
+    const reward = arm === this.options.loArmName ? this.options.loArmScore : this.rewardRng.chance(this.options.hiArmHighProbability) ? HI_ARM_HIGH_SCORE : HI_ARM_LOW_SCORE;
     this.pulled = arm;
     this.text = `${arm}: ${pythonFloat(reward)} points`;
     return { reward, terminated: true, endReason: arm === this.options.hiArmName ? 'pulled-hi-arm' : 'pulled-lo-arm' };

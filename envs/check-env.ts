@@ -131,7 +131,10 @@ function playRandomEpisode(env: Environment, seed: number, fail: (check: string,
     const valid = env.validActions();
     if (valid.length === 0) fail('validActions', 'no valid action in a running episode');
     const count = 1 + rng.int(env.maxActionsPerTurn);
-    const reply = formatReply(Array.from({ length: count }, () => rng.pick(valid)), 'checking');
+    const reply = formatReply(
+      Array.from({ length: count }, () => rng.pick(valid)),
+      'checking',
+    );
     const result = env.step(reply);
     actions.push(reply);
     steps.push(result);

@@ -26,10 +26,7 @@ export class InvalidSeedError extends TrajflowError {
 /** A seed from the held-out evaluation range was used for training (see seeds.ts). */
 export class EvalSeedInTrainingError extends TrajflowError {
   constructor(seed: number, firstEvalSeed: number) {
-    super(
-      'ENV_EVAL_SEED_IN_TRAINING',
-      `seed ${seed} is a held-out evaluation seed (>= ${firstEvalSeed}); training must draw seeds from TRAIN_SEEDS.`,
-    );
+    super('ENV_EVAL_SEED_IN_TRAINING', `seed ${seed} is a held-out evaluation seed (>= ${firstEvalSeed}); training must draw seeds from TRAIN_SEEDS.`);
   }
 }
 

@@ -24,7 +24,12 @@ export function hasPath(tiles: readonly Tile[], size: number): boolean {
     if (seen.has(cell)) continue;
     seen.add(cell);
     const [r, c] = [Math.floor(cell / size), cell % size];
-    for (const [dr, dc] of [[1, 0], [0, 1], [-1, 0], [0, -1]] as const) {
+    for (const [dr, dc] of [
+      [1, 0],
+      [0, 1],
+      [-1, 0],
+      [0, -1],
+    ] as const) {
       const [nr, nc] = [r + dr, c + dc];
       if (nr < 0 || nr >= size || nc < 0 || nc >= size) continue;
       const next = nr * size + nc;
@@ -48,7 +53,12 @@ export function generateLakeMap(rng: Rng, size: number, frozenProbability: numbe
 }
 
 /** Gymnasium's action ids as (row, column) changes: 0 Left, 1 Down, 2 Right, 3 Up. */
-const LAKE_MOVES: readonly (readonly [number, number])[] = [[0, -1], [1, 0], [0, 1], [-1, 0]];
+const LAKE_MOVES: readonly (readonly [number, number])[] = [
+  [0, -1],
+  [1, 0],
+  [0, 1],
+  [-1, 0],
+];
 
 /**
  * The tile a move in `direction` (gymnasium's action id) leads to from `cell` on a size × size map: off the
@@ -74,7 +84,12 @@ export function goalDistances(map: LakeMap): number[] {
   for (let head = 0; head < queue.length; head++) {
     const cell = queue[head]!;
     const [r, c] = [Math.floor(cell / size), cell % size];
-    for (const [dr, dc] of [[1, 0], [0, 1], [-1, 0], [0, -1]] as const) {
+    for (const [dr, dc] of [
+      [1, 0],
+      [0, 1],
+      [-1, 0],
+      [0, -1],
+    ] as const) {
       const [nr, nc] = [r + dr, c + dc];
       if (nr < 0 || nr >= size || nc < 0 || nc >= size) continue;
       const next = nr * size + nc;

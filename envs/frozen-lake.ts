@@ -183,7 +183,12 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
     };
     const rows: string[] = [];
     for (let r = 0; r < size; r++) {
-      rows.push(tiles.slice(r * size, (r + 1) * size).map((tile, c) => symbol(tile, r * size + c)).join(''));
+      rows.push(
+        tiles
+          .slice(r * size, (r + 1) * size)
+          .map((tile, c) => symbol(tile, r * size + c))
+          .join(''),
+      );
     }
     return rows.join('\n');
   }

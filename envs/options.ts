@@ -47,9 +47,7 @@ export function booleanOption(envName: string, name: string, value: boolean): bo
 
 export function nameOption(envName: string, name: string, value: string): string {
   if (typeof value !== 'string' || !/^[A-Za-z][A-Za-z0-9 _-]{0,31}$/.test(value)) {
-    throw new ConfigError(
-      `${envName}: option ${name}=${JSON.stringify(value)} must be 1-32 letters, digits, spaces, '_' or '-', starting with a letter (it is an action name).`,
-    );
+    throw new ConfigError(`${envName}: option ${name}=${JSON.stringify(value)} must be 1-32 letters, digits, spaces, '_' or '-', starting with a letter (it is an action name).`);
   }
   return value;
 }

@@ -11,7 +11,12 @@ export interface SokobanLayout {
 }
 
 /** Up, Down, Left, Right (SOKOBAN_ACTIONS' order) as (row, column) changes. */
-const CHANGES: readonly (readonly [number, number])[] = [[-1, 0], [1, 0], [0, -1], [0, 1]];
+const CHANGES: readonly (readonly [number, number])[] = [
+  [-1, 0],
+  [1, 0],
+  [0, -1],
+  [0, 1],
+];
 
 export interface PushOutcome {
   /** The player's cell after the action (unchanged when blocked). */

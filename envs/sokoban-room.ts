@@ -40,7 +40,12 @@ const MAX_GENERATIONS = 1000;
 const MAX_EXPLORED_STATES = 300_000;
 
 /** Up, down, left, right as (row, col) changes (gym-sokoban's CHANGE_COORDINATES). */
-const CHANGES: readonly (readonly [number, number])[] = [[-1, 0], [1, 0], [0, -1], [0, 1]];
+const CHANGES: readonly (readonly [number, number])[] = [
+  [-1, 0],
+  [1, 0],
+  [0, -1],
+  [0, 1],
+];
 
 const MASKS: readonly (readonly number[])[] = [
   [0, 0, 0, 1, 1, 1, 0, 0, 0],
@@ -49,7 +54,12 @@ const MASKS: readonly (readonly number[])[] = [
   [0, 0, 0, 1, 1, 0, 1, 1, 0],
   [0, 0, 0, 0, 1, 1, 0, 1, 0],
 ];
-const DIRECTIONS: readonly (readonly [number, number])[] = [[1, 0], [0, 1], [-1, 0], [0, -1]];
+const DIRECTIONS: readonly (readonly [number, number])[] = [
+  [1, 0],
+  [0, 1],
+  [-1, 0],
+  [0, -1],
+];
 
 /** Step 1: the floor/wall topology. */
 export function roomTopology(rng: Rng, rows: number, cols: number, walkSteps: number): number[] {
@@ -215,5 +225,8 @@ export function generateRoom(rng: Rng, spec: RoomSpec): SokobanRoom {
     });
     return { rows, cols, fixed, player: state.indexOf(Cell.player), boxes, displacement };
   }
-  throw new TrajflowError('ENV_GENERATION', `could not generate a ${rows}×${cols} Sokoban room with ${numBoxes} box(es) in ${MAX_GENERATIONS} attempts; use a larger room or fewer boxes.`);
+  throw new TrajflowError(
+    'ENV_GENERATION',
+    `could not generate a ${rows}×${cols} Sokoban room with ${numBoxes} box(es) in ${MAX_GENERATIONS} attempts; use a larger room or fewer boxes.`,
+  );
 }

@@ -26,7 +26,9 @@ export async function ensureChromium(log: (line: string) => void = () => undefin
     if (update.ok) result = await aptGet(['install', '-y', '-q', '--no-install-recommends', PACKAGE]);
   }
   if (!result.ok || !existsSync(path)) {
-    throw new ServiceError(`apt-get could not install ${PACKAGE}:\n${result.output.trim().split('\n').slice(-15).join('\n')}\nFix the error above and ${how}.`, { retriable: true });
+    throw new ServiceError(`apt-get could not install ${PACKAGE}:\n${result.output.trim().split('\n').slice(-15).join('\n')}\nFix the error above and ${how}.`, {
+      retriable: true,
+    });
   }
   return path;
 }

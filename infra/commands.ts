@@ -23,14 +23,21 @@ export const upCommand: Command = {
     const config = loadConfig();
     const report = await ensureUp(config, (line) => console.log(line));
     const { kafka, clickhouse, topics, migrations } = report;
-    const how = (managed: boolean, reused: boolean, ms: number): string =>
-      !managed ? 'external' : reused ? 'already running' : `started in ${seconds(ms)}`;
-    console.log(`kafka       up  ${kafka.brokers.join(',')}  ${kafka.pid ? `pid ${kafka.pid}` : '-'}  ${kafka.version ? `v${kafka.version}` : ''}  ${how(kafka.managed, kafka.reused, kafka.elapsedMs)}${kafka.logFile ? `  log ${kafka.logFile}` : ''}`);
-    console.log(`clickhouse  up  ${clickhouse.url}  ${clickhouse.pid ? `pid ${clickhouse.pid}` : '-'}  ${clickhouse.version ? `v${clickhouse.version}` : ''}  ${how(clickhouse.managed, clickhouse.reused, clickhouse.elapsedMs)}${clickhouse.logFile ? `  log ${clickhouse.logFile}` : ''}`);
+    const how = (managed: boolean, reused: boolean, ms: number): string => (!managed ? 'external' : reused ? 'already running' : `started in ${seconds(ms)}`);
+    console.log(
+      `kafka       up  ${kafka.brokers.join(',')}  ${kafka.pid ? `pid ${kafka.pid}` : '-'}  ${kafka.version ? `v${kafka.version}` : ''}  ${how(kafka.managed, kafka.reused, kafka.elapsedMs)}${kafka.logFile ? `  log ${kafka.logFile}` : ''}`,
+    );
+    console.log(
+      `clickhouse  up  ${clickhouse.url}  ${clickhouse.pid ? `pid ${clickhouse.pid}` : '-'}  ${clickhouse.version ? `v${clickhouse.version}` : ''}  ${how(clickhouse.managed, clickhouse.reused, clickhouse.elapsedMs)}${clickhouse.logFile ? `  log ${clickhouse.logFile}` : ''}`,
+    );
     const grown = topics.partitionsAdded.map((p) => `${p.topic} ${p.from}→${p.to} partitions`);
-    console.log(`topics      ${topics.created.length + topics.existing.length} under ${config.topicPrefix}.  (${topics.created.length} created${grown.length ? `, ${grown.join(', ')}` : ''})`);
+    console.log(
+      `topics      ${topics.created.length + topics.existing.length} under ${config.topicPrefix}.  (${topics.created.length} created${grown.length ? `, ${grown.join(', ')}` : ''})`,
+    );
     for (const line of describeDifferences(topics.differences)) console.log(`  warning: ${line}`);
-    console.log(`migrations  ${migrations.database} at version ${migrations.versions.at(-1) ?? 0}  (${migrations.applied.length ? `applied ${migrations.applied.map((m) => `${m.version}_${m.name}`).join(', ')}` : 'none pending'})`);
+    console.log(
+      `migrations  ${migrations.database} at version ${migrations.versions.at(-1) ?? 0}  (${migrations.applied.length ? `applied ${migrations.applied.map((m) => `${m.version}_${m.name}`).join(', ')}` : 'none pending'})`,
+    );
     console.log(`ready in ${seconds(report.elapsedMs)}`);
     return 0;
   },
@@ -58,10 +65,13 @@ export const statusCommand: Command = {
     rejectArgs(args, this.usage);
     const config = loadConfig();
     const [kafka, clickhouse] = await Promise.all([kafkaStatus(config), clickHouseStatus(config)]);
-    const state = (running: boolean, pid: number | null, managed: boolean): string =>
-      running ? 'up  ' : managed && pid ? 'not answering' : 'down';
-    console.log(`kafka       ${state(kafka.running, kafka.pid, kafka.managed)}  ${kafka.brokers.join(',')}  ${kafka.pid ? `pid ${kafka.pid}` : '-'}  ${kafka.managed ? `v${kafka.version}` : 'external'}${kafka.logFile ? `  log ${kafka.logFile}` : ''}`);
-    console.log(`clickhouse  ${state(clickhouse.running, clickhouse.pid, clickhouse.managed)}  ${clickhouse.url}  ${clickhouse.pid ? `pid ${clickhouse.pid}` : '-'}  ${clickhouse.version ? `v${clickhouse.version}` : ''}${clickhouse.managed ? '' : ' external'}${clickhouse.logFile ? `  log ${clickhouse.logFile}` : ''}`);
+    const state = (running: boolean, pid: number | null, managed: boolean): string => (running ? 'up  ' : managed && pid ? 'not answering' : 'down');
+    console.log(
+      `kafka       ${state(kafka.running, kafka.pid, kafka.managed)}  ${kafka.brokers.join(',')}  ${kafka.pid ? `pid ${kafka.pid}` : '-'}  ${kafka.managed ? `v${kafka.version}` : 'external'}${kafka.logFile ? `  log ${kafka.logFile}` : ''}`,
+    );
+    console.log(
+      `clickhouse  ${state(clickhouse.running, clickhouse.pid, clickhouse.managed)}  ${clickhouse.url}  ${clickhouse.pid ? `pid ${clickhouse.pid}` : '-'}  ${clickhouse.version ? `v${clickhouse.version}` : ''}${clickhouse.managed ? '' : ' external'}${clickhouse.logFile ? `  log ${clickhouse.logFile}` : ''}`,
+    );
     if (!kafka.running || !clickhouse.running) {
       console.log(config.kafka.managed || config.clickhouse.managed ? "run 'trajflow up' to start what is down" : 'check the external services');
       return 3;

@@ -43,7 +43,10 @@ export async function withLock<T>(path: string, timeoutMs: number, body: () => P
       if (Date.now() - emptySince > 2000) rmSync(path, { force: true });
     }
     if (Date.now() > deadline) {
-      throw new ServiceError(`another trajflow process (pid ${pid ?? '?'}) holds ${path} for more than ${Math.round(timeoutMs / 1000)} s: wait for it, or delete the file if that process is gone.`, { retriable: true });
+      throw new ServiceError(
+        `another trajflow process (pid ${pid ?? '?'}) holds ${path} for more than ${Math.round(timeoutMs / 1000)} s: wait for it, or delete the file if that process is gone.`,
+        { retriable: true },
+      );
     }
     await sleep(200);
   }

@@ -150,7 +150,12 @@ export function tail(path: string, lines = 30): string {
     const length = Math.min(size, 64 * 1024);
     const buffer = Buffer.alloc(length);
     readSync(fd, buffer, 0, length, size - length);
-    return buffer.toString('utf8').split('\n').filter((l) => l.trim() !== '').slice(-lines).join('\n');
+    return buffer
+      .toString('utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(-lines)
+      .join('\n');
   } finally {
     closeSync(fd);
   }

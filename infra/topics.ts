@@ -26,14 +26,50 @@ const SEVEN_DAYS_MS = String(7 * 24 * 60 * 60 * 1000);
 export const topicSpecs: readonly TopicSpec[] = [
   { name: 'env.steps', partitions: 4, configs: FOREVER, key: 'groupId', description: 'one event per environment step; keyed by group so a group stays in order on one partition' },
   { name: 'trajectories', partitions: 4, configs: FOREVER, key: 'groupId', description: 'finished (or abandoned) episodes with their steps' },
-  { name: 'samples', partitions: 4, configs: { 'cleanup.policy': 'delete', 'retention.ms': SEVEN_DAYS_MS }, key: 'groupId', description: 'training samples with advantages, read by the learner' },
+  {
+    name: 'samples',
+    partitions: 4,
+    configs: { 'cleanup.policy': 'delete', 'retention.ms': SEVEN_DAYS_MS },
+    key: 'groupId',
+    description: 'training samples with advantages, read by the learner',
+  },
   { name: 'learner.steps', partitions: 1, configs: FOREVER, key: 'runId', description: 'one event per optimiser step (losses, KL, entropy, grad norm)' },
-  { name: 'policy.versions', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'runId', description: 'published policy weights; compacted so the latest version per run survives' },
+  {
+    name: 'policy.versions',
+    partitions: 1,
+    configs: { 'cleanup.policy': 'compact' },
+    key: 'runId',
+    description: 'published policy weights; compacted so the latest version per run survives',
+  },
   { name: 'alerts', partitions: 1, configs: FOREVER, key: 'runId', description: 'collapse early-warnings' },
-  { name: 'deadletter', partitions: 1, configs: FOREVER, key: 'the source message key', description: 'records a processor could not handle, with the reason and source topic/partition/offset' },
-  { name: 'rollout.stats', partitions: 1, configs: FOREVER, key: 'runId', description: 'rollout statistics per batch and per group (reward mean/std, in-group std, success, pass@k, pass^k)' },
-  { name: 'evaluations', partitions: 1, configs: FOREVER, key: 'runId', description: 'held-out evaluations of policy versions (greedy success beside the random policy on the same tasks)' },
-  { name: 'processors.state', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'consumer group|run|episode', description: "episodes the processors already turned into output; written in their transactions (exactly-once output)" },
+  {
+    name: 'deadletter',
+    partitions: 1,
+    configs: FOREVER,
+    key: 'the source message key',
+    description: 'records a processor could not handle, with the reason and source topic/partition/offset',
+  },
+  {
+    name: 'rollout.stats',
+    partitions: 1,
+    configs: FOREVER,
+    key: 'runId',
+    description: 'rollout statistics per batch and per group (reward mean/std, in-group std, success, pass@k, pass^k)',
+  },
+  {
+    name: 'evaluations',
+    partitions: 1,
+    configs: FOREVER,
+    key: 'runId',
+    description: 'held-out evaluations of policy versions (greedy success beside the random policy on the same tasks)',
+  },
+  {
+    name: 'processors.state',
+    partitions: 1,
+    configs: { 'cleanup.policy': 'compact' },
+    key: 'consumer group|run|episode',
+    description: 'episodes the processors already turned into output; written in their transactions (exactly-once output)',
+  },
   { name: 'schemas', partitions: 1, configs: { 'cleanup.policy': 'compact' }, key: 'schema fingerprint', description: 'the Avro schema registry' },
 ];
 
@@ -82,7 +118,8 @@ export function describeDifferences(differences: readonly TopicDiff[]): string[]
   const lines: string[] = [];
   for (const d of differences) {
     if (d.extraPartitions > 0) lines.push(`${d.topic}: has ${d.extraPartitions} more partition(s) than the spec (kept)`);
-    for (const c of d.configs) lines.push(`${d.topic}: ${c.name}=${c.have ?? '(unset)'} but the spec says ${c.want} (not changed; alter it with kafka-configs if you want the spec's value)`);
+    for (const c of d.configs)
+      lines.push(`${d.topic}: ${c.name}=${c.have ?? '(unset)'} but the spec says ${c.want} (not changed; alter it with kafka-configs if you want the spec's value)`);
   }
   return lines;
 }
@@ -149,7 +186,10 @@ async function ensureTopicsOnce(config: TrajflowConfig, admin: Admin | undefined
         })),
       });
     }
-    const states = await readState(client, present.map((p) => p.topic));
+    const states = await readState(
+      client,
+      present.map((p) => p.topic),
+    );
     const partitionsAdded: EnsureTopicsReport['partitionsAdded'] = [];
     const differences: TopicDiff[] = [];
     const toGrow: { topic: string; count: number }[] = [];
@@ -167,7 +207,10 @@ async function ensureTopicsOnce(config: TrajflowConfig, admin: Admin | undefined
     return { created: missing.map((m) => m.topic), existing: present.map((p) => p.topic), partitionsAdded, differences };
   } catch (error) {
     if (error instanceof ServiceError) throw error;
-    throw new ServiceError(`could not create or check topics on ${config.kafka.brokers.join(',')}: ${(error as Error).message}. Is the broker up ('trajflow status')?`, { retriable: true, cause: error });
+    throw new ServiceError(`could not create or check topics on ${config.kafka.brokers.join(',')}: ${(error as Error).message}. Is the broker up ('trajflow status')?`, {
+      retriable: true,
+      cause: error,
+    });
   } finally {
     if (own) await client.disconnect().catch(() => undefined);
   }

@@ -50,7 +50,9 @@ async function tryBackend(choice: Exclude<BackendChoice, 'auto'>): Promise<Backe
     try {
       await import(NATIVE[choice]);
     } catch {
-      throw new ConfigError(`backend ${choice} needs ${NATIVE[choice]}, which is not installed; npm install ${NATIVE[choice]} (needs access to Google's storage) or use --backend wasm`);
+      throw new ConfigError(
+        `backend ${choice} needs ${NATIVE[choice]}, which is not installed; npm install ${NATIVE[choice]} (needs access to Google's storage) or use --backend wasm`,
+      );
     }
     if (!(await tf.setBackend('tensorflow'))) throw new ConfigError(`${NATIVE[choice]} is installed but its backend did not start`);
     await tf.ready();

@@ -13,9 +13,30 @@ import { MODEL_DEFAULTS } from './model/config.js';
 import { OPTIMIZER_DEFAULTS } from './train/config.js';
 
 const FLAGS = [
-  '--run-id', '--env', '--updates', '--batch-tokens', '--min-samples', '--max-wait-ms', '--max-staleness', '--lr', '--epochs',
-  '--minibatches', '--temperature', '--backend', '--width', '--layers', '--heads', '--context', '--seed', '--model', '--optimizer', '--loss',
-  '--template-every', '--template-pairs', '--env-options', '--batch-timeout-ms',
+  '--run-id',
+  '--env',
+  '--updates',
+  '--batch-tokens',
+  '--min-samples',
+  '--max-wait-ms',
+  '--max-staleness',
+  '--lr',
+  '--epochs',
+  '--minibatches',
+  '--temperature',
+  '--backend',
+  '--width',
+  '--layers',
+  '--heads',
+  '--context',
+  '--seed',
+  '--model',
+  '--optimizer',
+  '--loss',
+  '--template-every',
+  '--template-pairs',
+  '--env-options',
+  '--batch-timeout-ms',
 ] as const;
 const USAGE =
   'trajflow learner --run-id R [--env FrozenLake] [--updates N] [--batch-tokens 4096] [--min-samples 8] [--max-wait-ms 2000] ' +
@@ -33,7 +54,9 @@ export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInpu
   // The JSON flags give whole parts of the config; the single-value flags below win over them.
   const parts = {
     model: jsonObjectFlag('model', f['--model'], { example: '{"width":128}', known: Object.keys(MODEL_DEFAULTS) }) as Partial<LearnerConfigInput['model']>,
-    optimizer: jsonObjectFlag('optimizer', f['--optimizer'], { example: '{"warmupUpdates":10}', known: Object.keys(OPTIMIZER_DEFAULTS) }) as Partial<LearnerConfigInput['optimizer']>,
+    optimizer: jsonObjectFlag('optimizer', f['--optimizer'], { example: '{"warmupUpdates":10}', known: Object.keys(OPTIMIZER_DEFAULTS) }) as Partial<
+      LearnerConfigInput['optimizer']
+    >,
     // The loss config refuses unknown keys itself (buildPolicyLossConfig).
     ...(f['--loss'] === undefined ? {} : { loss: jsonObjectFlag('loss', f['--loss'], { example: '{"entropyCoeff":0.001}' }) as LearnerConfigInput['loss'] }),
   };
@@ -41,22 +64,41 @@ export function learnerInputFromArgs(args: readonly string[]): LearnerConfigInpu
   if (runId === undefined) throw new ConfigError(`--run-id is required (the actors' run id); usage: ${USAGE}`);
   const pick = <T>(value: T | undefined) => (value === undefined ? {} : value);
   const int = (name: string, raw: string | undefined) => (raw === undefined ? undefined : positiveInt(name, raw, 0));
-  const model = { ...parts.model, ...strip({ width: int('width', f['--width']), layers: int('layers', f['--layers']), heads: int('heads', f['--heads']), contextLength: int('context', f['--context']), seed: f['--seed'] === undefined ? undefined : Number(f['--seed']) }) };
-  const optimizer = { ...parts.optimizer, ...strip({ learningRate: numberFlag('lr', f['--lr'], { positive: true }), epochs: int('epochs', f['--epochs']), minibatches: int('minibatches', f['--minibatches']), temperature: numberFlag('temperature', f['--temperature'], { positive: true }) }) };
+  const model = {
+    ...parts.model,
+    ...strip({
+      width: int('width', f['--width']),
+      layers: int('layers', f['--layers']),
+      heads: int('heads', f['--heads']),
+      contextLength: int('context', f['--context']),
+      seed: f['--seed'] === undefined ? undefined : Number(f['--seed']),
+    }),
+  };
+  const optimizer = {
+    ...parts.optimizer,
+    ...strip({
+      learningRate: numberFlag('lr', f['--lr'], { positive: true }),
+      epochs: int('epochs', f['--epochs']),
+      minibatches: int('minibatches', f['--minibatches']),
+      temperature: numberFlag('temperature', f['--temperature'], { positive: true }),
+    }),
+  };
   return {
     ...(parts.loss ? { loss: parts.loss } : {}),
     runId,
-    ...pick(strip({
-      envName: f['--env'],
-      envOptions: f['--env-options'] === undefined ? undefined : jsonObjectFlag('env-options', f['--env-options'], { example: '{"slippery":false}' }),
-      batchTimeoutMs: int('batch-timeout-ms', f['--batch-timeout-ms']),
-      maxUpdates: int('updates', f['--updates']),
-      batchTokens: int('batch-tokens', f['--batch-tokens']),
-      minSamples: int('min-samples', f['--min-samples']),
-      maxWaitMs: f['--max-wait-ms'] === undefined ? undefined : Number(f['--max-wait-ms']),
-      maxStaleness: f['--max-staleness'] === undefined ? undefined : Number(f['--max-staleness']),
-      backend: f['--backend'] === undefined ? undefined : parseBackendChoice(f['--backend']),
-    })),
+    ...pick(
+      strip({
+        envName: f['--env'],
+        envOptions: f['--env-options'] === undefined ? undefined : jsonObjectFlag('env-options', f['--env-options'], { example: '{"slippery":false}' }),
+        batchTimeoutMs: int('batch-timeout-ms', f['--batch-timeout-ms']),
+        maxUpdates: int('updates', f['--updates']),
+        batchTokens: int('batch-tokens', f['--batch-tokens']),
+        minSamples: int('min-samples', f['--min-samples']),
+        maxWaitMs: f['--max-wait-ms'] === undefined ? undefined : Number(f['--max-wait-ms']),
+        maxStaleness: f['--max-staleness'] === undefined ? undefined : Number(f['--max-staleness']),
+        backend: f['--backend'] === undefined ? undefined : parseBackendChoice(f['--backend']),
+      }),
+    ),
     model,
     optimizer,
     templateCollapse: strip({
@@ -81,12 +123,16 @@ export const learnerCommand: Command = {
     try {
       const run = await startLearner(backbone, config, {
         onStep: (step, version) =>
-          console.error(`learner: update ${step.step} → v${version.version}  loss ${step.totalLoss.toFixed(4)}  entropy ${step.entropy.toFixed(3)}  grad ${step.gradNormPreClip.toFixed(3)}  ${step.samples} samples ${step.tokens} tokens  ${step.durationMs.toFixed(0)} ms  staleness ${step.stalenessMean.toFixed(2)} (max ${step.stalenessMax})  dropped stale ${step.metrics.droppedStale ?? 0}`),
+          console.error(
+            `learner: update ${step.step} → v${version.version}  loss ${step.totalLoss.toFixed(4)}  entropy ${step.entropy.toFixed(3)}  grad ${step.gradNormPreClip.toFixed(3)}  ${step.samples} samples ${step.tokens} tokens  ${step.durationMs.toFixed(0)} ms  staleness ${step.stalenessMean.toFixed(2)} (max ${step.stalenessMax})  dropped stale ${step.metrics.droppedStale ?? 0}`,
+          ),
       });
       const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });
       try {
         const stats = await run.done;
-        console.log(`learner: stopped at v${stats.version} after ${stats.updates} updates (${stats.samplesTrained} samples trained, ${stats.droppedStale} stale dropped, ${stats.duplicates} duplicates)`);
+        console.log(
+          `learner: stopped at v${stats.version} after ${stats.updates} updates (${stats.samplesTrained} samples trained, ${stats.droppedStale} stale dropped, ${stats.duplicates} duplicates)`,
+        );
       } finally {
         release();
       }

@@ -36,8 +36,7 @@ export function assertAligned(group: Group): void {
     if (reward.perStep.length !== group.trajectories[i]!.steps.length) {
       throw new TrajflowError(
         'GROUP',
-        `group ${group.groupId}, trajectory ${group.trajectories[i]!.episodeId}: ${reward.perStep.length} step rewards for ` +
-          `${group.trajectories[i]!.steps.length} steps.`,
+        `group ${group.groupId}, trajectory ${group.trajectories[i]!.episodeId}: ${reward.perStep.length} step rewards for ` + `${group.trajectories[i]!.steps.length} steps.`,
       );
     }
   });

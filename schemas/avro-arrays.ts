@@ -18,7 +18,6 @@ import type { Tap } from './tap.js';
 
 export type { Tap } from './tap.js';
 
-
 export interface Item {
   _read(tap: Tap): unknown;
   _skip(tap: Tap): void;
@@ -31,11 +30,7 @@ export class CorruptBlockError extends Error {
     readonly count: number,
     readonly remaining: number,
   ) {
-    super(
-      remaining < 0
-        ? `block count ${count} read past the end of the datum`
-        : `corrupt block count ${count} with only ${remaining} bytes left`,
-    );
+    super(remaining < 0 ? `block count ${count} read past the end of the datum` : `corrupt block count ${count} with only ${remaining} bytes left`);
   }
 }
 

@@ -12,18 +12,7 @@
 // They rely on avsc 5.7 internals; test/schemas/codec-errors.unit.spec.ts and the round-trip tests
 // fail if an avsc upgrade breaks them.
 import avsc from 'avsc';
-import {
-  LITTLE_ENDIAN,
-  readArray,
-  readFloatArray,
-  readIntArray,
-  readMap,
-  skipArray,
-  skipMap,
-  writeFloatArray,
-  writeIntArray,
-  zeroSizeItems,
-} from './avro-arrays.js';
+import { LITTLE_ENDIAN, readArray, readFloatArray, readIntArray, readMap, skipArray, skipMap, writeFloatArray, writeIntArray, zeroSizeItems } from './avro-arrays.js';
 
 import { readString, writeMap, writeString } from './avro-strings.js';
 

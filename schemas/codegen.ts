@@ -53,7 +53,7 @@ export function generateTypes(dir: string = defaultSchemasDir): string {
     '/** Every event name, in folder order. */',
     `export const eventNames: readonly EventName[] = [${events.map((e) => `'${e.event}'`).join(', ')}];`,
     '',
-    '/** The Avro full name of each event\'s record. */',
+    "/** The Avro full name of each event's record. */",
     'export const recordNames: { readonly [N in EventName]: string } = {',
     ...events.map((e) => `  ${e.event}: '${e.fullName}',`),
     '};',
@@ -114,9 +114,7 @@ function recordInterface(obj: Record<string, unknown>, namespace: string, out: G
     body.push(`  ${field.name as string}: ${tsType(field.type, inner, out)};`);
   }
   // Nested records are pushed by tsType above, so they come before the record that uses them.
-  out.interfaces.push(
-    [...(typeof obj.doc === 'string' ? [docComment(obj.doc)] : []), `export interface ${tsName} {`, ...body, '}', ''].join('\n'),
-  );
+  out.interfaces.push([...(typeof obj.doc === 'string' ? [docComment(obj.doc)] : []), `export interface ${tsName} {`, ...body, '}', ''].join('\n'));
   return tsName;
 }
 

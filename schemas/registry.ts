@@ -61,8 +61,7 @@ export class SchemaRegistry {
     for (const file of listSchemaFiles(dir)) {
       if (!isEventName(file.event)) {
         throw new SchemaError(
-          `${file.path}: '${file.event}' is not a known event (${eventNames.join(', ')}); ` +
-            'after adding an event folder run `node --import tsx schemas/codegen.ts`',
+          `${file.path}: '${file.event}' is not a known event (${eventNames.join(', ')}); after adding an event folder run \`node --import tsx schemas/codegen.ts\``,
         );
       }
       registry.addVersion(file.event, file.version, readFileSync(file.path, 'utf8'));

@@ -23,9 +23,27 @@ import { validateStepScalars } from './validate.js';
 
 /** The step v1 fields, in order: the layout this file walks. */
 const STEP_FIELDS = [
-  'eventId', 'runId', 'envName', 'envVersion', 'groupId', 'episodeId', 'stepIndex', 'observation', 'observationTokenIds',
-  'action', 'actionTokenIds', 'actionLogProbs', 'policyVersion', 'reward', 'terminated', 'truncated', 'actionValid',
-  'stateKey', 'metrics', 'info', 'eventTimeMs',
+  'eventId',
+  'runId',
+  'envName',
+  'envVersion',
+  'groupId',
+  'episodeId',
+  'stepIndex',
+  'observation',
+  'observationTokenIds',
+  'action',
+  'actionTokenIds',
+  'actionLogProbs',
+  'policyVersion',
+  'reward',
+  'terminated',
+  'truncated',
+  'actionValid',
+  'stateKey',
+  'metrics',
+  'info',
+  'eventTimeMs',
 ] as const;
 const F = Object.fromEntries(STEP_FIELDS.map((name, i) => [name, i])) as { [K in (typeof STEP_FIELDS)[number]]: number };
 
@@ -210,14 +228,41 @@ export class WireStepReader {
     const eventTimeMs = f[F.eventTimeMs]!._read(tap) as number;
     if (tap.pos !== bytes.length) return null; // truncated, or trailing bytes
     const layout: StepLayout = {
-      stepStart, stepEnd, validStart, validEnd, timeStart, timeEnd: tap.pos,
-      observationTokenCount, observationTokensStart, observationTokensEnd,
-      actionTokenCount, actionTokensStart, actionTokensEnd,
-      logProbsStart, logProbsEnd,
+      stepStart,
+      stepEnd,
+      validStart,
+      validEnd,
+      timeStart,
+      timeEnd: tap.pos,
+      observationTokenCount,
+      observationTokensStart,
+      observationTokensEnd,
+      actionTokenCount,
+      actionTokensStart,
+      actionTokensEnd,
+      logProbsStart,
+      logProbsEnd,
     };
     const step = new WireStep(
-      eventId, runId, envName, envVersion, groupId, episodeId, stepIndex, policyVersion, reward, terminated, truncated, actionValid,
-      stateKey, metrics, info, eventTimeMs, bytes, layout, f,
+      eventId,
+      runId,
+      envName,
+      envVersion,
+      groupId,
+      episodeId,
+      stepIndex,
+      policyVersion,
+      reward,
+      terminated,
+      truncated,
+      actionValid,
+      stateKey,
+      metrics,
+      info,
+      eventTimeMs,
+      bytes,
+      layout,
+      f,
     );
     return validateStepScalars(step).ok ? step : null;
   }

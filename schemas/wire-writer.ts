@@ -85,8 +85,23 @@ export class WireEventWriter {
 }
 
 const TRAJECTORY_FIELDS = [
-  'runId', 'envName', 'envVersion', 'groupId', 'episodeId', 'outcome', 'stepCount', 'totalReward', 'success', 'invalidActions',
-  'gapCount', 'minPolicyVersion', 'maxPolicyVersion', 'firstEventTimeMs', 'lastEventTimeMs', 'steps', 'metrics',
+  'runId',
+  'envName',
+  'envVersion',
+  'groupId',
+  'episodeId',
+  'outcome',
+  'stepCount',
+  'totalReward',
+  'success',
+  'invalidActions',
+  'gapCount',
+  'minPolicyVersion',
+  'maxPolicyVersion',
+  'firstEventTimeMs',
+  'lastEventTimeMs',
+  'steps',
+  'metrics',
 ] as const;
 const STEPS = TRAJECTORY_FIELDS.indexOf('steps');
 

@@ -27,7 +27,12 @@ export async function compileAssemblyScript(name, text) {
 
 export const KERNELS = [
   { source: '../learner/kernels/batch-matmul.wat', out: '../learner/kernels/batch-matmul.wasm.ts', constant: 'BATCH_MATMUL_WASM_BASE64', compile: (text) => compileWat(text) },
-  { source: '../storage/sink/step-walk.as.ts', out: '../storage/sink/step-walk.wasm.ts', constant: 'STEP_WALK_WASM_BASE64', compile: (text) => compileAssemblyScript('step-walk.ts', text) },
+  {
+    source: '../storage/sink/step-walk.as.ts',
+    out: '../storage/sink/step-walk.wasm.ts',
+    constant: 'STEP_WALK_WASM_BASE64',
+    compile: (text) => compileAssemblyScript('step-walk.ts', text),
+  },
 ];
 
 /** A kernel's source compiled, as base64. */
@@ -40,7 +45,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   for (const kernel of KERNELS) {
     const base64 = await compiledKernel(kernel.constant);
     const bytes = Buffer.from(base64, 'base64').length;
-    const lines = base64.match(/.{1,100}/g).map((line) => `  '${line}' +`).join('\n');
+    const lines = base64
+      .match(/.{1,100}/g)
+      .map((line) => `  '${line}' +`)
+      .join('\n');
     const outPath = new URL(kernel.out, import.meta.url);
     writeFileSync(
       outPath,

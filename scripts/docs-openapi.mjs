@@ -17,7 +17,10 @@ function deref(doc, value) {
 }
 
 const refName = (value) => (value && typeof value.$ref === 'string' ? value.$ref.split('/').pop() : undefined);
-const cell = (text) => String(text ?? '').replace(/\|/g, '\\|').replace(/\n+/g, ' ');
+const cell = (text) =>
+  String(text ?? '')
+    .replace(/\|/g, '\\|')
+    .replace(/\n+/g, ' ');
 const code = (value) => `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
 const firstParagraph = (text) => String(text ?? '').split('\n\n')[0];
 
@@ -34,7 +37,8 @@ function typeText(doc, schema) {
   let text;
   if (schema.enum) text = schema.enum.map(code).join(', ');
   else if (types.includes('array')) text = `list of ${typeText(doc, schema.items)}${types.includes('null') ? ' or null' : ''}`;
-  else if (types[0] === 'object' && schema.additionalProperties && typeof schema.additionalProperties === 'object') text = `object of ${typeText(doc, schema.additionalProperties)}`;
+  else if (types[0] === 'object' && schema.additionalProperties && typeof schema.additionalProperties === 'object')
+    text = `object of ${typeText(doc, schema.additionalProperties)}`;
   else text = types.join(' or ');
   if (schema.format === 'binary') text = 'bytes';
   if (schema.minimum !== undefined && schema.maximum !== undefined) text += ` ${schema.minimum}…${schema.maximum}`;
@@ -78,7 +82,10 @@ function operationSection(doc, path, method, op) {
   }
   if (op.requestBody) {
     lines.push('Request body:', '');
-    for (const [mediaType, media] of Object.entries(op.requestBody.content)) lines.push(`- \`${mediaType}\`: ${cell(typeText(doc, media.schema))}${deref(doc, media.schema).description && !refName(media.schema) ? ` — ${cell(deref(doc, media.schema).description)}` : ''}`);
+    for (const [mediaType, media] of Object.entries(op.requestBody.content))
+      lines.push(
+        `- \`${mediaType}\`: ${cell(typeText(doc, media.schema))}${deref(doc, media.schema).description && !refName(media.schema) ? ` — ${cell(deref(doc, media.schema).description)}` : ''}`,
+      );
     lines.push('');
   }
   lines.push('| status | body | when |', '|---|---|---|');
@@ -154,7 +161,13 @@ function render(doc) {
     '',
     '| method | path | summary | authentication |',
     '|---|---|---|---|',
-    ...operations.map(({ path, method, op }) => `| ${method.toUpperCase()} | [\`${path}\`](#${`${method}-${path}`.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-')}) | ${cell(op.summary)} | ${authOf(op)} |`),
+    ...operations.map(
+      ({ path, method, op }) =>
+        `| ${method.toUpperCase()} | [\`${path}\`](#${`${method}-${path}`
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-')}) | ${cell(op.summary)} | ${authOf(op)} |`,
+    ),
     '',
     '## Authentication',
     '',

@@ -61,7 +61,9 @@ function replaceOnce(text, from, to, file) {
   return text.replace(from, to);
 }
 
-patch(join('src', 'consumer', 'filterAbortedMessages.js'), () => `// ${MARK} (kafkajs ${version}): every aborted transaction whose first offset was reached is active.
+patch(
+  join('src', 'consumer', 'filterAbortedMessages.js'),
+  () => `// ${MARK} (kafkajs ${version}): every aborted transaction whose first offset was reached is active.
 const Long = require('../utils/long')
 const ABORTED_MESSAGE_KEY = Buffer.from([0, 0, 0, 0])
 
@@ -86,7 +88,8 @@ module.exports = ({ messages, abortedTransactions }) => {
     return !(inTransaction && active.has(String(producerId)))
   })
 }
-`);
+`,
+);
 
 patch(join('src', 'protocol', 'encoder.js'), (text) => {
   const file = 'encoder.js';
@@ -101,7 +104,9 @@ patch(join('src', 'protocol', 'encoder.js'), (text) => {
 // buffer, 4.4 GB/s at 4 KB; below ≈ 200 bytes the N-API call costs more than it saves, hence the threshold.
 const NATIVE_CRC_MIN_BYTES = 256;
 
-patch(join('src', 'protocol', 'recordBatch', 'crc32C', 'crc32C.js'), () => `// ${MARK} [native-crc] (kafkajs ${version}): CRC-32C (Castagnoli), slicing-by-8,
+patch(
+  join('src', 'protocol', 'recordBatch', 'crc32C', 'crc32C.js'),
+  () => `// ${MARK} [native-crc] (kafkajs ${version}): CRC-32C (Castagnoli), slicing-by-8,
 // and from ${NATIVE_CRC_MIN_BYTES} bytes on the CPU's CRC-32C instruction through @node-rs/crc32 where it has a binary.
 const POLY = 0x82f63b78
 const T = new Int32Array(8 * 256)
@@ -143,13 +148,17 @@ const crc32C = native === null ? sliced : buffer => (buffer.length >= ${NATIVE_C
 crc32C.native = native !== null
 
 module.exports = crc32C
-`, 'native-crc');
+`,
+  'native-crc',
+);
 
-patch(join('src', 'protocol', 'encoder.js'), (text) => {
-  const file = 'encoder.js';
-  let out = replaceOnce(
-    text,
-    `  writeUVarInt(value) {
+patch(
+  join('src', 'protocol', 'encoder.js'),
+  (text) => {
+    const file = 'encoder.js';
+    let out = replaceOnce(
+      text,
+      `  writeUVarInt(value) {
     const byteArray = []
     while ((value & UNSIGNED_INT32_MAX_NUMBER) !== 0) {
       byteArray.push((value & OTHER_BITS) | MOST_SIGNIFICANT_BIT)
@@ -159,7 +168,7 @@ patch(join('src', 'protocol', 'encoder.js'), (text) => {
     this.writeBufferInternal(Buffer.from(byteArray))
     return this
   }`,
-    `  writeUVarInt(value) {
+      `  writeUVarInt(value) {
     // ${MARK} [varint]: written in place (at most 5 bytes), not through Buffer.from(array)
     this.ensureAvailable(5)
     const buf = this.buf
@@ -172,74 +181,91 @@ patch(join('src', 'protocol', 'encoder.js'), (text) => {
     this.offset = offset
     return this
   }`,
-    file,
-  );
-  out = replaceOnce(
-    out,
-    `  writeVarLong(value) {
+      file,
+    );
+    out = replaceOnce(
+      out,
+      `  writeVarLong(value) {
     const byteArray = []`,
-    `  writeVarLong(value) {
+      `  writeVarLong(value) {
     // a number within 32 bits zigzags the same in 32 and 64 bits: no Long objects
     if (typeof value === 'number' && (value | 0) === value) return this.writeUVarInt(Encoder.encodeZigZag(value))
     const byteArray = []`,
-    file,
-  );
-  out = replaceOnce(
-    out,
-    `  static sizeOfVarLong(value) {
+      file,
+    );
+    out = replaceOnce(
+      out,
+      `  static sizeOfVarLong(value) {
     let longValue`,
-    `  static sizeOfVarLong(value) {
+      `  static sizeOfVarLong(value) {
     if (typeof value === 'number' && (value | 0) === value) return Encoder.sizeOfVarInt(value)
     let longValue`,
-    file,
-  );
-  // room for every part of an array at once, instead of growing (and copying) part by part
-  out = replaceOnce(
-    out,
-    `    value.forEach(v => {
+      file,
+    );
+    // room for every part of an array at once, instead of growing (and copying) part by part
+    out = replaceOnce(
+      out,
+      `    value.forEach(v => {
       this.writeBufferInternal(v.buffer)
     })`,
-    `    let total = 0
+      `    let total = 0
     for (const v of value) total += v.offset
     this.ensureAvailable(total)
     value.forEach(v => {
       this.writeBufferInternal(v.buffer)
     })`,
-    file,
-  );
-  return out;
-}, 'varint');
+      file,
+    );
+    return out;
+  },
+  'varint',
+);
 
-patch(join('src', 'protocol', 'recordBatch', 'record', 'v0', 'index.js'), (text) =>
-  replaceOnce(
-    text,
-    `  return new Encoder()
+patch(
+  join('src', 'protocol', 'recordBatch', 'record', 'v0', 'index.js'),
+  (text) =>
+    replaceOnce(
+      text,
+      `  return new Encoder()
     .writeVarInt(sizeOfBody)`,
-    `  // ${MARK} [record-size]: allocated at its final size (length varint ≤ 5 bytes + body), no growth copies
+      `  // ${MARK} [record-size]: allocated at its final size (length varint ≤ 5 bytes + body), no growth copies
   return new Encoder(sizeOfBody + 5)
     .writeVarInt(sizeOfBody)`,
-    'record/v0/index.js',
-  ), 'record-size');
+      'record/v0/index.js',
+    ),
+  'record-size',
+);
 
-patch(join('src', 'protocol', 'recordBatch', 'v0', 'index.js'), (text) => {
-  const file = 'recordBatch/v0/index.js';
-  let out = replaceOnce(
-    text,
-    `  const batchBody = new Encoder()`,
-    `  // ${MARK} [batch-size]: the body is allocated at its final size when the records are not compressed
+patch(
+  join('src', 'protocol', 'recordBatch', 'v0', 'index.js'),
+  (text) => {
+    const file = 'recordBatch/v0/index.js';
+    let out = replaceOnce(
+      text,
+      `  const batchBody = new Encoder()`,
+      `  // ${MARK} [batch-size]: the body is allocated at its final size when the records are not compressed
   const batchBody = new Encoder(
     compression === Compression.None && records.every(r => r != null && typeof r.offset === 'number')
       ? 40 + records.reduce((size, r) => size + r.offset, 0)
       : undefined
   )`,
-    file,
-  );
-  out = replaceOnce(out, `  const batch = new Encoder()`, `  const batch = new Encoder(batchBody.offset + 9)`, file);
-  out = replaceOnce(out, `  return new Encoder().writeInt64(firstOffset).writeBytes(batch.buffer)`, `  return new Encoder(batch.offset + 12).writeInt64(firstOffset).writeBytes(batch.buffer)`, file);
-  return out;
-}, 'batch-size');
+      file,
+    );
+    out = replaceOnce(out, `  const batch = new Encoder()`, `  const batch = new Encoder(batchBody.offset + 9)`, file);
+    out = replaceOnce(
+      out,
+      `  return new Encoder().writeInt64(firstOffset).writeBytes(batch.buffer)`,
+      `  return new Encoder(batch.offset + 12).writeInt64(firstOffset).writeBytes(batch.buffer)`,
+      file,
+    );
+    return out;
+  },
+  'batch-size',
+);
 
-patch(join('src', 'producer', 'groupMessagesPerPartition.js'), () => `// ${MARK} [group-linear] (kafkajs ${version}): messages grouped by partition in one pass, in order (the
+patch(
+  join('src', 'producer', 'groupMessagesPerPartition.js'),
+  () => `// ${MARK} [group-linear] (kafkajs ${version}): messages grouped by partition in one pass, in order (the
 // shipped reduce copied the partition's array at every message).
 module.exports = ({ topic, partitionMetadata, messages, partitioner }) => {
   if (partitionMetadata.length === 0) {
@@ -255,12 +281,16 @@ module.exports = ({ topic, partitionMetadata, messages, partitioner }) => {
   }
   return result
 }
-`, 'group-linear');
+`,
+  'group-linear',
+);
 
-patch(join('src', 'protocol', 'request.js'), (text) =>
-  replaceOnce(
-    text,
-    `  const requestPayload = new Encoder()
+patch(
+  join('src', 'protocol', 'request.js'),
+  (text) =>
+    replaceOnce(
+      text,
+      `  const requestPayload = new Encoder()
     .writeInt16(apiKey)
     .writeInt16(apiVersion)
     .writeInt32(correlationId)
@@ -268,7 +298,7 @@ patch(join('src', 'protocol', 'request.js'), (text) =>
     .writeEncoder(payload)
 
   return new Encoder().writeInt32(requestPayload.size()).writeEncoder(requestPayload)`,
-    `  // ${MARK} [framing]: size, header and payload written once into a buffer of their final size (the
+      `  // ${MARK} [framing]: size, header and payload written once into a buffer of their final size (the
   // shipped code copied the whole request twice, growing two encoders from 512 bytes)
   const size = 2 + 2 + 4 + 2 + (clientId == null ? 0 : Buffer.byteLength(clientId, 'utf8')) + payload.size()
   return new Encoder(size + 4)
@@ -278,32 +308,40 @@ patch(join('src', 'protocol', 'request.js'), (text) =>
     .writeInt32(correlationId)
     .writeString(clientId)
     .writeEncoder(payload)`,
-    'request.js',
-  ), 'framing');
+      'request.js',
+    ),
+  'framing',
+);
 
-patch(join('src', 'protocol', 'requests', 'produce', 'v3', 'request.js'), (text) =>
-  replaceOnce(
-    text,
-    `  return new Encoder()
+patch(
+  join('src', 'protocol', 'requests', 'produce', 'v3', 'request.js'),
+  (text) =>
+    replaceOnce(
+      text,
+      `  return new Encoder()
     .writeInt32(partition)
     .writeInt32(recordBatch.size())`,
-    `  // ${MARK} [partition-size]
+      `  // ${MARK} [partition-size]
   return new Encoder(recordBatch.size() + 8)
     .writeInt32(partition)
     .writeInt32(recordBatch.size())`,
-    'produce/v3/request.js',
-  ), 'partition-size');
+      'produce/v3/request.js',
+    ),
+  'partition-size',
+);
 
 // 4. Speed (fetch side, 2026-11-30): every fetched record's offset and timestamp were computed through Long
 // objects (parse the batch's first offset from its decimal string, add, format back), its timestamp delta read
 // as a Long byte by byte, and the consumer's batch parsed every offset into a Long again to compare it with
 // the fetched offset — ≈ 0.8 of ≈ 1.9 µs per record in kafkajs' fetch decoding. Below 2^53 those are now
 // plain numbers (the same decimal strings; anything larger takes the Long path as before).
-patch(join('src', 'protocol', 'recordBatch', 'record', 'v0', 'decoder.js'), (text) => {
-  const file = 'record/v0/decoder.js';
-  let out = replaceOnce(
-    text,
-    `  const timestampDelta = decoder.readVarLong()
+patch(
+  join('src', 'protocol', 'recordBatch', 'record', 'v0', 'decoder.js'),
+  (text) => {
+    const file = 'record/v0/decoder.js';
+    let out = replaceOnce(
+      text,
+      `  const timestampDelta = decoder.readVarLong()
   const timestamp =
     timestampType === TimestampTypes.LOG_APPEND_TIME && maxTimestamp
       ? maxTimestamp
@@ -315,7 +353,7 @@ patch(join('src', 'protocol', 'recordBatch', 'record', 'v0', 'decoder.js'), (tex
   const offset = Long.fromValue(firstOffset)
     .add(offsetDelta)
     .toString()`,
-    `  // ${MARK} [fetch-decode]
+      `  // ${MARK} [fetch-decode]
   const timestampDelta = readSmallVarLong(decoder)
   const timestamp =
     timestampType === TimestampTypes.LOG_APPEND_TIME && maxTimestamp
@@ -324,9 +362,9 @@ patch(join('src', 'protocol', 'recordBatch', 'record', 'v0', 'decoder.js'), (tex
 
   const offsetDelta = decoder.readVarInt()
   const offset = addToDecimal(firstOffset, offsetDelta)`,
-    file,
-  );
-  out += `
+      file,
+    );
+    out += `
 // ${MARK} [fetch-decode]: a decimal string below 2^53 plus a number is added as numbers (every record of a
 // batch adds to the same first offset and timestamp, so the last base's parse is kept); anything else goes
 // through Long as before.
@@ -362,20 +400,24 @@ function readSmallVarLong(decoder) {
   return decoder.readVarLong()
 }
 `;
-  return out;
-}, 'fetch-decode');
+    return out;
+  },
+  'fetch-decode',
+);
 
-patch(join('src', 'consumer', 'batch.js'), (text) => {
-  let out = replaceOnce(
-    text,
-    `    this.messagesWithinOffset = this.rawMessages.filter(message =>
+patch(
+  join('src', 'consumer', 'batch.js'),
+  (text) => {
+    let out = replaceOnce(
+      text,
+      `    this.messagesWithinOffset = this.rawMessages.filter(message =>
       Long.fromValue(message.offset).gte(longFetchedOffset)
     )`,
-    `    // ${MARK} [fetch-offsets]
+      `    // ${MARK} [fetch-offsets]
     this.messagesWithinOffset = withinOffset(this.rawMessages, this.fetchedOffset, longFetchedOffset)`,
-    'consumer/batch.js',
-  );
-  out += `
+      'consumer/batch.js',
+    );
+    out += `
 // ${MARK} [fetch-offsets]: offsets below 2^53 (decimal strings of at most 15 digits) compare as numbers;
 // kafkajs parsed every message's offset into a Long.
 function withinOffset(messages, fetchedOffset, longFetchedOffset) {
@@ -387,8 +429,10 @@ function withinOffset(messages, fetchedOffset, longFetchedOffset) {
   return messages.filter(message => Long.fromValue(message.offset).gte(longFetchedOffset))
 }
 `;
-  return out;
-}, 'fetch-offsets');
+    return out;
+  },
+  'fetch-offsets',
+);
 
 // 5. Latency (processors' transactions, 2026-12-01): a transaction ran AddPartitionsToTxn → Produce →
 // AddOffsetsToTxn → TxnOffsetCommit → EndTxn, each waiting for the one before (p50 ≈ 17 + 10 + 4 ms at 5,000
@@ -399,37 +443,43 @@ function withinOffset(messages, fetchedOffset, longFetchedOffset) {
 // `onPartitionsAdded`: it adds every partition of the send to the transaction in one AddPartitionsToTxn (not
 // one per leader broker, which would be concurrent state changes), calls the hook once, and then produces —
 // the caller sends its offsets from the hook, beside the Produce. Without the hook nothing changes.
-patch(join('src', 'producer', 'messageProducer.js'), (text) =>
-  replaceOnce(
+patch(
+  join('src', 'producer', 'messageProducer.js'),
+  (text) =>
     replaceOnce(
-      text,
-      `  const sendBatch = async ({ acks = -1, timeout, compression, topicMessages = [] }) => {`,
-      `  // ${MARK} [partitions-added]: onPartitionsAdded, see sendMessages.js
+      replaceOnce(
+        text,
+        `  const sendBatch = async ({ acks = -1, timeout, compression, topicMessages = [] }) => {`,
+        `  // ${MARK} [partitions-added]: onPartitionsAdded, see sendMessages.js
   const sendBatch = async ({ acks = -1, timeout, compression, topicMessages = [], onPartitionsAdded }) => {`,
-      'messageProducer.js',
-    ),
-    `      compression,
+        'messageProducer.js',
+      ),
+      `      compression,
       topicMessages: mergedTopicMessages,
     })`,
-    `      compression,
+      `      compression,
       topicMessages: mergedTopicMessages,
       onPartitionsAdded,
     })`,
-    'messageProducer.js',
-  ), 'partitions-added');
+      'messageProducer.js',
+    ),
+  'partitions-added',
+);
 
-patch(join('src', 'producer', 'sendMessages.js'), (text) =>
-  replaceOnce(
+patch(
+  join('src', 'producer', 'sendMessages.js'),
+  (text) =>
     replaceOnce(
-      text,
-      `  return async ({ acks, timeout, compression, topicMessages }) => {`,
-      `  // ${MARK} [partitions-added]: a transactional send given onPartitionsAdded adds all its partitions in one
+      replaceOnce(
+        text,
+        `  return async ({ acks, timeout, compression, topicMessages }) => {`,
+        `  // ${MARK} [partitions-added]: a transactional send given onPartitionsAdded adds all its partitions in one
   // AddPartitionsToTxn, then calls the hook once (the caller's offsets go beside the Produce), then produces.
   return async ({ acks, timeout, compression, topicMessages, onPartitionsAdded }) => {`,
-      'sendMessages.js',
-    ),
-    `      const brokers = Array.from(responsePerBroker.keys())`,
-    `      if (onPartitionsAdded && eosManager.isTransactional()) {
+        'sendMessages.js',
+      ),
+      `      const brokers = Array.from(responsePerBroker.keys())`,
+      `      if (onPartitionsAdded && eosManager.isTransactional()) {
         await eosManager.addPartitionsToTransaction(
           Array.from(topicMetadata.entries()).map(([topic, { messagesPerPartition }]) => ({
             topic,
@@ -442,8 +492,10 @@ patch(join('src', 'producer', 'sendMessages.js'), (text) =>
       }
 
       const brokers = Array.from(responsePerBroker.keys())`,
-    'sendMessages.js',
-  ), 'partitions-added');
+      'sendMessages.js',
+    ),
+  'partitions-added',
+);
 
 // 6. Speed (the producers' worker thread, 2026-12-01: ≈ 10 % of it copying buffers, ≈ 14 % in GC, most of
 // that for the produce request's intermediate buffers): kafkajs built a produce request inside out — each
@@ -454,19 +506,21 @@ patch(join('src', 'producer', 'sendMessages.js'), (text) =>
 // all do) are now written in one pass into one buffer of their final size, each batch's CRC-32C computed in
 // place; anything else takes kafkajs' path. Same bytes (test/streams/kafkajs-patches.unit.spec.ts compares
 // the two paths).
-patch(join('src', 'protocol', 'requests', 'produce', 'v3', 'request.js'), (text) =>
-  replaceOnce(
-    text,
-    `  encode: async () => {
+patch(
+  join('src', 'protocol', 'requests', 'produce', 'v3', 'request.js'),
+  (text) =>
+    replaceOnce(
+      text,
+      `  encode: async () => {
     const encodeTopic = topicEncoder(compression)`,
-    `  encode: async () => {
+      `  encode: async () => {
     // ${MARK} [produce-one-pass]: see encodeInOnePass
     if (compression === Types.None && !module.exports.kafkajsPath && withoutHeaders(topicData)) {
       return encodeInOnePass({ acks, timeout, transactionalId, producerId, producerEpoch, topicData })
     }
     const encodeTopic = topicEncoder(compression)`,
-    'produce/v3/request.js',
-  ) +
+      'produce/v3/request.js',
+    ) +
     `
 // ${MARK} [produce-one-pass]: the request written in one pass into one buffer of its final size: the sizes
 // first (each partition's timestamps as partitionsEncoder takes them), then every field in order, each batch's
@@ -552,4 +606,6 @@ const encodeInOnePass = ({ acks, timeout, transactionalId, producerId, producerE
   })
   return encoder
 }
-`, 'produce-one-pass');
+`,
+  'produce-one-pass',
+);

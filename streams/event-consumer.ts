@@ -41,12 +41,7 @@ export function classifyDecodeError(error: unknown): Rejection | undefined {
   return error instanceof DecodeError ? { reason: error.reason, detail: error.message } : undefined;
 }
 
-export function createEventConsumer<N extends EventName>(
-  kafka: Kafka,
-  codec: EventCodec,
-  event: N,
-  options: EventConsumerOptions,
-): TopicConsumer<EventTypes[N]> {
+export function createEventConsumer<N extends EventName>(kafka: Kafka, codec: EventCodec, event: N, options: EventConsumerOptions): TopicConsumer<EventTypes[N]> {
   const { topic, wireSteps = false, ...rest } = options;
   return new TopicConsumer<EventTypes[N]>(kafka, {
     ...rest,

@@ -24,13 +24,15 @@ function kafkaLogLevel(): logLevel {
  */
 const EXPECTED_RETRY = /another concurrent operation on the same transaction was ongoing/;
 
-const logCreator = () => ({ namespace, level, log }: LogEntry) => {
-  const { message, error } = log as { message: string; error?: string };
-  if (level <= logLevel.WARN && EXPECTED_RETRY.test(`${message} ${error ?? ''}`) && kafkaLogLevel() < logLevel.DEBUG) return;
-  const line = `[kafkajs ${levelNames.get(level) ?? level}] ${namespace}: ${message}${error ? ` (${error})` : ''}`;
-  if (level <= logLevel.WARN) console.error(line);
-  else console.log(line);
-};
+const logCreator =
+  () =>
+  ({ namespace, level, log }: LogEntry) => {
+    const { message, error } = log as { message: string; error?: string };
+    if (level <= logLevel.WARN && EXPECTED_RETRY.test(`${message} ${error ?? ''}`) && kafkaLogLevel() < logLevel.DEBUG) return;
+    const line = `[kafkajs ${levelNames.get(level) ?? level}] ${namespace}: ${message}${error ? ` (${error})` : ''}`;
+    if (level <= logLevel.WARN) console.error(line);
+    else console.log(line);
+  };
 
 export interface KafkaClientOptions {
   readonly clientId?: string;

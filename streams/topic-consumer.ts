@@ -140,7 +140,12 @@ export class TopicConsumer<T> {
     const { maxInFlight = 5000, commitIntervalMs = 1000 } = options;
     if (options.topics.length === 0) throw new RangeError('TopicConsumer needs at least one topic');
     if (!(commitIntervalMs > 0)) throw new RangeError(`commitIntervalMs must be > 0, got ${commitIntervalMs}`);
-    this.gate = new InFlightGate(maxInFlight, () => this.tracker.inFlight, options.maxInFlightBytes ?? Infinity, () => this.bytesInFlight);
+    this.gate = new InFlightGate(
+      maxInFlight,
+      () => this.tracker.inFlight,
+      options.maxInFlightBytes ?? Infinity,
+      () => this.bytesInFlight,
+    );
     this.events$ = new Observable<Envelope<T>>((subscriber) => {
       if (this.subscriber) {
         subscriber.error(new Error('a TopicConsumer has one subscriber; share() the Observable to fan out'));

@@ -33,7 +33,8 @@ export function longFunctions(file: string, text: string, max: number): LongFunc
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const found: LongFunction[] = [];
   const visit = (node: ts.Node, owner: string): void => {
-    const isFunction = ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isArrowFunction(node) || ts.isFunctionExpression(node) || ts.isConstructorDeclaration(node);
+    const isFunction =
+      ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node) || ts.isArrowFunction(node) || ts.isFunctionExpression(node) || ts.isConstructorDeclaration(node);
     if (isFunction && node.body) {
       const first = source.getLineAndCharacterOfPosition(node.getStart()).line;
       const last = source.getLineAndCharacterOfPosition(node.end).line;

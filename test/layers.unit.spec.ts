@@ -29,7 +29,25 @@ function tree(files: Readonly<Record<string, string>>): string {
 }
 
 test('the sources follow the layer rules: no cycle, no import against the order, no production import of test/', () => {
-  const folders = ['api', 'bench', 'bin', 'cli', 'core', 'detectors', 'envs', 'infra', 'learner', 'processors', 'schemas', 'storage', 'streams', 'tokenizer', 'web', 'test', 'scripts'];
+  const folders = [
+    'api',
+    'bench',
+    'bin',
+    'cli',
+    'core',
+    'detectors',
+    'envs',
+    'infra',
+    'learner',
+    'processors',
+    'schemas',
+    'storage',
+    'streams',
+    'tokenizer',
+    'web',
+    'test',
+    'scripts',
+  ];
   const { status, output } = cruise(root, folders);
   assert.equal(status, 0, output);
   assert.match(output, /no dependency violations found/);

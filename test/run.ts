@@ -22,17 +22,15 @@ function findSpecs(dir: string): string[] {
   return found;
 }
 
-const files = findSpecs(join(root, 'test')).map((file) => relative(root, file)).sort();
+const files = findSpecs(join(root, 'test'))
+  .map((file) => relative(root, file))
+  .sort();
 if (files.length === 0) {
   console.error(`no test files for tiers ${wanted.join(', ')}`);
   process.exit(1);
 }
 // One file at a time: integration tests share a 2-core machine with the broker and ClickHouse.
-const result = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
-  { cwd: root, stdio: 'inherit' },
-);
+const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files], { cwd: root, stdio: 'inherit' });
 // Integration tests isolate themselves under `test.<name>.<time>.<random>` topic prefixes; on a long-lived
 // broker (a developer's) they would pile up run after run and slow it (see deleteTopicsUnder). A fresh
 // clone starts clean anyway. Only on trajflow's own broker: a cluster given by TRAJFLOW_KAFKA_BROKERS may

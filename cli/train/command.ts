@@ -43,7 +43,13 @@ export const trainCommand: Command = {
     const progress = new RunProgress(firstIteration);
     // Updates done (of --updates when given), drawn under the parts' lines on a terminal.
     const updates = updatesOf(s);
-    const bar = progressBar({ label: `train ${s.runId}`, ...(updates === undefined ? {} : { total: updates }), unit: 'updates', stream: process.stdout, intervalMs: process.stdout.isTTY ? 250 : 30_000 });
+    const bar = progressBar({
+      label: `train ${s.runId}`,
+      ...(updates === undefined ? {} : { total: updates }),
+      unit: 'updates',
+      stream: process.stdout,
+      intervalMs: process.stdout.isTTY ? 250 : 30_000,
+    });
     const parts = superviseParts(trainParts(s, updates), {
       write: (line) => {
         if (!isKafkaNoise(line)) bar.log(line);
@@ -102,7 +108,10 @@ function superviseParts(plans: readonly PartPlan[], hooks: PartHooks): Supervise
   let finish!: (outcome: Outcome) => void;
   const finished = new Promise<Outcome>((resolve) => (finish = resolve));
   const launch = (plan: PartPlan) => {
-    const part = startPart({ name: plan.name, args: plan.args(hooks.lastIteration()), ...(plan.show ? { show: plan.show } : {}), onLine: (line) => hooks.onLine(plan.name, line) }, hooks.write);
+    const part = startPart(
+      { name: plan.name, args: plan.args(hooks.lastIteration()), ...(plan.show ? { show: plan.show } : {}), onLine: (line) => hooks.onLine(plan.name, line) },
+      hooks.write,
+    );
     running.set(plan.name, part);
     void part.exited.then((code) => {
       const decision = supervision.exited(plan.name, code, stopping);

@@ -31,10 +31,30 @@ export function trainParts(s: TrainSettings, updates: number | undefined): PartP
   // The actors' steps name their iteration, so the processors make one rollout batch per iteration (closed by
   // its last group); these settings batch the groups of another producer in the same run alike.
   const batching = ['--max-batch-groups', String(s.groups), '--batch-window-ms', '5000'];
-  const evaluator: PartPlan[] = s.evalEvery > 0 ? [{ name: 'evaluator', args: () => ['--run-id', s.runId, '--every', String(s.evalEvery), '--tasks', String(s.evalTasks), ...(updates === undefined ? [] : ['--until-version', String(updates)])] }] : [];
+  const evaluator: PartPlan[] =
+    s.evalEvery > 0
+      ? [
+          {
+            name: 'evaluator',
+            args: () => [
+              '--run-id',
+              s.runId,
+              '--every',
+              String(s.evalEvery),
+              '--tasks',
+              String(s.evalTasks),
+              ...(updates === undefined ? [] : ['--until-version', String(updates)]),
+            ],
+          },
+        ]
+      : [];
   return [
     { name: 'sink', args: () => [], show: quietStartup },
-    { name: 'processors', args: () => ['--estimator', s.estimator, ...estimatorOptions, '--group-size', String(s.groupSize), ...batching, ...s.filters.flatMap((name) => ['--filter', name])], show: quietStartup },
+    {
+      name: 'processors',
+      args: () => ['--estimator', s.estimator, ...estimatorOptions, '--group-size', String(s.groupSize), ...batching, ...s.filters.flatMap((name) => ['--filter', name])],
+      show: quietStartup,
+    },
     { name: 'learner', args: () => learnerArgs(s, model), show: (line) => !line.startsWith('learner: config') },
     { name: 'detectors', args: () => ['--run-id', s.runId], show: (line) => /alert|error|Error/i.test(line) },
     ...evaluator,
@@ -43,8 +63,25 @@ export function trainParts(s: TrainSettings, updates: number | undefined): PartP
       name: 'actors',
       // A restarted actors process continues after the last iteration any earlier one started.
       args: (lastIteration) => [
-        '--env', s.env, '--run-id', s.runId, '--groups', String(s.groups), '--group-size', String(s.groupSize), '--max-staleness', s.maxStaleness, '--env-options', s.envOptions,
-        '--first-iteration', String(lastIteration + 1), '--progress-ms', '2000', ...model, '--seed', String(s.taskSeeds),
+        '--env',
+        s.env,
+        '--run-id',
+        s.runId,
+        '--groups',
+        String(s.groups),
+        '--group-size',
+        String(s.groupSize),
+        '--max-staleness',
+        s.maxStaleness,
+        '--env-options',
+        s.envOptions,
+        '--first-iteration',
+        String(lastIteration + 1),
+        '--progress-ms',
+        '2000',
+        ...model,
+        '--seed',
+        String(s.taskSeeds),
       ],
       show: (line) => !line.startsWith('actors: {'),
     },
@@ -53,8 +90,19 @@ export function trainParts(s: TrainSettings, updates: number | undefined): PartP
 
 function learnerArgs(s: TrainSettings, model: readonly string[]): string[] {
   return [
-    '--run-id', s.runId, '--env', s.env, '--env-options', s.envOptions, '--lr', String(s.lr), '--max-staleness', s.maxStaleness, ...model,
-    '--optimizer', JSON.stringify(s.preset.optimizer ?? {}),
+    '--run-id',
+    s.runId,
+    '--env',
+    s.env,
+    '--env-options',
+    s.envOptions,
+    '--lr',
+    String(s.lr),
+    '--max-staleness',
+    s.maxStaleness,
+    ...model,
+    '--optimizer',
+    JSON.stringify(s.preset.optimizer ?? {}),
     ...(s.preset.loss ? ['--loss', JSON.stringify(s.preset.loss)] : []),
     ...(s.updatesFlag ? ['--updates', s.updatesFlag] : []),
   ];

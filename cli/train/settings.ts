@@ -5,7 +5,22 @@ import { taskSeedBase } from '../../envs/seeds.js';
 import { nonNegativeInt, numberFlag, positiveInt } from '../../infra/cli/flags.js';
 import { TRAIN_PRESETS, type TrainPreset } from './presets.js';
 
-export const TRAIN_FLAGS = ['--env', '--run-id', '--estimator', '--filter', '--updates', '--groups', '--group-size', '--lr', '--max-staleness', '--port', '--env-options', '--seed', '--eval-every', '--eval-tasks'] as const;
+export const TRAIN_FLAGS = [
+  '--env',
+  '--run-id',
+  '--estimator',
+  '--filter',
+  '--updates',
+  '--groups',
+  '--group-size',
+  '--lr',
+  '--max-staleness',
+  '--port',
+  '--env-options',
+  '--seed',
+  '--eval-every',
+  '--eval-tasks',
+] as const;
 export type TrainFlags = Partial<Record<(typeof TRAIN_FLAGS)[number], string>>;
 
 export interface TrainSettings {
@@ -34,7 +49,10 @@ export interface TrainSettings {
 export function trainSettings(f: TrainFlags): TrainSettings {
   const env = f['--env'] ?? 'FrozenLake';
   const preset = TRAIN_PRESETS[env];
-  if (!preset) throw new ConfigError(`--env ${env}: trajflow train knows ${Object.keys(TRAIN_PRESETS).join(', ')}; for another environment start the parts yourself (trajflow actors|processors|learner)`);
+  if (!preset)
+    throw new ConfigError(
+      `--env ${env}: trajflow train knows ${Object.keys(TRAIN_PRESETS).join(', ')}; for another environment start the parts yourself (trajflow actors|processors|learner)`,
+    );
   const estimator = f['--estimator'] ?? preset.estimator;
   const runId = f['--run-id'] ?? `train-${env}-${estimator}`;
   const groups = positiveInt('groups', f['--groups'], preset.groups);
@@ -54,7 +72,24 @@ export function trainSettings(f: TrainFlags): TrainSettings {
   const evalEvery = nonNegativeInt('eval-every', f['--eval-every'], 10);
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
   const filters = f['--filter'] ? [f['--filter']] : preset.filters;
-  return { env, preset, estimator, runId, groups, groupSize, lr, maxStaleness, envOptions, seed, taskSeeds: taskSeedBase(seed), evalEvery, evalTasks, port: f['--port'] ?? '18080', filters, updatesFlag: f['--updates'] };
+  return {
+    env,
+    preset,
+    estimator,
+    runId,
+    groups,
+    groupSize,
+    lr,
+    maxStaleness,
+    envOptions,
+    seed,
+    taskSeeds: taskSeedBase(seed),
+    evalEvery,
+    evalTasks,
+    port: f['--port'] ?? '18080',
+    filters,
+    updatesFlag: f['--updates'],
+  };
 }
 
 /** The updates asked for (the progress bar's total, the evaluator's final version); undefined: until stopped. */

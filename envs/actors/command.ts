@@ -17,7 +17,23 @@ const USAGE =
   'trajflow actors [--env FrozenLake] [--groups 8] [--group-size 8] [--episodes N | --iterations N] [--run-id R] [--seed S] ' +
   '[--max-staleness K] [--env-options JSON] [--first-iteration I] [--progress-ms MS] [--policy transformer|random] [--temperature T] [--model JSON] [--shard i/n]';
 
-const FLAGS = ['--env', '--groups', '--group-size', '--episodes', '--iterations', '--run-id', '--seed', '--max-staleness', '--env-options', '--first-iteration', '--progress-ms', '--policy', '--temperature', '--model', '--shard'] as const;
+const FLAGS = [
+  '--env',
+  '--groups',
+  '--group-size',
+  '--episodes',
+  '--iterations',
+  '--run-id',
+  '--seed',
+  '--max-staleness',
+  '--env-options',
+  '--first-iteration',
+  '--progress-ms',
+  '--policy',
+  '--temperature',
+  '--model',
+  '--shard',
+] as const;
 type Flag = (typeof FLAGS)[number];
 
 /** Reads `--flag value` pairs; unknown flags and missing values are ConfigErrors. */
@@ -45,7 +61,9 @@ export function configFromArgs(args: readonly string[], now = Date.now()): Actor
     if (iterations !== null) throw new ConfigError('give --episodes or --iterations, not both');
     const batch = groups * groupSize;
     if (episodes === 0 || episodes % batch !== 0) {
-      throw new ConfigError(`--episodes ${episodes} must be a positive multiple of groups × group size = ${batch} (whole groups only), e.g. ${Math.max(1, Math.round(episodes / batch)) * batch}`);
+      throw new ConfigError(
+        `--episodes ${episodes} must be a positive multiple of groups × group size = ${batch} (whole groups only), e.g. ${Math.max(1, Math.round(episodes / batch)) * batch}`,
+      );
     }
     iterations = episodes / batch;
   }
@@ -74,7 +92,7 @@ function shardFlag(raw: string | undefined): ActorsConfig['shard'] {
 }
 
 export const actorsCommand: Command = {
-  summary: 'roll out the policy (the learner\'s transformer, or random): P groups × G episodes, every step to <prefix>.env.steps',
+  summary: "roll out the policy (the learner's transformer, or random): P groups × G episodes, every step to <prefix>.env.steps",
   usage: USAGE,
   async run(args) {
     const config = configFromArgs(args);
@@ -91,13 +109,16 @@ export const actorsCommand: Command = {
       // The transformer follows the learner's policy versions; the random policy only relabels itself.
       // --model: the learner's model settings, so version 0 (before any checkpoint) is the learner's own v0.
       const model = jsonObjectFlag('model', flags['--model'], { example: '{"positionMode":"grid"}' });
-      const provider = policy === 'transformer' ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature, model }) : undefined;
+      const provider =
+        policy === 'transformer' ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature, model }) : undefined;
       const run = await startActors(backbone, config, provider ? { provider } : {});
       const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });
       try {
         const s = await run.done;
         const success = s.episodes > 0 ? ((100 * s.successes) / s.episodes).toFixed(1) : '0.0';
-        console.log(`actors: ${s.stopped ? 'stopped' : 'done'}: run ${config.runId}, ${s.episodes} episodes, ${s.steps} steps, success ${success}%, last policy v${s.policyVersion}, last iteration ${s.iteration}`);
+        console.log(
+          `actors: ${s.stopped ? 'stopped' : 'done'}: run ${config.runId}, ${s.episodes} episodes, ${s.steps} steps, success ${success}%, last policy v${s.policyVersion}, last iteration ${s.iteration}`,
+        );
       } finally {
         release();
       }

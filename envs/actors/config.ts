@@ -84,7 +84,9 @@ export function actorsConfig(input: ActorsConfigInput): ActorsConfig {
   const firstSeed = c.seedBase + c.firstIteration * c.groups;
   const lastSeed = c.iterations === null ? firstSeed : firstSeed + c.iterations * c.groups - 1;
   if (!TRAIN_SEEDS.contains(firstSeed) || !TRAIN_SEEDS.contains(lastSeed)) {
-    throw new ConfigError(`actors: the run would reset with seeds ${firstSeed}…${lastSeed}, outside the training seeds [${TRAIN_SEEDS.first}, ${TRAIN_SEEDS.end}); lower --seed or the iterations.`);
+    throw new ConfigError(
+      `actors: the run would reset with seeds ${firstSeed}…${lastSeed}, outside the training seeds [${TRAIN_SEEDS.first}, ${TRAIN_SEEDS.end}); lower --seed or the iterations.`,
+    );
   }
   const config: ActorsConfig = Object.freeze({ ...c, envName: c.envName, envOptions: Object.freeze({ ...c.envOptions }), shard: Object.freeze({ ...c.shard }) });
   // Building the environment checks its options (with the largest per-rollout shift it will get).

@@ -120,7 +120,9 @@ export function followFrom(
           if (!isKafkaOutage(error)) return reportError(error);
           failures++;
           const wait = Math.min(maxBackoffMs, baseBackoffMs * 2 ** Math.min(10, failures - 1));
-          log(`actors: the policy-version stream lost the broker (${error instanceof Error ? error.message : String(error)}); following again in ${wait} ms, from the versions not handled yet`);
+          log(
+            `actors: the policy-version stream lost the broker (${error instanceof Error ? error.message : String(error)}); following again in ${wait} ms, from the versions not handled yet`,
+          );
           if (current.stats.rebalances > 0) joinedOnce = true;
           void current.close({ drain: false }).catch(() => undefined);
           retry = setTimeout(() => {

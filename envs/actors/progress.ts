@@ -36,7 +36,12 @@ export function formatProgress(now: ProgressSnapshot, previous: ProgressSnapshot
 }
 
 /** Prints a progress line every `everyMs` until the returned function is called. */
-export function startProgress(read: () => { stats: ActorStats; learnerVersion: number }, context: Omit<ProgressContext, 'learnerVersion'>, everyMs: number, write: (line: string) => void): () => void {
+export function startProgress(
+  read: () => { stats: ActorStats; learnerVersion: number },
+  context: Omit<ProgressContext, 'learnerVersion'>,
+  everyMs: number,
+  write: (line: string) => void,
+): () => void {
   if (everyMs <= 0) return () => undefined;
   let previous: ProgressSnapshot = { stats: { ...read().stats }, atMs: context.startedAtMs };
   const timer = setInterval(() => {

@@ -74,10 +74,7 @@ export async function startActors(backbone: Backbone, config: ActorsConfig, opti
 /** Waits for the follower to read what was on the topic, at most timeoutMs (then onTimeout). */
 async function catchUp(follower: PolicyVersionFollower, timeoutMs: number, onTimeout: () => void): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const inTime = await Promise.race([
-    follower.caughtUp.then(() => true),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
-  ]);
+  const inTime = await Promise.race([follower.caughtUp.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)))]);
   clearTimeout(timer);
   if (!inTime) onTimeout();
 }

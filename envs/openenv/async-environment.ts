@@ -37,10 +37,18 @@ export function toAsyncEnvironment(env: Environment | AsyncEnvironment): AsyncEn
   if (isAsyncEnvironment(env)) return env;
   return {
     isAsync: true,
-    get id() { return env.id; },
-    get maxTurns() { return env.maxTurns; },
-    get maxActionsPerTurn() { return env.maxActionsPerTurn; },
-    get actionVocabulary() { return env.actionVocabulary; },
+    get id() {
+      return env.id;
+    },
+    get maxTurns() {
+      return env.maxTurns;
+    },
+    get maxActionsPerTurn() {
+      return env.maxActionsPerTurn;
+    },
+    get actionVocabulary() {
+      return env.actionVocabulary;
+    },
     // async functions turn a synchronous throw (ResetNeededError …) into a rejection, as a remote env would.
     reset: async (seed) => env.reset(seed),
     step: async (actionText) => env.step(actionText),

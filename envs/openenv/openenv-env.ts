@@ -143,7 +143,10 @@ export class OpenEnvEnvironment implements AsyncEnvironment {
       const info: Record<string, string> = { ...metadataInfo(data), action: canonicalJson(mapped.action) };
       if (data.done) info.doneReason = kind === 'truncated' ? 'server-truncated' : 'server-done';
       else if (truncated) info.doneReason = 'maxTurns';
-      return this.endTurn({ observation: this.current.text, reward, terminated, truncated, actionValid: true, info, metrics: { actionsExecuted: 1 }, stateKey: this.current.stateKey }, data.observation);
+      return this.endTurn(
+        { observation: this.current.text, reward, terminated, truncated, actionValid: true, info, metrics: { actionsExecuted: 1 }, stateKey: this.current.stateKey },
+        data.observation,
+      );
     });
   }
 

@@ -5,11 +5,7 @@ import { OpenEnvProtocolError } from './errors.js';
 
 export type JsonObject = Record<string, unknown>;
 
-export type ClientMessage =
-  | { type: 'reset'; data: JsonObject }
-  | { type: 'step'; data: JsonObject }
-  | { type: 'state' }
-  | { type: 'close' };
+export type ClientMessage = { type: 'reset'; data: JsonObject } | { type: 'step'; data: JsonObject } | { type: 'state' } | { type: 'close' };
 
 /** An observation reply (to reset and step): serialize_observation's shape. */
 export interface ObservationData {
@@ -31,10 +27,7 @@ export interface ErrorData extends JsonObject {
   readonly code: string;
 }
 
-export type ServerMessage =
-  | { type: 'observation'; data: ObservationData }
-  | { type: 'state'; data: StateData }
-  | { type: 'error'; data: ErrorData };
+export type ServerMessage = { type: 'observation'; data: ObservationData } | { type: 'state'; data: StateData } | { type: 'error'; data: ErrorData };
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -74,7 +67,11 @@ export function parseServerMessage(text: string): ServerMessage {
     case 'error':
       return {
         type: 'error',
-        data: { ...data, message: typeof data.message === 'string' ? data.message : JSON.stringify(data.message ?? null), code: typeof data.code === 'string' ? data.code : 'UNKNOWN' },
+        data: {
+          ...data,
+          message: typeof data.message === 'string' ? data.message : JSON.stringify(data.message ?? null),
+          code: typeof data.code === 'string' ? data.code : 'UNKNOWN',
+        },
       };
     default:
       throw new OpenEnvProtocolError(`the server sent a message of unknown type ${JSON.stringify(parsed.type)}`);

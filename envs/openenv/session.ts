@@ -18,12 +18,17 @@ export class OpenEnvSession {
   private failure: Error | null = null;
   private readonly closed: Promise<SocketClosed>;
 
-  constructor(private readonly socket: TextSocket, private readonly url: string, private readonly requestTimeoutMs: number) {
+  constructor(
+    private readonly socket: TextSocket,
+    private readonly url: string,
+    private readonly requestTimeoutMs: number,
+  ) {
     socket.onText((text) => this.receive(text));
     this.closed = new Promise((resolve) => {
       socket.onClose((closed) => {
         this.closedWith = closed;
-        const error = this.failure ?? new OpenEnvConnectionError(`the OpenEnv WebSocket ${url} closed (${closed.code}${closed.reason ? ` ${closed.reason}` : ''}) while a reply was awaited`);
+        const error =
+          this.failure ?? new OpenEnvConnectionError(`the OpenEnv WebSocket ${url} closed (${closed.code}${closed.reason ? ` ${closed.reason}` : ''}) while a reply was awaited`);
         for (const pending of this.pending.splice(0)) {
           clearTimeout(pending.timer);
           pending.reject(error);

@@ -49,7 +49,9 @@ export function withConfigFile(command: string, args: readonly string[], command
   const sectioned = Object.keys(file).some((k) => commandNames.includes(k));
   // Every command reads TRAJFLOW_CONFIG, so a flat file there would hand one command's flags to all.
   if (fromEnv && !sectioned && Object.keys(file).length > 0) {
-    throw new ConfigError(`TRAJFLOW_CONFIG=${path} is read by every command, so it needs one section per command, e.g. {"train": {"env": "FrozenLake"}}; pass a flat file with --config instead`);
+    throw new ConfigError(
+      `TRAJFLOW_CONFIG=${path} is read by every command, so it needs one section per command, e.g. {"train": {"env": "FrozenLake"}}; pass a flat file with --config instead`,
+    );
   }
   const settings = sectionFor(command, file, commandNames, path);
   const fileArgs = settingsToArgs(settings, path);
@@ -79,7 +81,9 @@ export function sectionFor(command: string, file: Record<string, unknown>, comma
   if (sections.length === 0) return file;
   const strays = keys.filter((k) => !commandNames.includes(k));
   if (strays.length > 0) {
-    throw new ConfigError(`config file ${path} mixes command sections (${sections.join(', ')}) with top-level settings (${strays.join(', ')}): put each setting under the command it is for`);
+    throw new ConfigError(
+      `config file ${path} mixes command sections (${sections.join(', ')}) with top-level settings (${strays.join(', ')}): put each setting under the command it is for`,
+    );
   }
   const section = file[command];
   if (section === undefined) return {};
@@ -93,7 +97,8 @@ export function sectionFor(command: string, file: Record<string, unknown>, comma
 export function settingsToArgs(settings: Record<string, unknown>, path: string): string[] {
   const out: string[] = [];
   for (const [key, value] of Object.entries(settings)) {
-    if (!/^[A-Za-z][A-Za-z0-9-]*$/.test(key)) throw new ConfigError(`config file ${path}: "${key}" is not a setting name; use flag names without dashes, e.g. "group-size" or "groupSize"`);
+    if (!/^[A-Za-z][A-Za-z0-9-]*$/.test(key))
+      throw new ConfigError(`config file ${path}: "${key}" is not a setting name; use flag names without dashes, e.g. "group-size" or "groupSize"`);
     if (key === 'config') throw new ConfigError(`config file ${path}: a config file cannot name another config file`);
     const flag = `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
     const one = (v: unknown): string[] => {

@@ -79,7 +79,15 @@ export function progressBar(options: ProgressOptions): ProgressBar {
   let shown = false;
   let finished = false;
 
-  const line = () => renderProgress({ label: options.label, done, unit: options.unit, elapsedMs: now() - started, ...(options.total === undefined ? {} : { total: options.total }), ...(detail === undefined ? {} : { detail }) });
+  const line = () =>
+    renderProgress({
+      label: options.label,
+      done,
+      unit: options.unit,
+      elapsedMs: now() - started,
+      ...(options.total === undefined ? {} : { total: options.total }),
+      ...(detail === undefined ? {} : { detail }),
+    });
   const clip = (text: string) => (stream.columns && text.length >= stream.columns ? text.slice(0, stream.columns - 1) : text);
   const draw = (force: boolean) => {
     const t = now();

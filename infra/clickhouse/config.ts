@@ -10,8 +10,7 @@ export interface ClickHouseLayout {
   readonly usersFile: string;
 }
 
-const escapeXml = (value: string): string =>
-  value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeXml = (value: string): string => value.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 export function renderConfigXml(layout: ClickHouseLayout): string {
   const path = (sub: string): string => escapeXml(`${layout.dir}/${sub}/`);

@@ -47,12 +47,18 @@ export class ClickHouseHttp {
     try {
       response = await fetch(`${this.url}/?${search}`, { method: 'POST', body, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (error) {
-      throw new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${(error as Error).message}) while running: ${what}. Run 'trajflow up' or check TRAJFLOW_CLICKHOUSE_URL.`, null, { retriable: true, cause: error });
+      throw new ClickHouseError(
+        `ClickHouse at ${this.url} is not reachable (${(error as Error).message}) while running: ${what}. Run 'trajflow up' or check TRAJFLOW_CLICKHOUSE_URL.`,
+        null,
+        { retriable: true, cause: error },
+      );
     }
     const text = await response.text();
     if (!response.ok) {
       // ClickHouse answers with "Code: N, e.displayText() = DB::Exception: …" (18.x) or "Code: N. DB::Exception: …".
-      throw new ClickHouseError(`ClickHouse: ${text.trim()} (while running: ${what})`, response.status, { retriable: response.status >= 500 && /TOO_MANY|timeout|Timeout/.test(text) });
+      throw new ClickHouseError(`ClickHouse: ${text.trim()} (while running: ${what})`, response.status, {
+        retriable: response.status >= 500 && /TOO_MANY|timeout|Timeout/.test(text),
+      });
     }
     return text;
   }
@@ -75,7 +81,10 @@ export class ClickHouseHttp {
     const trimmed = sql.trim().replace(/;$/, '');
     if (/\bFORMAT\s+\w+\s*$/i.test(trimmed)) throw new ServiceError(`queryJson adds FORMAT JSONEachRow itself; remove the FORMAT clause from: ${brief(sql)}`);
     const text = await this.send({ output_format_json_quote_64bit_integers: '0' }, `${trimmed}\nFORMAT JSONEachRow`, brief(sql));
-    return text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as T);
+    return text
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as T);
   }
 
   /** Inserts rows (objects keyed by column name) with one request. */

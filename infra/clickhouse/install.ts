@@ -51,7 +51,9 @@ export async function ensureClickHouse(log: (line: string) => void = () => undef
   }
   const installed = findClickHouse();
   if (!result.ok || !installed) {
-    throw new ServiceError(`apt-get could not install clickhouse-server:\n${result.output.trim().split('\n').slice(-15).join('\n')}\nFix the error above and ${how}.`, { retriable: true });
+    throw new ServiceError(`apt-get could not install clickhouse-server:\n${result.output.trim().split('\n').slice(-15).join('\n')}\nFix the error above and ${how}.`, {
+      retriable: true,
+    });
   }
   return installed;
 }

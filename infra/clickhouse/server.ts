@@ -68,7 +68,7 @@ export async function clickHouseStatus(config: TrajflowConfig): Promise<ClickHou
   const running = await clickHouseClient(config, null).ping();
   return {
     running,
-    pid: config.clickhouse.managed ? livePid(paths.pidFile, paths.configFile) ?? null : null,
+    pid: config.clickhouse.managed ? (livePid(paths.pidFile, paths.configFile) ?? null) : null,
     url: config.clickhouse.url,
     version: running ? await serverVersion(config) : null,
     managed: config.clickhouse.managed,
@@ -79,14 +79,17 @@ export async function clickHouseStatus(config: TrajflowConfig): Promise<ClickHou
 function writeConfigs(config: TrajflowConfig, paths: ClickHousePaths): void {
   for (const sub of ['data', 'tmp', 'user_files', 'format_schemas']) mkdirSync(join(paths.dir, sub), { recursive: true });
   mkdirSync(config.logDir, { recursive: true });
-  writeFileSync(paths.configFile, renderConfigXml({
-    dir: paths.dir,
-    httpPort: config.clickhouse.httpPort,
-    tcpPort: config.clickhouse.tcpPort,
-    logFile: paths.logFile,
-    errorLogFile: paths.errorLogFile,
-    usersFile: paths.usersFile,
-  }));
+  writeFileSync(
+    paths.configFile,
+    renderConfigXml({
+      dir: paths.dir,
+      httpPort: config.clickhouse.httpPort,
+      tcpPort: config.clickhouse.tcpPort,
+      logFile: paths.logFile,
+      errorLogFile: paths.errorLogFile,
+      usersFile: paths.usersFile,
+    }),
+  );
   writeFileSync(paths.usersFile, renderUsersXml());
 }
 
@@ -126,7 +129,10 @@ export async function startClickHouse(config: TrajflowConfig, log: (line: string
   const client = clickHouseClient(config, null);
   if (!config.clickhouse.managed) {
     if (!(await client.ping(5000))) {
-      throw new ServiceError(`ClickHouse at TRAJFLOW_CLICKHOUSE_URL=${config.clickhouse.url} does not answer /ping: start it, or unset TRAJFLOW_CLICKHOUSE_URL to let trajflow run one.`, { retriable: true });
+      throw new ServiceError(
+        `ClickHouse at TRAJFLOW_CLICKHOUSE_URL=${config.clickhouse.url} does not answer /ping: start it, or unset TRAJFLOW_CLICKHOUSE_URL to let trajflow run one.`,
+        { retriable: true },
+      );
     }
     return { ...(await clickHouseStatus(config)), reused: true, elapsedMs: Date.now() - started };
   }

@@ -18,7 +18,7 @@ export function renderServerProperties(layout: BrokerLayout): Record<string, str
     'process.roles': 'broker,controller',
     'node.id': String(NODE_ID),
     'controller.quorum.voters': `${NODE_ID}@127.0.0.1:${layout.controllerPort}`,
-    'listeners': `PLAINTEXT://127.0.0.1:${layout.port},CONTROLLER://127.0.0.1:${layout.controllerPort}`,
+    listeners: `PLAINTEXT://127.0.0.1:${layout.port},CONTROLLER://127.0.0.1:${layout.controllerPort}`,
     'advertised.listeners': `PLAINTEXT://127.0.0.1:${layout.port}`,
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',

@@ -66,7 +66,7 @@ export interface KafkaStartResult extends KafkaStatus {
 export async function kafkaStatus(config: TrajflowConfig): Promise<KafkaStatus> {
   const paths = kafkaPaths(config);
   const info = await probeKafka(config, 3000);
-  const pid = config.kafka.managed ? livePid(paths.pidFile, MAIN_CLASS) ?? null : null;
+  const pid = config.kafka.managed ? (livePid(paths.pidFile, MAIN_CLASS) ?? null) : null;
   return {
     running: info !== undefined,
     pid,
@@ -104,17 +104,29 @@ async function launch(config: TrajflowConfig, paths: KafkaPaths, log: (line: str
   const dist = await fetchKafka(config, log);
   writeConfigs(config, paths);
   const java = javaCommand();
-  await formatStorage({ java, libs: dist.libs, serverProperties: paths.serverProperties, log4jProperties: paths.log4jProperties, dataDir: paths.dataDir, clusterIdFile: paths.clusterIdFile });
+  await formatStorage({
+    java,
+    libs: dist.libs,
+    serverProperties: paths.serverProperties,
+    log4jProperties: paths.log4jProperties,
+    dataDir: paths.dataDir,
+    clusterIdFile: paths.clusterIdFile,
+  });
   const pid = spawnDetached({
     command: java,
     args: [
-      '-Xms256m', '-Xmx1g',
-      '-XX:+UseG1GC', '-XX:MaxGCPauseMillis=20', '-XX:InitiatingHeapOccupancyPercent=35',
+      '-Xms256m',
+      '-Xmx1g',
+      '-XX:+UseG1GC',
+      '-XX:MaxGCPauseMillis=20',
+      '-XX:InitiatingHeapOccupancyPercent=35',
       '-Djava.awt.headless=true',
       `-Dlog4j.configuration=file:${paths.log4jProperties}`,
       `-Dkafka.logs.dir=${config.logDir}`,
-      '-cp', join(dist.libs, '*'),
-      MAIN_CLASS, paths.serverProperties,
+      '-cp',
+      join(dist.libs, '*'),
+      MAIN_CLASS,
+      paths.serverProperties,
     ],
     cwd: paths.dir,
     outputFile: paths.outputFile,
@@ -142,7 +154,10 @@ export async function startKafka(config: TrajflowConfig, log: (line: string) => 
   if (!config.kafka.managed) {
     const info = await probeKafka(config, 10_000);
     if (!info) {
-      throw new ServiceError(`the Kafka broker at TRAJFLOW_KAFKA_BROKERS=${config.kafka.brokers.join(',')} does not answer: start it, or unset TRAJFLOW_KAFKA_BROKERS to let trajflow run one.`, { retriable: true });
+      throw new ServiceError(
+        `the Kafka broker at TRAJFLOW_KAFKA_BROKERS=${config.kafka.brokers.join(',')} does not answer: start it, or unset TRAJFLOW_KAFKA_BROKERS to let trajflow run one.`,
+        { retriable: true },
+      );
     }
     return { ...(await kafkaStatus(config)), reused: true, elapsedMs: Date.now() - started };
   }

@@ -44,14 +44,26 @@ export async function formatStorage(options: FormatOptions): Promise<'formatted'
   if (isFormatted(options.dataDir)) return 'already';
   mkdirSync(options.dataDir, { recursive: true });
   const id = clusterId(options.clusterIdFile);
-  const result = await run(options.java, [
-    `-Dlog4j.configuration=file:${options.log4jProperties}`,
-    '-cp', join(options.libs, '*'),
-    'kafka.tools.StorageTool', 'format', '--ignore-formatted',
-    '--cluster-id', id, '--config', options.serverProperties,
-  ], { timeoutMs: 120_000 });
+  const result = await run(
+    options.java,
+    [
+      `-Dlog4j.configuration=file:${options.log4jProperties}`,
+      '-cp',
+      join(options.libs, '*'),
+      'kafka.tools.StorageTool',
+      'format',
+      '--ignore-formatted',
+      '--cluster-id',
+      id,
+      '--config',
+      options.serverProperties,
+    ],
+    { timeoutMs: 120_000 },
+  );
   if (result.status !== 0) {
-    throw new ServiceError(`formatting the Kafka data folder ${options.dataDir} failed:\n${result.error ? `${options.java}: ${result.error.message}` : result.output.trim()}\nIf the folder holds data of another cluster, delete it (all topics are lost) and run 'trajflow up' again.`);
+    throw new ServiceError(
+      `formatting the Kafka data folder ${options.dataDir} failed:\n${result.error ? `${options.java}: ${result.error.message}` : result.output.trim()}\nIf the folder holds data of another cluster, delete it (all topics are lost) and run 'trajflow up' again.`,
+    );
   }
   return 'formatted';
 }

@@ -17,7 +17,13 @@ export interface TemplateCollapseSettings {
 }
 
 /** The metrics of `samples`, or null when they hold fewer than two distinct prompts (nothing to tell apart). */
-export function measureTemplateCollapse(model: TransformerModel, head: ReplyHead, samples: readonly PairSource[], seed: number, settings: TemplateCollapseSettings): TemplateCollapseMetrics | null {
+export function measureTemplateCollapse(
+  model: TransformerModel,
+  head: ReplyHead,
+  samples: readonly PairSource[],
+  seed: number,
+  settings: TemplateCollapseSettings,
+): TemplateCollapseMetrics | null {
   const pairs = choosePairs(samples, settings.pairs, seed, settings.turns);
   if (pairs.prompts.length < 2) return null;
   return templateCollapseMetrics(crossScore(model, head, pairs, { temperature: settings.temperature, ...(settings.microBatch ? { microBatch: settings.microBatch } : {}) }));
@@ -38,4 +44,3 @@ export function templateCollapseBeforeUpdate(
   if (settings.every <= 0 || samples.length === 0 || at.update % settings.every !== 0) return null;
   return measureTemplateCollapse(model, head, samples, at.modelSeed * 1_000_003 + at.update, settings);
 }
-

@@ -127,11 +127,15 @@ export async function checkpointVersions(root: string): Promise<number[]> {
 }
 
 /** The checkpoint directory the args name (see the header), checked to exist. */
-export async function resolveCheckpoint(trajflow: TrajflowConfig, args: Pick<EvalArgs, 'runId' | 'checkpoint' | 'version'>): Promise<{ directory: string; manifest: CheckpointManifest }> {
+export async function resolveCheckpoint(
+  trajflow: TrajflowConfig,
+  args: Pick<EvalArgs, 'runId' | 'checkpoint' | 'version'>,
+): Promise<{ directory: string; manifest: CheckpointManifest }> {
   const root = args.checkpoint ?? buildLearnerConfig(trajflow, { runId: args.runId! }).checkpointDir;
   if (await stat(join(root, 'manifest.json')).catch(() => undefined)) {
     const { manifest } = await readCheckpoint(root);
-    if (args.version !== 'latest' && args.version !== manifest.version) throw new ConfigError(`${root} holds version ${manifest.version}, not ${args.version}; drop --version or point --checkpoint at the run's directory`);
+    if (args.version !== 'latest' && args.version !== manifest.version)
+      throw new ConfigError(`${root} holds version ${manifest.version}, not ${args.version}; drop --version or point --checkpoint at the run's directory`);
     return { directory: root, manifest };
   }
   const where = args.checkpoint === undefined ? `run ${args.runId} under topic prefix ${trajflow.topicPrefix} (${root})` : root;
@@ -142,7 +146,9 @@ export async function resolveCheckpoint(trajflow: TrajflowConfig, args: Pick<Eva
   }
   const versions = await checkpointVersions(root);
   if (!versions.includes(args.version)) {
-    throw new ConfigError(`no checkpoint of version ${args.version} for ${where}; versions on disk: ${versions.length === 0 ? 'none' : versions.join(', ')} (the learner keeps the newest few)`);
+    throw new ConfigError(
+      `no checkpoint of version ${args.version} for ${where}; versions on disk: ${versions.length === 0 ? 'none' : versions.join(', ')} (the learner keeps the newest few)`,
+    );
   }
   const directory = join(root, `v${String(args.version).padStart(8, '0')}`);
   return { directory, manifest: (await readCheckpoint(directory)).manifest };

@@ -51,6 +51,12 @@ export async function evaluateBundle(bundle: PolicyBundle, version: number, s: E
       : undefined;
   return {
     policy,
-    random: { success: baseline.successRate, meanReward: baseline.meanReturn, meanSteps: baseline.meanTurns, passAtK: randomTrials?.passAtK ?? {}, passHatK: randomTrials?.passHatK ?? {} },
+    random: {
+      success: baseline.successRate,
+      meanReward: baseline.meanReturn,
+      meanSteps: baseline.meanTurns,
+      passAtK: randomTrials?.passAtK ?? {},
+      passHatK: randomTrials?.passHatK ?? {},
+    },
   };
 }

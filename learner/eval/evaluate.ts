@@ -70,7 +70,9 @@ export async function evaluate(options: EvalOptions): Promise<EvalResult> {
   if (options.sampling && samples > 0) {
     const successes = await Promise.all(
       seeds.map(async (seed, task) => {
-        const trials = await Promise.all(Array.from({ length: samples }, (_, trial) => playEpisode(options.createEnv(), options.sampling!, seed, 1_000_003 * (task + 1) + trial).then(counted)));
+        const trials = await Promise.all(
+          Array.from({ length: samples }, (_, trial) => playEpisode(options.createEnv(), options.sampling!, seed, 1_000_003 * (task + 1) + trial).then(counted)),
+        );
         return trials.filter((t) => t.success).length;
       }),
     );

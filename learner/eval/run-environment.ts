@@ -19,7 +19,10 @@ export interface EnvRequest {
 export function evalEnvironment(manifest: Pick<CheckpointManifest, 'runId' | 'env'>, args: EnvRequest): { envName: EnvName; envOptions: Record<string, unknown> } {
   const recorded = manifest.env;
   if (!recorded || !isEnvName(recorded.name)) {
-    if (args.envName === undefined) throw new ConfigError(`the checkpoint of run ${manifest.runId} does not record its environment (written before runs recorded it); pass --env and --env-options as the run was trained`);
+    if (args.envName === undefined)
+      throw new ConfigError(
+        `the checkpoint of run ${manifest.runId} does not record its environment (written before runs recorded it); pass --env and --env-options as the run was trained`,
+      );
     return { envName: args.envName, envOptions: args.envOptions ?? {} };
   }
   const envName = args.envName ?? recorded.name;
@@ -28,7 +31,7 @@ export function evalEnvironment(manifest: Pick<CheckpointManifest, 'runId' | 'en
   if (!same && !args.otherEnv) {
     throw new ConfigError(
       `run ${manifest.runId} was trained on ${recorded.name} ${JSON.stringify(recorded.options)}, not ${envName} ${JSON.stringify(envOptions)}; ` +
-        'drop --env / --env-options to evaluate on the run\'s task, or add --other-env to evaluate on this one',
+        "drop --env / --env-options to evaluate on the run's task, or add --other-env to evaluate on this one",
     );
   }
   return { envName, envOptions };

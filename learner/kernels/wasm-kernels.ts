@@ -28,10 +28,20 @@ interface WasmBackendInternals {
 }
 
 type Bmm = (
-  a: number, b: number, c: number, packed: number,
-  batch: number, m: number, n: number, k: number,
-  aBatch: number, aRs: number, aKs: number,
-  bBatch: number, bKs: number, bJs: number,
+  a: number,
+  b: number,
+  c: number,
+  packed: number,
+  batch: number,
+  m: number,
+  n: number,
+  k: number,
+  aBatch: number,
+  aRs: number,
+  aKs: number,
+  bBatch: number,
+  bKs: number,
+  bJs: number,
 ) => void;
 
 /** How many BatchMatMuls took the SIMD kernel and how many the backend's own (for tests and benches). */

@@ -148,7 +148,13 @@ async function trainIteration(run: LocalRun, iteration: number, episodes: readon
   const out = run.process(groups);
   config.onBatch?.(iteration, groups, out);
   const template = config.templateCollapse
-    ? templateCollapseBeforeUpdate(bundle.model, bundle.head, out.samples, { modelSeed: bundle.model.config.seed, update: trainer.updates }, { ...config.templateCollapse, temperature: run.optimizer.temperature })
+    ? templateCollapseBeforeUpdate(
+        bundle.model,
+        bundle.head,
+        out.samples,
+        { modelSeed: bundle.model.config.seed, update: trainer.updates },
+        { ...config.templateCollapse, temperature: run.optimizer.temperature },
+      )
     : null;
   const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows })) : undefined;
   const evaluation = evaluatesAfter(iteration, config) ? await run.evaluate() : undefined;

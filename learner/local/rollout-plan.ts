@@ -26,7 +26,17 @@ export function iterationEpisodes(plan: RolloutPlan, iteration: number): Episode
     const taskIndex = iteration * plan.groups + g;
     const groupSeed = groupSeedOf(taskSeedBase(plan.seed), plan.tasks ? taskIndex % plan.tasks : taskIndex);
     for (let rollout = 0; rollout < plan.groupSize; rollout++) {
-      episodes.push({ runId: plan.runId, env: plan.env, groupId, episodeId: episodeIdOf(groupId, rollout), groupSize: plan.groupSize, groupSeed, rollout, iteration, batchGroups: plan.groups });
+      episodes.push({
+        runId: plan.runId,
+        env: plan.env,
+        groupId,
+        episodeId: episodeIdOf(groupId, rollout),
+        groupSize: plan.groupSize,
+        groupSeed,
+        rollout,
+        iteration,
+        batchGroups: plan.groups,
+      });
     }
   }
   return episodes;

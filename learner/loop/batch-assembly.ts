@@ -95,7 +95,13 @@ export class BatchAssembly<D extends Delivered> {
     for (const batch of [...this.batches.values()].sort(order)) {
       if (batch.members.size >= batch.expected || nowMs - batch.lastAt >= this.options.batchTimeoutMs) {
         this.batches.delete(batch.batchId);
-        return { deliveries: [...batch.members.values()], batchId: batch.batchId, iteration: batch.iteration, expected: batch.expected, partial: batch.members.size < batch.expected };
+        return {
+          deliveries: [...batch.members.values()],
+          batchId: batch.batchId,
+          iteration: batch.iteration,
+          expected: batch.expected,
+          partial: batch.members.size < batch.expected,
+        };
       }
       // An earlier iteration still filling goes first: training a later one before it would make its samples a
       // version staler.

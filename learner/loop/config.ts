@@ -73,7 +73,8 @@ export function buildLearnerConfig(trajflow: TrajflowConfig, input: LearnerConfi
     backend: 'auto' as BackendChoice,
     ...input,
   };
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(c.runId)) throw new ConfigError(`learner: runId=${JSON.stringify(c.runId)} must be 1-100 letters, digits, '.', '_' or '-' (set --run-id)`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(c.runId))
+    throw new ConfigError(`learner: runId=${JSON.stringify(c.runId)} must be 1-100 letters, digits, '.', '_' or '-' (set --run-id)`);
   if (!isEnvName(c.envName)) throw new ConfigError(`learner: unknown environment ${JSON.stringify(c.envName)}; set --env to a built-in environment`);
   const count = (field: 'batchTokens' | 'minSamples' | 'maxWaitMs' | 'batchTimeoutMs' | 'keepCheckpoints', min: number) => {
     if (!Number.isInteger(c[field]) || c[field] < min) throw new ConfigError(`learner.${field} must be an integer >= ${min}, got ${c[field]}`);
@@ -82,18 +83,24 @@ export function buildLearnerConfig(trajflow: TrajflowConfig, input: LearnerConfi
   count('minSamples', 1);
   count('maxWaitMs', 0);
   count('batchTimeoutMs', 1);
-  if (c.envOptions === null || typeof c.envOptions !== 'object' || Array.isArray(c.envOptions)) throw new ConfigError('learner.envOptions must be an object of option names to values (set --env-options)');
+  if (c.envOptions === null || typeof c.envOptions !== 'object' || Array.isArray(c.envOptions))
+    throw new ConfigError('learner.envOptions must be an object of option names to values (set --env-options)');
   count('keepCheckpoints', 1);
-  if (c.maxStaleness !== null && (!Number.isInteger(c.maxStaleness) || c.maxStaleness < 0)) throw new ConfigError(`learner.maxStaleness must be an integer >= 0 or null, got ${c.maxStaleness}`);
-  if (c.maxUpdates !== null && (!Number.isInteger(c.maxUpdates) || c.maxUpdates < 1)) throw new ConfigError(`learner.maxUpdates must be an integer >= 1 or null, got ${c.maxUpdates}`);
+  if (c.maxStaleness !== null && (!Number.isInteger(c.maxStaleness) || c.maxStaleness < 0))
+    throw new ConfigError(`learner.maxStaleness must be an integer >= 0 or null, got ${c.maxStaleness}`);
+  if (c.maxUpdates !== null && (!Number.isInteger(c.maxUpdates) || c.maxUpdates < 1))
+    throw new ConfigError(`learner.maxUpdates must be an integer >= 1 or null, got ${c.maxUpdates}`);
   if (!BACKEND_CHOICES.includes(c.backend)) throw new ConfigError(`learner.backend must be one of ${BACKEND_CHOICES.join(', ')}`);
   const template = { ...TEMPLATE_COLLAPSE_DEFAULTS, ...input.templateCollapse };
   for (const key of Object.keys(template)) {
-    if (!(key in TEMPLATE_COLLAPSE_DEFAULTS)) throw new ConfigError(`learner.templateCollapse.${key} is unknown; the settings are ${Object.keys(TEMPLATE_COLLAPSE_DEFAULTS).join(', ')}`);
+    if (!(key in TEMPLATE_COLLAPSE_DEFAULTS))
+      throw new ConfigError(`learner.templateCollapse.${key} is unknown; the settings are ${Object.keys(TEMPLATE_COLLAPSE_DEFAULTS).join(', ')}`);
   }
-  if (!Number.isInteger(template.every) || template.every < 0) throw new ConfigError(`learner.templateCollapse.every must be an integer >= 0 (0 turns cross-scoring off), got ${template.every}`);
+  if (!Number.isInteger(template.every) || template.every < 0)
+    throw new ConfigError(`learner.templateCollapse.every must be an integer >= 0 (0 turns cross-scoring off), got ${template.every}`);
   if (!Number.isInteger(template.pairs) || template.pairs < 2) throw new ConfigError(`learner.templateCollapse.pairs must be an integer >= 2, got ${template.pairs}`);
-  if (template.turns !== 'uniform' && template.turns !== 'first') throw new ConfigError(`learner.templateCollapse.turns must be 'uniform' or 'first', got ${JSON.stringify(template.turns)}`);
+  if (template.turns !== 'uniform' && template.turns !== 'first')
+    throw new ConfigError(`learner.templateCollapse.turns must be 'uniform' or 'first', got ${JSON.stringify(template.turns)}`);
   return Object.freeze({
     ...c,
     templateCollapse: Object.freeze(template),

@@ -13,7 +13,16 @@ export interface BatchAccounting {
 }
 
 /** `extra`: further metrics of the update (the 'template.*' cross-scoring results on the updates that measure them). */
-export function learnerStepEvent(runId: string, update: number, versionBefore: number, m: UpdateMetrics, batch: BatchAccounting, backend: string, nowMs: number, extra: Record<string, number> = {}): LearnerStepEvent {
+export function learnerStepEvent(
+  runId: string,
+  update: number,
+  versionBefore: number,
+  m: UpdateMetrics,
+  batch: BatchAccounting,
+  backend: string,
+  nowMs: number,
+  extra: Record<string, number> = {},
+): LearnerStepEvent {
   return {
     runId,
     step: update,
@@ -63,7 +72,15 @@ export function learnerStepEvent(runId: string, update: number, versionBefore: n
  * staleness gate counts (envs/actors/staleness.ts); `progress.envSteps`: the environment steps of the samples it
  * was trained on (the held-out evaluations are plotted against them).
  */
-export function policyVersionEvent(runId: string, version: number, weightsUri: string, checksum: string, learnerStep: number, createdAtMs: number, progress = { iteration: -1, envSteps: 0 }): PolicyVersionEvent {
+export function policyVersionEvent(
+  runId: string,
+  version: number,
+  weightsUri: string,
+  checksum: string,
+  learnerStep: number,
+  createdAtMs: number,
+  progress = { iteration: -1, envSteps: 0 },
+): PolicyVersionEvent {
   return {
     runId,
     version,

@@ -105,7 +105,8 @@ async function openPolicy(config: LearnerConfig): Promise<Policy> {
   const resumed = await latestCheckpoint(config.checkpointDir);
   const bundle = resumed ? bundleFromCheckpoint(resumed) : createPolicyBundle(createEnv(config.envName).actionVocabulary, config.model);
   // The KL reference is the initial policy (version 0), frozen.
-  const reference = config.loss.klCoeff > 0 ? (resumed ? bundleFromCheckpoint(await readVersion(config.checkpointDir, 0)) : createPolicyBundle(bundle.vocabulary.words, config.model)) : undefined;
+  const reference =
+    config.loss.klCoeff > 0 ? (resumed ? bundleFromCheckpoint(await readVersion(config.checkpointDir, 0)) : createPolicyBundle(bundle.vocabulary.words, config.model)) : undefined;
   const trainer = new PolicyTrainer({ ...bundle, optimizer: config.optimizer, loss: config.loss, ...(reference ? { reference: reference.model } : {}) });
   if (resumed) {
     await trainer.restoreOptimizerState(resumed.optimizer);
@@ -246,7 +247,15 @@ async function trainOnce(s: Shell, unit: TrainingUnit<Delivery>, onStep: StartLe
   }
   const template = measureTemplate(s, batch.samples);
   const metrics = policy.trainer.update(batch, { recompute: batch.samples.some(isReplayed) });
-  const { step, checkpoint } = ledger.updated(unit, { metrics, samples: batch.samples, skipped: batch.skipped.length, updates: policy.trainer.updates, backend: s.backend.name, nowMs: Date.now(), template });
+  const { step, checkpoint } = ledger.updated(unit, {
+    metrics,
+    samples: batch.samples,
+    skipped: batch.skipped.length,
+    updates: policy.trainer.updates,
+    backend: s.backend.name,
+    nowMs: Date.now(),
+    template,
+  });
   const saved = await saveCheckpoint(s, checkpoint);
   const [, version] = await Promise.all([publishStep(s, step), publishVersion(s, saved)]);
   ledger.stats.lastStep = step;

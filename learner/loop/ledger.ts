@@ -83,7 +83,10 @@ export class LearnerLedger<D extends Delivered> {
   /** Counted since the last learner step, reported with the next one (a unit that trains nothing makes none). */
   private readonly refused = { duplicates: 0, otherRuns: 0, droppedStale: 0 };
 
-  constructor(private readonly settings: LedgerSettings, restored: Restored | null = null) {
+  constructor(
+    private readonly settings: LedgerSettings,
+    restored: Restored | null = null,
+  ) {
     this.positions = new ReadPositions(restored?.offsets);
     this.recent = new RecentSamples(restored?.recentSampleIds);
     if (restored) {
@@ -125,7 +128,18 @@ export class LearnerLedger<D extends Delivered> {
   plan(unit: TrainingUnit<D>): UnitPlan {
     const samples = unit.deliveries.map((d) => d.value);
     const { kept, dropped } = dropStale(samples, this.stats.version, this.settings.maxStaleness);
-    const lines = dropped > 0 ? [staleDropLine(dropped, unit, samples.map((s) => s.policyVersion), this.stats.version, this.settings.maxStaleness)] : [];
+    const lines =
+      dropped > 0
+        ? [
+            staleDropLine(
+              dropped,
+              unit,
+              samples.map((s) => s.policyVersion),
+              this.stats.version,
+              this.settings.maxStaleness,
+            ),
+          ]
+        : [];
     this.stats.droppedStale += dropped;
     this.refused.droppedStale += dropped;
     this.positions.advance(this.assembly.heldOffsets());

@@ -8,7 +8,10 @@ export class RecentSamples {
   /** In insertion order, oldest first (a Set iterates in insertion order). */
   private readonly ids = new Set<string>();
 
-  constructor(restored: readonly string[] = [], private readonly limit = RECENT_IDS) {
+  constructor(
+    restored: readonly string[] = [],
+    private readonly limit = RECENT_IDS,
+  ) {
     restored.forEach((id) => this.ids.add(id));
   }
 

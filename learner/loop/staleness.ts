@@ -33,7 +33,13 @@ export function stalenessOf(samples: readonly Versioned[], learnerVersion: numbe
 }
 
 /** The log line of a unit's drop: which batch, sampled with which version, against which learner version and bound. */
-export function staleDropLine(dropped: number, unit: { readonly batchId: string | null; readonly iteration: number }, sampledWith: readonly number[], learnerVersion: number, maxStaleness: number | null): string {
+export function staleDropLine(
+  dropped: number,
+  unit: { readonly batchId: string | null; readonly iteration: number },
+  sampledWith: readonly number[],
+  learnerVersion: number,
+  maxStaleness: number | null,
+): string {
   const oldest = Math.min(...sampledWith);
   return `learner: dropped ${dropped} stale samples of ${unit.batchId ?? 'a batch by token budget'} (iteration ${unit.iteration}): sampled with v${oldest}, learner at v${learnerVersion}, bound ${maxStaleness}`;
 }

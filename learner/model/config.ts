@@ -88,11 +88,14 @@ export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<Policy
   positive('heads', 256);
   positive('mlpRatio', 16);
   if (!Number.isSafeInteger(config.seed) || config.seed < 0) throw new ConfigError(`model.seed must be a non-negative integer, got ${config.seed}`);
-  if (config.positionMode !== 'turn' && config.positionMode !== 'absolute' && config.positionMode !== 'grid') throw new ConfigError(`model.positionMode must be 'turn', 'absolute' or 'grid', got ${String(config.positionMode)}`);
-  if (config.attentionSpan !== 'episode' && config.attentionSpan !== 'turn') throw new ConfigError(`model.attentionSpan must be 'episode' or 'turn', got ${String(config.attentionSpan)}`);
+  if (config.positionMode !== 'turn' && config.positionMode !== 'absolute' && config.positionMode !== 'grid')
+    throw new ConfigError(`model.positionMode must be 'turn', 'absolute' or 'grid', got ${String(config.positionMode)}`);
+  if (config.attentionSpan !== 'episode' && config.attentionSpan !== 'turn')
+    throw new ConfigError(`model.attentionSpan must be 'episode' or 'turn', got ${String(config.attentionSpan)}`);
   if (typeof config.nonEmptyReplies !== 'boolean') throw new ConfigError(`model.nonEmptyReplies must be true or false, got ${String(config.nonEmptyReplies)}`);
   if (typeof config.gridNeighbours !== 'boolean') throw new ConfigError(`model.gridNeighbours must be true or false, got ${String(config.gridNeighbours)}`);
-  if (config.gridNeighbours && config.positionMode !== 'grid') throw new ConfigError(`model.gridNeighbours needs positionMode 'grid' (it reads the grid's rows and columns), got positionMode '${config.positionMode}'`);
+  if (config.gridNeighbours && config.positionMode !== 'grid')
+    throw new ConfigError(`model.gridNeighbours needs positionMode 'grid' (it reads the grid's rows and columns), got positionMode '${config.positionMode}'`);
   if (config.width % config.heads !== 0) {
     throw new ConfigError(`model.width (${config.width}) must be a multiple of model.heads (${config.heads}); e.g. width 64 with 4 heads`);
   }

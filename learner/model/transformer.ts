@@ -303,7 +303,10 @@ export class ReplyHead {
   readonly selection: tf.Tensor2D;
   private readonly index: Map<number, number>;
 
-  constructor(readonly tokenIds: readonly number[], vocabSize: number) {
+  constructor(
+    readonly tokenIds: readonly number[],
+    vocabSize: number,
+  ) {
     if (tokenIds.length === 0 || new Set(tokenIds).size !== tokenIds.length) throw new RangeError('reply token ids must be distinct and non-empty');
     const data = new Float32Array(vocabSize * tokenIds.length);
     tokenIds.forEach((id, j) => {

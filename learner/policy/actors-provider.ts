@@ -9,9 +9,16 @@ import { createPolicyBundle, policyOf } from './bundle.js';
 import { createCheckpointPolicyProvider } from './checkpoint-provider.js';
 
 /** `model`: the learner's model settings (its v0 is built from them and its seed); later versions come from checkpoints. */
-export async function transformerProvider(envName: string, options: { temperature?: number; backend?: BackendChoice; model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>> } = {}): Promise<PolicyProvider> {
+export async function transformerProvider(
+  envName: string,
+  options: { temperature?: number; backend?: BackendChoice; model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>> } = {},
+): Promise<PolicyProvider> {
   const backend = await selectBackend(options.backend ?? 'auto');
   console.error(`actors: transformer policy on ${backend.description}`);
-  const initial = policyOf(createPolicyBundle(createEnv(envName).actionVocabulary, options.model ?? {}), 0, options.temperature === undefined ? {} : { temperature: options.temperature });
+  const initial = policyOf(
+    createPolicyBundle(createEnv(envName).actionVocabulary, options.model ?? {}),
+    0,
+    options.temperature === undefined ? {} : { temperature: options.temperature },
+  );
   return createCheckpointPolicyProvider({ initial, ...(options.temperature === undefined ? {} : { temperature: options.temperature }) });
 }

@@ -21,12 +21,17 @@ export interface CheckpointPolicyOptions {
 /** The policy bundle a checkpoint describes: its model shape, reply words and weights (same tokenizer required). */
 export function bundleFromCheckpoint(checkpoint: Checkpoint): PolicyBundle {
   const { manifest } = checkpoint;
-  if (manifest.tokenizer !== TOKENIZER_NAME) throw new CheckpointError(`${checkpoint.directory} was trained with tokenizer ${manifest.tokenizer}; this build has ${TOKENIZER_NAME}`);
+  if (manifest.tokenizer !== TOKENIZER_NAME)
+    throw new CheckpointError(`${checkpoint.directory} was trained with tokenizer ${manifest.tokenizer}; this build has ${TOKENIZER_NAME}`);
   const { vocabSize: _, ...shape } = manifest.model;
   return createPolicyBundle(manifest.replyWords, shape, checkpoint.weights);
 }
 
-export async function loadPolicyFromCheckpoint(directory: string, version: number, options: { checksum?: string; temperature?: number } = {}): Promise<{ policy: TransformerPolicy; bundle: PolicyBundle }> {
+export async function loadPolicyFromCheckpoint(
+  directory: string,
+  version: number,
+  options: { checksum?: string; temperature?: number } = {},
+): Promise<{ policy: TransformerPolicy; bundle: PolicyBundle }> {
   const bundle = bundleFromCheckpoint(await readCheckpoint(directory, options.checksum));
   return { policy: policyOf(bundle, version, options.temperature === undefined ? {} : { temperature: options.temperature }), bundle };
 }

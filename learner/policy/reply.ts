@@ -18,12 +18,14 @@ export interface ReplyVocabulary {
 }
 
 export function replyVocabulary(tokenizer: WordTokenizer, words: readonly string[]): ReplyVocabulary {
-  if (words.length === 0) throw new ConfigError('the reply vocabulary needs at least one action word (the environment\'s actionVocabulary)');
+  if (words.length === 0) throw new ConfigError("the reply vocabulary needs at least one action word (the environment's actionVocabulary)");
   const tokenIds = [SpecialToken.EOS as number];
   for (const word of words) {
     const id = tokenizer.singleTokenId(word);
     if (id === undefined) {
-      throw new ConfigError(`action word "${word}" is not one token of ${tokenizer.name}; the small policy can only generate single-token actions (add the word to tokenizer/vocabulary.ts as a new tokenizer version)`);
+      throw new ConfigError(
+        `action word "${word}" is not one token of ${tokenizer.name}; the small policy can only generate single-token actions (add the word to tokenizer/vocabulary.ts as a new tokenizer version)`,
+      );
     }
     if (tokenIds.includes(id)) throw new ConfigError(`action word "${word}" appears twice in the reply vocabulary`);
     tokenIds.push(id);

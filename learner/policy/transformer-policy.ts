@@ -74,7 +74,13 @@ export class TransformerPolicy implements Policy {
         windows.forEach((w, i) => padded.set(w, i * time));
         const logits = model.logits(tf.tensor2d(padded, [active.length, time], 'int32'), head);
         const flat = tf.reshape(logits, [active.length * time, head.size]);
-        const last = tf.gather(flat, tf.tensor1d(windows.map((w, i) => i * time + w.length - 1), 'int32'));
+        const last = tf.gather(
+          flat,
+          tf.tensor1d(
+            windows.map((w, i) => i * time + w.length - 1),
+            'int32',
+          ),
+        );
         return tf.logSoftmax(tf.div(last, temperature)).dataSync() as Float32Array;
       });
       active.forEach((row, i) => {

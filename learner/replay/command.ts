@@ -15,9 +15,28 @@ import { buildReplayProcessing, formatReplayReport, startReplay, type ReplayProc
 import { buildSelection, type ReplaySelection } from './select.js';
 
 const FLAGS = [
-  '--run-id', '--source', '--fetch', '--from-ms', '--to-ms', '--partition', '--from-offset', '--to-offset', '--min-version', '--max-version',
-  '--min-reward', '--success', '--include-incomplete', '--limit', '--estimator', '--filters', '--processing', '--min-group-size',
-  '--complete-groups', '--batch-groups', '--replay-id', '--into-run',
+  '--run-id',
+  '--source',
+  '--fetch',
+  '--from-ms',
+  '--to-ms',
+  '--partition',
+  '--from-offset',
+  '--to-offset',
+  '--min-version',
+  '--max-version',
+  '--min-reward',
+  '--success',
+  '--include-incomplete',
+  '--limit',
+  '--estimator',
+  '--filters',
+  '--processing',
+  '--min-group-size',
+  '--complete-groups',
+  '--batch-groups',
+  '--replay-id',
+  '--into-run',
 ] as const;
 const SWITCHES = ['--dry-run', '--json'] as const;
 
@@ -88,14 +107,24 @@ export function parseReplayArgs(args: readonly string[]): ReplayArgs {
     try {
       file = JSON.parse(readFileSync(f['--processing'], 'utf8')) as Partial<ProcessingConfig>;
     } catch (error) {
-      throw new ConfigError(`--processing ${f['--processing']}: ${(error as Error).message}; pass a JSON file like {"reward":{"terms":[{"kind":"env_return"}]},"estimator":{"name":"grpo"},"filters":[]}`);
+      throw new ConfigError(
+        `--processing ${f['--processing']}: ${(error as Error).message}; pass a JSON file like {"reward":{"terms":[{"kind":"env_return"}]},"estimator":{"name":"grpo"},"filters":[]}`,
+      );
     }
-    if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new ConfigError(`--processing ${f['--processing']} must hold a JSON object with reward, estimator, filters`);
+    if (typeof file !== 'object' || file === null || Array.isArray(file))
+      throw new ConfigError(`--processing ${f['--processing']} must hold a JSON object with reward, estimator, filters`);
   }
   const processing: Partial<ProcessingConfig> = {
     ...file,
     ...(f['--estimator'] === undefined ? {} : { estimator: { name: f['--estimator'] as ProcessingConfig['estimator']['name'] } }),
-    ...(f['--filters'] === undefined ? {} : { filters: f['--filters'].split(',').filter((n) => n !== '').map((name) => ({ name: name as FilterName })) }),
+    ...(f['--filters'] === undefined
+      ? {}
+      : {
+          filters: f['--filters']
+            .split(',')
+            .filter((n) => n !== '')
+            .map((name) => ({ name: name as FilterName })),
+        }),
   };
   const settings = buildReplayProcessing({
     processing,

@@ -72,7 +72,8 @@ export function newReplayId(now = Date.now()): string {
 /** Checks the processing settings (ConfigError); builds the reward, filters and estimator once to check them. */
 export function buildReplayProcessing(input: ReplayProcessingInput = {}): ReplayProcessing {
   const processing: ProcessingConfig = { ...DEFAULT_PROCESSING, ...input.processing };
-  if (typeof processing.estimator?.name !== 'string') throw new ConfigError(`replay: processing.estimator must be {"name": …}; use one of grpo, dr_grpo, rloo, starpo, reinforce_plus_plus, reinforce_plus_plus_baseline, gigpo`);
+  if (typeof processing.estimator?.name !== 'string')
+    throw new ConfigError(`replay: processing.estimator must be {"name": …}; use one of grpo, dr_grpo, rloo, starpo, reinforce_plus_plus, reinforce_plus_plus_baseline, gigpo`);
   estimatorByName(processing.estimator.name);
   if (!Array.isArray(processing.filters)) throw new ConfigError('replay: processing.filters must be a list of {"name": …}');
   for (const f of processing.filters) {
@@ -80,11 +81,13 @@ export function buildReplayProcessing(input: ReplayProcessingInput = {}): Replay
   }
   batchProcessor(processing); // throws ConfigError on a bad reward spec or filter options
   const { minGroupSize = 2, completeGroups = false, batchGroups = 64, replayId = newReplayId(), intoRunId = null } = input;
-  if (!Number.isInteger(minGroupSize) || minGroupSize < 2) throw new ConfigError(`replay: minGroupSize must be an integer >= 2 (a group of one has no reward std), got ${minGroupSize}`);
+  if (!Number.isInteger(minGroupSize) || minGroupSize < 2)
+    throw new ConfigError(`replay: minGroupSize must be an integer >= 2 (a group of one has no reward std), got ${minGroupSize}`);
   if (!Number.isInteger(batchGroups) || batchGroups < 1) throw new ConfigError(`replay: batchGroups must be an integer >= 1, got ${batchGroups}`);
   if (typeof completeGroups !== 'boolean') throw new ConfigError(`replay: completeGroups must be true or false, got ${JSON.stringify(completeGroups)}`);
   if (typeof replayId !== 'string' || !ID.test(replayId)) throw new ConfigError(`replay: replayId=${JSON.stringify(replayId)} must be 1-100 letters, digits, '.', '_' or '-'`);
-  if (intoRunId !== null && (typeof intoRunId !== 'string' || !ID.test(intoRunId))) throw new ConfigError(`replay: intoRunId=${JSON.stringify(intoRunId)} must be 1-100 letters, digits, '.', '_' or '-'`);
+  if (intoRunId !== null && (typeof intoRunId !== 'string' || !ID.test(intoRunId)))
+    throw new ConfigError(`replay: intoRunId=${JSON.stringify(intoRunId)} must be 1-100 letters, digits, '.', '_' or '-'`);
   return Object.freeze({ processing, minGroupSize, completeGroups, batchGroups, replayId, intoRunId });
 }
 
@@ -116,7 +119,8 @@ export function planReplay(trajectories: readonly TrajectoryEvent[], settings: R
     const size = group.trajectories.length;
     const announced = group.trajectories.map((t) => t.metrics.groupSize).find((n) => n !== undefined && Number.isInteger(n) && n >= 1);
     if (size < settings.minGroupSize) dropped.push({ groupId: group.groupId, reason: 'too-small', detail: `${size} selected trajectories, minGroupSize ${settings.minGroupSize}` });
-    else if (settings.completeGroups && announced !== undefined && size < announced) dropped.push({ groupId: group.groupId, reason: 'incomplete-group', detail: `${size} of the ${announced} trajectories the group announced were selected` });
+    else if (settings.completeGroups && announced !== undefined && size < announced)
+      dropped.push({ groupId: group.groupId, reason: 'incomplete-group', detail: `${size} of the ${announced} trajectories the group announced were selected` });
     else eligible.push(group);
   }
 
@@ -153,7 +157,10 @@ function startOf(group: RawGroup): number {
 }
 
 /** Runs a batch; when a sample cannot be built, finds the groups at fault (alone), drops them and runs the rest. */
-function processIsolatingErrors(process: ReturnType<typeof batchProcessor>, batch: readonly RawGroup[]): { output?: ReturnType<ReturnType<typeof batchProcessor>>; failed: DroppedReplayGroup[] } {
+function processIsolatingErrors(
+  process: ReturnType<typeof batchProcessor>,
+  batch: readonly RawGroup[],
+): { output?: ReturnType<ReturnType<typeof batchProcessor>>; failed: DroppedReplayGroup[] } {
   try {
     return { output: process(batch), failed: [] };
   } catch (error) {
@@ -231,14 +238,15 @@ export async function startReplay(
   const selection = buildSelection(selectionInput as ReplaySelectionInput);
   const settings = buildReplayProcessing(processingInput as ReplayProcessingInput);
   const selected = await selectTrajectories(backbone, selection, options);
-  const plan = planReplay(selected.trajectories.map((t) => t.trajectory), settings);
+  const plan = planReplay(
+    selected.trajectories.map((t) => t.trajectory),
+    settings,
+  );
   const samplesTopic = topicName(backbone.config, 'samples');
   if (!options.dryRun && plan.samples.length > 0) {
     let published = 0;
     const total = plan.samples.length;
-    await Promise.all(
-      plan.samples.map((sample) => backbone.producer.send(samplesTopic, 'sample', sample, sample.groupId).then(() => options.onPublished?.(++published, total))),
-    );
+    await Promise.all(plan.samples.map((sample) => backbone.producer.send(samplesTopic, 'sample', sample, sample.groupId).then(() => options.onPublished?.(++published, total))));
     await backbone.producer.flush();
   }
   const droppedByReason: Record<string, number> = {};
@@ -272,7 +280,9 @@ export async function startReplay(
 /** The report as a few readable lines. */
 export function formatReplayReport(r: ReplayReport): string {
   const s = r.selection;
-  const reasons = Object.entries(r.droppedByReason).map(([reason, n]) => `${reason} ${n}`).join(', ');
+  const reasons = Object.entries(r.droppedByReason)
+    .map(([reason, n]) => `${reason} ${n}`)
+    .join(', ');
   const unavailable = r.unavailable.length === 0 ? '' : `, ${r.unavailable.length} unavailable (${[...new Set(r.unavailable.map((u) => u.reason))].join(', ')})`;
   const lines = [
     `replay ${r.replayId}: run ${s.runId} from ${s.source}${s.source === 'clickhouse' ? ` (fetch ${s.fetch ?? 'auto'})` : ''}`,
@@ -287,4 +297,3 @@ export function formatReplayReport(r: ReplayReport): string {
   for (const u of r.unavailable.slice(0, 20)) lines.push(`  unavailable episode ${u.episodeId}: ${u.reason} (${u.detail})`);
   return lines.join('\n');
 }
-

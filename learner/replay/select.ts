@@ -79,17 +79,35 @@ export const CLOCK_SKEW_MS = 10 * 60 * 1000;
 
 /** Checks a selection (from flags, JSON or an HTTP body); ConfigError naming the field otherwise. Unknown fields are refused. */
 export function buildSelection(input: ReplaySelectionInput): ReplaySelection {
-  const known: readonly string[] = ['runId', 'source', 'fromMs', 'toMs', 'partition', 'fromOffset', 'toOffset', 'minPolicyVersion', 'maxPolicyVersion', 'minReward', 'success', 'includeIncomplete', 'limit', 'fetch'];
+  const known: readonly string[] = [
+    'runId',
+    'source',
+    'fromMs',
+    'toMs',
+    'partition',
+    'fromOffset',
+    'toOffset',
+    'minPolicyVersion',
+    'maxPolicyVersion',
+    'minReward',
+    'success',
+    'includeIncomplete',
+    'limit',
+    'fetch',
+  ];
   for (const key of Object.keys(input)) {
     if (!known.includes(key)) throw new ConfigError(`replay selection: unknown field '${key}'; known fields: ${known.join(', ')}`);
   }
   const { runId, source = 'kafka' } = input;
-  if (typeof runId !== 'string' || !RUN_ID.test(runId)) throw new ConfigError(`replay selection: runId=${JSON.stringify(runId)} must be 1-100 letters, digits, '.', '_' or '-' (set --run-id)`);
-  if (typeof source !== 'string' || !(REPLAY_SOURCES as readonly string[]).includes(source)) throw new ConfigError(`replay selection: source=${JSON.stringify(source)} must be one of ${REPLAY_SOURCES.join(', ')}`);
+  if (typeof runId !== 'string' || !RUN_ID.test(runId))
+    throw new ConfigError(`replay selection: runId=${JSON.stringify(runId)} must be 1-100 letters, digits, '.', '_' or '-' (set --run-id)`);
+  if (typeof source !== 'string' || !(REPLAY_SOURCES as readonly string[]).includes(source))
+    throw new ConfigError(`replay selection: source=${JSON.stringify(source)} must be one of ${REPLAY_SOURCES.join(', ')}`);
   const int = (field: keyof ReplaySelection, min: number): number | undefined => {
     const value = input[field];
     if (value === undefined) return undefined;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min) throw new ConfigError(`replay selection: ${field} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+      throw new ConfigError(`replay selection: ${field} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
     return value;
   };
   const bool = (field: keyof ReplaySelection): boolean | undefined => {
@@ -118,13 +136,15 @@ export function buildSelection(input: ReplaySelectionInput): ReplaySelection {
     throw new ConfigError(`replay selection: minReward must be a finite number, got ${JSON.stringify(selection.minReward)}`);
   }
   if (selection.fetch !== undefined) {
-    if (typeof selection.fetch !== 'string' || !(FETCH_MODES as readonly string[]).includes(selection.fetch)) throw new ConfigError(`replay selection: fetch=${JSON.stringify(selection.fetch)} must be one of ${FETCH_MODES.join(', ')}`);
+    if (typeof selection.fetch !== 'string' || !(FETCH_MODES as readonly string[]).includes(selection.fetch))
+      throw new ConfigError(`replay selection: fetch=${JSON.stringify(selection.fetch)} must be one of ${FETCH_MODES.join(', ')}`);
     if (selection.source !== 'clickhouse') throw new ConfigError(`replay selection: fetch applies to source clickhouse only (source is ${selection.source})`);
   }
   const ordered = (low: keyof ReplaySelection, high: keyof ReplaySelection, strict: boolean) => {
     const a = selection[low as keyof typeof selection] as number | undefined;
     const b = selection[high as keyof typeof selection] as number | undefined;
-    if (a !== undefined && b !== undefined && (strict ? a >= b : a > b)) throw new ConfigError(`replay selection: ${low} (${a}) must be ${strict ? 'below' : 'at most'} ${high} (${b})`);
+    if (a !== undefined && b !== undefined && (strict ? a >= b : a > b))
+      throw new ConfigError(`replay selection: ${low} (${a}) must be ${strict ? 'below' : 'at most'} ${high} (${b})`);
   };
   ordered('fromMs', 'toMs', true);
   ordered('fromOffset', 'toOffset', true);
@@ -275,8 +295,24 @@ export interface TrajectoryRow extends Omit<StoredTrajectoryRow, 'metrics_keys' 
 }
 
 const TRAJECTORY_COLUMNS = [
-  'run_id', 'env_name', 'env_version', 'group_id', 'episode_id', 'outcome', 'step_count', 'total_reward', 'success', 'invalid_actions',
-  'gap_count', 'min_policy_version', 'max_policy_version', 'first_event_time_ms', 'last_event_time_ms', 'kafka_topic', 'kafka_partition', 'kafka_offset',
+  'run_id',
+  'env_name',
+  'env_version',
+  'group_id',
+  'episode_id',
+  'outcome',
+  'step_count',
+  'total_reward',
+  'success',
+  'invalid_actions',
+  'gap_count',
+  'min_policy_version',
+  'max_policy_version',
+  'first_event_time_ms',
+  'last_event_time_ms',
+  'kafka_topic',
+  'kafka_partition',
+  'kafka_offset',
 ];
 
 /** The SELECT on `trajectories` for a selection; every value in it went through sqlInt or sqlString. */
@@ -324,7 +360,12 @@ async function selectFromClickHouse(backbone: Backbone, selection: ReplaySelecti
   }
   const missing = rows.filter((r) => !found.has(r.episode_id));
   if (fetch === 'kafka') {
-    for (const row of missing) unavailable.push({ episodeId: row.episode_id, reason: 'not-in-kafka', detail: `${row.kafka_topic}/${row.kafka_partition}@${row.kafka_offset} is not the episode's trajectory (deleted by retention, or the topic was recreated)` });
+    for (const row of missing)
+      unavailable.push({
+        episodeId: row.episode_id,
+        reason: 'not-in-kafka',
+        detail: `${row.kafka_topic}/${row.kafka_partition}@${row.kafka_offset} is not the episode's trajectory (deleted by retention, or the topic was recreated)`,
+      });
   } else if (missing.length > 0) {
     const rebuilt = await rebuildFromSteps(clickhouse, backbone.config, missing);
     unavailable.push(...rebuilt.unavailable);
@@ -349,7 +390,13 @@ async function fetchAtOffsets(backbone: Backbone, rows: readonly TrajectoryRow[]
       start[r.kafka_partition] = Math.min(start[r.kafka_partition] ?? Number.MAX_SAFE_INTEGER, r.kafka_offset);
       end[r.kafka_partition] = Math.max(end[r.kafka_partition] ?? 0, r.kafka_offset + 1);
     }
-    const replay = await createReplay(backbone.kafka, { topic, decode: eventDecoder(backbone.codec, 'trajectory'), classify: classifyDecodeError, from: { offsets: start }, to: { offsets: end } });
+    const replay = await createReplay(backbone.kafka, {
+      topic,
+      decode: eventDecoder(backbone.codec, 'trajectory'),
+      classify: classifyDecodeError,
+      from: { offsets: start },
+      to: { offsets: end },
+    });
     try {
       const envelopes = await lastValueFrom(
         replay.events$.pipe(
@@ -374,9 +421,32 @@ async function fetchAtOffsets(backbone: Backbone, rows: readonly TrajectoryRow[]
 export type StepRow = Omit<StoredStepRow, 'kafka_topic'>;
 
 const STEP_COLUMNS = [
-  'event_id', 'run_id', 'env_name', 'env_version', 'group_id', 'episode_id', 'step_index', 'observation', 'has_observation_token_ids',
-  'observation_token_ids', 'action', 'action_token_ids', 'action_log_probs', 'policy_version', 'reward', 'terminated', 'truncated',
-  'action_valid', 'state_key', 'metrics_keys', 'metrics_values', 'info_keys', 'info_values', 'event_time_ms', 'kafka_partition', 'kafka_offset',
+  'event_id',
+  'run_id',
+  'env_name',
+  'env_version',
+  'group_id',
+  'episode_id',
+  'step_index',
+  'observation',
+  'has_observation_token_ids',
+  'observation_token_ids',
+  'action',
+  'action_token_ids',
+  'action_log_probs',
+  'policy_version',
+  'reward',
+  'terminated',
+  'truncated',
+  'action_valid',
+  'state_key',
+  'metrics_keys',
+  'metrics_values',
+  'info_keys',
+  'info_values',
+  'event_time_ms',
+  'kafka_partition',
+  'kafka_offset',
 ];
 
 /** ClickHouse writes NaN and infinities as JSON null; the columns cannot be NULL otherwise. */
@@ -440,7 +510,11 @@ async function rebuildFromSteps(
   return { found, unavailable };
 }
 
-async function trajectoryMetrics(clickhouse: NonNullable<SelectOptions['clickhouse']>, runId: string, rows: readonly TrajectoryRow[]): Promise<Map<string, Record<string, number>>> {
+async function trajectoryMetrics(
+  clickhouse: NonNullable<SelectOptions['clickhouse']>,
+  runId: string,
+  rows: readonly TrajectoryRow[],
+): Promise<Map<string, Record<string, number>>> {
   const ids = rows.map((r) => sqlString(r.episode_id)).join(', ');
   const topics = [...new Set(rows.map((r) => sqlString(r.kafka_topic)))].join(', ');
   const found = await clickhouse.queryJson<{ episode_id: string; metrics_keys: string[]; metrics_values: (number | null)[] }>(

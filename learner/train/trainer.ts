@@ -91,7 +91,9 @@ export class PolicyTrainer {
     const { contextLength } = this.options.model.config;
     const batch = this.turnRows ? splitTurnRows(input, contextLength) : input;
     if (batch.time > contextLength) {
-      throw new RangeError(`batch rows of ${batch.time} positions exceed the model's contextLength ${contextLength}: build the batch with buildBatch(…, { turnRows: trainer.turnRows })`);
+      throw new RangeError(
+        `batch rows of ${batch.time} positions exceed the model's contextLength ${contextLength}: build the batch with buildBatch(…, { turnRows: trainer.turnRows })`,
+      );
     }
     return batch;
   }
@@ -113,7 +115,11 @@ export class PolicyTrainer {
         oldLogp = tf.mul(this.tokenLogProbs(model, ids, targets).logp, mask) as tf.Tensor2D;
         const raw = tf.mul(tf.exp(tf.clipByValue(tf.sub(oldLogp, behaviour), -20, 20)), mask);
         isWeights = tf.minimum(raw, o.importanceCap) as tf.Tensor2D;
-        const [sum, max, truncated] = [tf.sum(raw), tf.max(raw), tf.sum(tf.cast(tf.greater(raw, o.importanceCap), 'float32'))].map((t) => t.dataSync()[0]!) as [number, number, number];
+        const [sum, max, truncated] = [tf.sum(raw), tf.max(raw), tf.sum(tf.cast(tf.greater(raw, o.importanceCap), 'float32'))].map((t) => t.dataSync()[0]!) as [
+          number,
+          number,
+          number,
+        ];
         tally.importanceWeights(sum, max, truncated, batch.lossTokens);
       }
       const refLogp = reference ? (tf.mul(this.tokenLogProbs(reference, ids, targets).logp, mask) as tf.Tensor2D) : undefined;
@@ -163,7 +169,15 @@ export class PolicyTrainer {
       const ids = rows(dealt.ids)!;
       const { logp, entropy } = this.tokenLogProbs(model, ids, rows(dealt.targets)!);
       const out = policyLoss(
-        { logp, oldLogp: rows(dealt.oldLogp)!, advantages: rows(dealt.advantages)!, mask: rows(dealt.mask)!, isWeights: rows(dealt.isWeights), entropy, refLogp: rows(dealt.refLogp) },
+        {
+          logp,
+          oldLogp: rows(dealt.oldLogp)!,
+          advantages: rows(dealt.advantages)!,
+          mask: rows(dealt.mask)!,
+          isWeights: rows(dealt.isWeights),
+          entropy,
+          refLogp: rows(dealt.refLogp),
+        },
         lossConfig,
       );
       kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));

@@ -35,8 +35,7 @@ export function checkAnchorSimilarity(similarity: AnchorSimilarity): void {
   }
   if (!(similarity.threshold > 0 && similarity.threshold < 1)) {
     throw new ConfigError(
-      `gigpo.similarity.threshold must be in (0, 1), e.g. 0.95 (verl-agent's default); got ${similarity.threshold}. ` +
-        'For exact matching leave similarity unset.',
+      `gigpo.similarity.threshold must be in (0, 1), e.g. 0.95 (verl-agent's default); got ${similarity.threshold}. For exact matching leave similarity unset.`,
     );
   }
 }

@@ -139,13 +139,17 @@ export function gigpoAdvantages(trajectories: readonly GigpoTrajectory[], option
           trajectories.map((traj) => traj.steps.map((step) => ({ anchor: step.anchor, action: step.action ?? '', reward: step.reward }))),
           gamma,
         )
-      : trajectories.map((traj) => discountedReturns(traj.steps.map((step) => step.reward), gamma));
+      : trajectories.map((traj) =>
+          discountedReturns(
+            traj.steps.map((step) => step.reward),
+            gamma,
+          ),
+        );
   const stepReturns = rawReturns.map((returns, i) => returns.map((ret, t) => ret - penaltyOf(trajectories[i]!.steps[t]!)));
 
   // Step 3: episode-level advantage. With 'trajectories', verl-agent counts each trajectory's *first*
   // row (the first time it sees the (uid, traj_uid) pair), so that row's penalty is part of the statistic.
-  const statRows =
-    episodeStatsOver === 'steps' ? rowScores.flat() : rowScores.filter((rows) => rows.length > 0).map((rows) => rows[0]!);
+  const statRows = episodeStatsOver === 'steps' ? rowScores.flat() : rowScores.filter((rows) => rows.length > 0).map((rows) => rows[0]!);
   const single = statRows.length === 1;
   const episodeMean = single ? 0 : mean(statRows);
   const episodeStd = single ? 1 : unbiasedStd(statRows);

@@ -116,8 +116,7 @@ export const estimators = {
     compute(groups: readonly Group[], { weighting = 'token' }: BatchWhiteningOptions = {}): GroupAdvantages[] {
       checkWeighting('reinforce_plus_plus_baseline', weighting);
       const scores = groups.map(groupScores);
-      const tokenCounts =
-        weighting === 'token' ? groups.map((group) => group.trajectories.map((_, i) => actionTokens(group, i))) : undefined;
+      const tokenCounts = weighting === 'token' ? groups.map((group) => group.trajectories.map((_, i) => actionTokens(group, i))) : undefined;
       const advantages = reinforcePlusPlusBaselineAdvantages(scores, { tokenCounts });
       return groups.map((group, g) => broadcast(group, advantages[g]!));
     },

@@ -14,10 +14,7 @@ export interface ReinforcePlusPlusBaselineOptions {
 }
 
 /** `groups[g][i]` is the scalar reward of trajectory i of group g; returns advantages in the same shape. */
-export function reinforcePlusPlusBaselineAdvantages(
-  groups: readonly (readonly number[])[],
-  { tokenCounts }: ReinforcePlusPlusBaselineOptions = {},
-): number[][] {
+export function reinforcePlusPlusBaselineAdvantages(groups: readonly (readonly number[])[], { tokenCounts }: ReinforcePlusPlusBaselineOptions = {}): number[][] {
   const centred = groups.map((scores) => {
     const groupMean = scores.length === 1 ? 0 : mean(scores);
     return scores.map((r) => r - groupMean);

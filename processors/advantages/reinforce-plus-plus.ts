@@ -30,10 +30,7 @@ export function maskedDiscountedReturns(rewards: readonly number[], mask: readon
 }
 
 /** Advantages per position for a whole batch (every group together). */
-export function reinforcePlusPlusAdvantages(
-  batch: readonly ReinforcePlusPlusSequence[],
-  { gamma = 1.0 }: ReinforcePlusPlusOptions = {},
-): number[][] {
+export function reinforcePlusPlusAdvantages(batch: readonly ReinforcePlusPlusSequence[], { gamma = 1.0 }: ReinforcePlusPlusOptions = {}): number[][] {
   const masks = batch.map((seq) => seq.mask ?? seq.rewards.map(() => 1));
   const returns = batch.map((seq, i) => maskedDiscountedReturns(seq.rewards, masks[i]!, gamma));
   return maskedWhiten(returns, masks);

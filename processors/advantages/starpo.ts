@@ -40,8 +40,6 @@ export function starpoAdvantages(scores: readonly number[], { normalization = 'm
     case 'identity':
       return [...scores];
     default:
-      throw new ConfigError(
-        `starpo.normalization must be 'mean_std', 'mean', 'asym_clip' or 'identity'; got ${JSON.stringify(normalization)}.`,
-      );
+      throw new ConfigError(`starpo.normalization must be 'mean_std', 'mean', 'asym_clip' or 'identity'; got ${JSON.stringify(normalization)}.`);
   }
 }

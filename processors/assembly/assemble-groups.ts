@@ -75,7 +75,11 @@ export interface GroupAssemblyStats {
 
 export function createGroupAssemblyStats(): GroupAssemblyStats {
   return {
-    trajectories: 0, groups: 0, partialGroups: 0, droppedGroups: 0, openGroups: 0,
+    trajectories: 0,
+    groups: 0,
+    partialGroups: 0,
+    droppedGroups: 0,
+    openGroups: 0,
     dropped: { 'too-small': 0, incomplete: 0, late: 0, duplicate: 0 },
   };
 }
@@ -119,13 +123,9 @@ interface OpenGroup<I> {
 }
 
 /** Over the assembler's output. */
-export function assembleGroups<T>(
-  options?: AssembleGroupsOptions<AssembledTrajectory<T>>,
-): OperatorFunction<AssembledTrajectory<T>, TrajectoryGroup<AssembledTrajectory<T>>>;
+export function assembleGroups<T>(options?: AssembleGroupsOptions<AssembledTrajectory<T>>): OperatorFunction<AssembledTrajectory<T>, TrajectoryGroup<AssembledTrajectory<T>>>;
 /** Over any item that carries a trajectory (plain TrajectoryEvents: `trajectoryOf: (t) => t`). */
-export function assembleGroups<I>(
-  options: AssembleGroupsOptions<I> & { readonly trajectoryOf: (item: I) => TrajectoryEvent },
-): OperatorFunction<I, TrajectoryGroup<I>>;
+export function assembleGroups<I>(options: AssembleGroupsOptions<I> & { readonly trajectoryOf: (item: I) => TrajectoryEvent }): OperatorFunction<I, TrajectoryGroup<I>>;
 export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): OperatorFunction<I, TrajectoryGroup<I>> {
   const {
     trajectoryOf = (item: I) => (item as unknown as AssembledTrajectory<unknown>).trajectory,
@@ -172,8 +172,7 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
         const minimum = Math.min(minGroupSize, expectedSize);
         if (group.members.length < minimum) {
           stats.droppedGroups++;
-          drop('too-small', group.runId, group.groupId, group.members,
-            `group closed (${reason}) with ${group.members.length} of ${expectedSize} (minimum ${minimum})`);
+          drop('too-small', group.runId, group.groupId, group.members, `group closed (${reason}) with ${group.members.length} of ${expectedSize} (minimum ${minimum})`);
           return;
         }
         stats.groups++;

@@ -57,8 +57,19 @@ export interface AssemblyStats {
 
 export function createAssemblyStats(): AssemblyStats {
   return {
-    steps: 0, duplicates: 0, lateSteps: 0, stepsAfterEnd: 0, trajectories: 0, terminated: 0, truncated: 0,
-    incomplete: 0, idleClosed: 0, evicted: 0, flushedOnComplete: 0, gaps: 0, openEpisodes: 0,
+    steps: 0,
+    duplicates: 0,
+    lateSteps: 0,
+    stepsAfterEnd: 0,
+    trajectories: 0,
+    terminated: 0,
+    truncated: 0,
+    incomplete: 0,
+    idleClosed: 0,
+    evicted: 0,
+    flushedOnComplete: 0,
+    gaps: 0,
+    openEpisodes: 0,
   };
 }
 
@@ -86,13 +97,9 @@ export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_OPEN_EPISODES = 10_000;
 
 /** Over plain step events. */
-export function assembleTrajectories(
-  options?: AssembleTrajectoriesOptions<StepEvent>,
-): OperatorFunction<StepEvent, AssembledTrajectory<StepEvent>>;
+export function assembleTrajectories(options?: AssembleTrajectoriesOptions<StepEvent>): OperatorFunction<StepEvent, AssembledTrajectory<StepEvent>>;
 /** Over any item that carries a step event (an Envelope<StepEvent>, ...): `stepOf` reads it. */
-export function assembleTrajectories<T>(
-  options: AssembleTrajectoriesOptions<T> & { readonly stepOf: (item: T) => StepEvent },
-): OperatorFunction<T, AssembledTrajectory<T>>;
+export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> & { readonly stepOf: (item: T) => StepEvent }): OperatorFunction<T, AssembledTrajectory<T>>;
 export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> = {}): OperatorFunction<T, AssembledTrajectory<T>> {
   const {
     stepOf = (item: T) => item as unknown as StepEvent,
@@ -140,15 +147,18 @@ export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> 
       // has really been idle and sleeps for the rest. A step then costs a field write, not a
       // clearTimeout/setTimeout pair.
       const watch = (key: string, episode: OpenEpisode<T>, delay: number): void => {
-        timers.set(key, scheduler.schedule(() => {
-          try {
-            const idleFor = scheduler.now() - episode.lastActivity;
-            if (idleFor >= idleTimeoutMs) close(key, episode, 'idle');
-            else watch(key, episode, idleTimeoutMs - idleFor);
-          } catch (error) {
-            subscriber.error(error); // not into the scheduler, which would throw it out of the event loop
-          }
-        }, delay));
+        timers.set(
+          key,
+          scheduler.schedule(() => {
+            try {
+              const idleFor = scheduler.now() - episode.lastActivity;
+              if (idleFor >= idleTimeoutMs) close(key, episode, 'idle');
+              else watch(key, episode, idleTimeoutMs - idleFor);
+            } catch (error) {
+              subscriber.error(error); // not into the scheduler, which would throw it out of the event loop
+            }
+          }, delay),
+        );
       };
 
       const subscription = source.subscribe({

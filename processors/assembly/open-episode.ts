@@ -82,10 +82,7 @@ export class OpenEpisode<T> {
  *   `iteration` and `batchGroups` from `info.iteration` and `info.batchGroups` (the actors' iteration and
  *   its groups, which make the group's rollout batch: processors/assembly/rollout-batches.ts).
  */
-export function trajectoryFromSteps(
-  unordered: readonly StepEvent[],
-  { duplicates = 0 }: { duplicates?: number } = {},
-): { trajectory: TrajectoryEvent; stepsAfterEnd: number } {
+export function trajectoryFromSteps(unordered: readonly StepEvent[], { duplicates = 0 }: { duplicates?: number } = {}): { trajectory: TrajectoryEvent; stepsAfterEnd: number } {
   if (unordered.length === 0) throw new RangeError('trajectoryFromSteps needs at least one step');
   const sorted = [...unordered].sort((a, b) => a.stepIndex - b.stepIndex);
   const endAt = sorted.findIndex((s) => s.terminated || s.truncated);
@@ -94,8 +91,7 @@ export function trajectoryFromSteps(
   const first = kept[0]!;
   const last = kept[kept.length - 1]!;
   const gapCount = last.stepIndex + 1 - kept.length;
-  const outcome: TrajectoryOutcome =
-    end === undefined || gapCount > 0 ? 'incomplete' : end.terminated ? 'terminated' : 'truncated';
+  const outcome: TrajectoryOutcome = end === undefined || gapCount > 0 ? 'incomplete' : end.terminated ? 'terminated' : 'truncated';
 
   let totalReward = 0;
   let invalidActions = 0;

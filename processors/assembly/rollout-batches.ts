@@ -44,7 +44,13 @@ interface OpenBatch<G> {
   timer: Subscription | null;
 }
 
-export function rolloutBatches<G>({ windowMs, maxGroups, iterationIdleMs = 10_000, keyOf = () => null, scheduler = asyncScheduler }: RolloutBatchOptions<G>): OperatorFunction<G, G[]> {
+export function rolloutBatches<G>({
+  windowMs,
+  maxGroups,
+  iterationIdleMs = 10_000,
+  keyOf = () => null,
+  scheduler = asyncScheduler,
+}: RolloutBatchOptions<G>): OperatorFunction<G, G[]> {
   if (!(windowMs > 0)) throw new ConfigError(`batchWindowMs must be > 0 (milliseconds), got ${windowMs}`);
   if (!(iterationIdleMs > 0)) throw new ConfigError(`iterationIdleMs must be > 0 (milliseconds), got ${iterationIdleMs}`);
   if (!(Number.isInteger(maxGroups) && maxGroups >= 1)) throw new ConfigError(`maxBatchGroups must be an integer ≥ 1, got ${maxGroups}`);

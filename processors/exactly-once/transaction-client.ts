@@ -85,7 +85,10 @@ export class TransactionClient {
   async write(partition: number, generation: number, topicMessages: readonly TopicMessages[], offsets: TransactionOffsets | null): Promise<Written> {
     const messages = packMessages(topicMessages);
     const posted = performance.now();
-    const reply = (await this.request({ kind: 'write', id: this.nextId++, partition, generation, messages, offsets }, transferables(messages))) as Extract<WorkerReply, { kind: 'written' }>;
+    const reply = (await this.request({ kind: 'write', id: this.nextId++, partition, generation, messages, offsets }, transferables(messages))) as Extract<
+      WorkerReply,
+      { kind: 'written' }
+    >;
     const handOffMs = performance.now() - posted - reply.workerMs;
     return { outcome: reply.outcome, phases: reply.phases && { ...reply.phases, handOffMs } };
   }

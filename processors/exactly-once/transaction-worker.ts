@@ -90,7 +90,8 @@ async function write(request: Extract<WorkerRequest, { kind: 'write' }>, receive
     const begun = performance.now();
     const topicMessages = unpackMessages(request.messages);
     const { offsets } = request;
-    const sendOffsets = () => transaction!.sendOffsets({ consumerGroupId: offsets!.consumerGroupId, topics: offsets!.topics.map((t) => ({ topic: t.topic, partitions: [...t.partitions] })) });
+    const sendOffsets = () =>
+      transaction!.sendOffsets({ consumerGroupId: offsets!.consumerGroupId, topics: offsets!.topics.map((t) => ({ topic: t.topic, partitions: [...t.partitions] })) });
     // The offsets go beside the Produce, once the output partitions are in the transaction (the kafkajs patch
     // [partitions-added] in scripts/patch-kafkajs.mjs says why that is safe). The broker still answers one
     // connection's requests in order; what this saves is this thread's turn between them, mostly in the tail.

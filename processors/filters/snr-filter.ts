@@ -40,8 +40,7 @@ export function snrFilter(groups: readonly Group[], options: SnrFilterOptions = 
   const { value = 0.9, includeZero = false, selectionEps = 0.01 } = options;
   const stds = groups.map((group) => inGroupStd(groupScores(group)));
   const drops: { index: number; record: DroppedGroup }[] = [];
-  const drop = (index: number, reason: string, detail: string) =>
-    drops.push({ index, record: { groupId: groups[index]!.groupId, filter: SNR_FILTER, reason, detail } });
+  const drop = (index: number, reason: string, detail: string) => drops.push({ index, record: { groupId: groups[index]!.groupId, filter: SNR_FILTER, reason, detail } });
 
   const candidates: number[] = [];
   groups.forEach((_, i) => {

@@ -80,7 +80,9 @@ export const processorsCommand: Command = {
               `success ${(100 * stats.successRate).toFixed(1)}%, in-group std ${stats.meanInGroupRewardStd.toFixed(3)}, dropped ${stats.droppedGroups}`,
           ),
       });
-    console.log(`processors: consumer group '${values['consumer-group'] ?? `${config.topicPrefix}.processors`}', instance ${values.instance}, estimator ${estimator}; Ctrl-C to stop`);
+    console.log(
+      `processors: consumer group '${values['consumer-group'] ?? `${config.topicPrefix}.processors`}', instance ${values.instance}, estimator ${estimator}; Ctrl-C to stop`,
+    );
     // A failed transaction (e.g. the broker restarted) is recovered here, without a process restart.
     await superviseProcessors(start, { log: (line) => console.error(line), onStart: (handle) => (current = handle), stopping: () => stopping });
     return 0;

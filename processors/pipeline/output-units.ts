@@ -94,7 +94,12 @@ export function rolloutBatchUnits(consumerGroupId: string, generation: number, b
 /** The batch's rollout statistics events, timed by its last trajectory (so a replay gives the same events). */
 function batchRolloutStats(batch: readonly TrajectoryGroup<Member>[], result: BatchOutput): RolloutStatsEvent[] {
   const eventTimeMs = Math.max(...batch.flatMap((g) => g.members.map((m) => m.trajectory.lastEventTimeMs)));
-  return rolloutStatsEvents(batch[0]!.runId, batch.map((g) => g.groupId), result.stats, eventTimeMs);
+  return rolloutStatsEvents(
+    batch[0]!.runId,
+    batch.map((g) => g.groupId),
+    result.stats,
+    eventTimeMs,
+  );
 }
 
 function samplesByGroup(samples: readonly TrainingSampleEvent[]): Map<string, TrainingSampleEvent[]> {

@@ -60,7 +60,10 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   // transaction. The interval below also dispatches the episode-mark releases that commits queue.
   let failFlush: (error: unknown) => void = () => undefined;
   out.onFailure = (error) => failFlush(error);
-  const flusher = flushOnOutput(async () => out.dispatch(), (error) => failFlush(error));
+  const flusher = flushOnOutput(
+    async () => out.dispatch(),
+    (error) => failFlush(error),
+  );
   const emit = (unit: OutputUnit): void => {
     out.enqueue(unit);
     if (writeAsQueued) flusher.kick();

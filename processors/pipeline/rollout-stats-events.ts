@@ -5,11 +5,13 @@ import { createHash } from 'node:crypto';
 import type { RolloutStatsEvent } from '../../schemas/index.js';
 import type { BatchStats } from '../stats/batch-stats.js';
 
-const byK = (values: Record<number, number>): Record<string, number> =>
-  Object.fromEntries(Object.entries(values).map(([k, v]) => [String(k), v]));
+const byK = (values: Record<number, number>): Record<string, number> => Object.fromEntries(Object.entries(values).map(([k, v]) => [String(k), v]));
 
 export function batchIdOf(groupIds: readonly string[]): string {
-  return `batch-${createHash('sha256').update([...groupIds].sort().join('\n')).digest('hex').slice(0, 24)}`;
+  return `batch-${createHash('sha256')
+    .update([...groupIds].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 24)}`;
 }
 
 export function rolloutStatsEvents(runId: string, groupIds: readonly string[], stats: BatchStats, eventTimeMs: number): RolloutStatsEvent[] {

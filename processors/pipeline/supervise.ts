@@ -57,7 +57,9 @@ export async function superviseProcessors(start: () => Promise<Restartable>, opt
       if (recent > maxRestarts) throw error;
       restarts++;
       const wait = Math.min(maxBackoffMs, baseBackoffMs * 2 ** (recent - 1));
-      log(`processors: ${error.message.replace(/; restart the processors[^(]*/, ' ')}— resuming in this process from the committed offsets in ${(wait / 1000).toFixed(1)} s (failure ${recent} of at most ${maxRestarts})`);
+      log(
+        `processors: ${error.message.replace(/; restart the processors[^(]*/, ' ')}— resuming in this process from the committed offsets in ${(wait / 1000).toFixed(1)} s (failure ${recent} of at most ${maxRestarts})`,
+      );
       await sleep(wait);
       if (stopping()) return restarts;
     }

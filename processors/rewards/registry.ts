@@ -24,10 +24,7 @@ export function registerReward(name: string, fn: CustomRewardFn, { replace = fal
     throw new ConfigError(`registerReward('${name}'): fn must be a function (trajectory) => number | { perStep: number[] }.`);
   }
   if (registry.has(name) && !replace) {
-    throw new ConfigError(
-      `registerReward('${name}'): a reward function is already registered under that name; ` +
-        'pick another name or pass { replace: true }.',
-    );
+    throw new ConfigError(`registerReward('${name}'): a reward function is already registered under that name; pick another name or pass { replace: true }.`);
   }
   registry.set(name, fn);
 }

@@ -76,13 +76,7 @@ export interface CustomTerm extends TermBase {
   fn?: CustomRewardFn;
 }
 
-export type RewardTerm =
-  | EnvReturnTerm
-  | SuccessTerm
-  | InvalidActionPenaltyTerm
-  | StepPenaltyTerm
-  | OverlongPenaltyTerm
-  | CustomTerm;
+export type RewardTerm = EnvReturnTerm | SuccessTerm | InvalidActionPenaltyTerm | StepPenaltyTerm | OverlongPenaltyTerm | CustomTerm;
 
 export type RewardTermKind = RewardTerm['kind'];
 

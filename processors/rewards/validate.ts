@@ -4,14 +4,7 @@ import { ConfigError } from '../../core/errors.js';
 import { registeredReward, registeredRewardNames } from './registry.js';
 import type { RewardSpec, RewardTerm, RewardTermKind } from './types.js';
 
-export const rewardTermKinds: readonly RewardTermKind[] = [
-  'env_return',
-  'success',
-  'invalid_action_penalty',
-  'step_penalty',
-  'overlong_penalty',
-  'custom',
-];
+export const rewardTermKinds: readonly RewardTermKind[] = ['env_return', 'success', 'invalid_action_penalty', 'step_penalty', 'overlong_penalty', 'custom'];
 
 /** The key of a term in `parts`. */
 export function termName(term: RewardTerm): string {
@@ -55,9 +48,7 @@ function checkTerm(raw: unknown, index: number): RewardTerm {
       const cacheLength = finite(at, 'cacheLength', raw.cacheLength, 'L_buf in tokens, e.g. 4096');
       if (cacheLength <= 0) throw new ConfigError(`${at}: cacheLength (L_buf) must be > 0, e.g. 4096; got ${cacheLength}.`);
       if (cacheLength > maxLength) {
-        throw new ConfigError(
-          `${at}: cacheLength (${cacheLength}) must not exceed maxLength (${maxLength}); the penalty ramps over the last cacheLength tokens of maxLength.`,
-        );
+        throw new ConfigError(`${at}: cacheLength (${cacheLength}) must not exceed maxLength (${maxLength}); the penalty ramps over the last cacheLength tokens of maxLength.`);
       }
       if (raw.factor !== undefined) {
         const factor = finite(at, 'factor', raw.factor, 'the penalty at maxLength, e.g. 1.0');

@@ -97,7 +97,14 @@ export function planSample(trajectory: TrajectoryEvent, advantages: SampleAdvant
     const step = wire[i]!;
     const from = i === window.firstKeptTurn ? window.trimmedObservationTokens : 0;
     const actionCount = step.layout.actionTokenCount;
-    const turn: PlannedTurn = { step, observationIds: observationIds[i]!, observationFrom: from, observationCount: observationCount(i) - from, actionCount, advantage: stepAdvantage[i]! };
+    const turn: PlannedTurn = {
+      step,
+      observationIds: observationIds[i]!,
+      observationFrom: from,
+      observationCount: observationCount(i) - from,
+      actionCount,
+      advantage: stepAdvantage[i]!,
+    };
     turns.push(turn);
     tokenCount += turn.observationCount + actionCount;
     if (actionCount > 0) minVersion = Math.min(minVersion, step.policyVersion);

@@ -9,8 +9,23 @@ import { copyBytes, fillBytes, repeatFloat, WireEventWriter } from '../../schema
 import type { PlannedSample, PlannedTurn } from './planned-sample.js';
 
 const SAMPLE_FIELDS = [
-  'sampleId', 'runId', 'groupId', 'episodeId', 'policyVersion', 'tokenIds', 'lossMask', 'advantages', 'behaviourLogProbs',
-  'reward', 'estimator', 'groupSize', 'groupRewardMean', 'groupRewardStd', 'stepAdvantages', 'eventTimeMs', 'batch',
+  'sampleId',
+  'runId',
+  'groupId',
+  'episodeId',
+  'policyVersion',
+  'tokenIds',
+  'lossMask',
+  'advantages',
+  'behaviourLogProbs',
+  'reward',
+  'estimator',
+  'groupSize',
+  'groupRewardMean',
+  'groupRewardStd',
+  'stepAdvantages',
+  'eventTimeMs',
+  'batch',
 ] as const;
 const TOKEN_IDS = SAMPLE_FIELDS.indexOf('tokenIds');
 const REWARD = SAMPLE_FIELDS.indexOf('reward');

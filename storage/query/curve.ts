@@ -119,8 +119,22 @@ export interface ExtentRow {
 /** A batch row of the curve: the rollout-stats columns it reads. */
 export type BatchPointRow = Pick<
   RolloutStatsRow,
-  | 'batch_id' | 'event_time_ms' | 'groups' | 'trajectories' | 'reward_mean' | 'reward_std' | 'mean_in_group_reward_std' | 'success_rate'
-  | 'pass_at_k_keys' | 'pass_at_k_values' | 'pass_hat_k_keys' | 'pass_hat_k_values' | 'mean_length' | 'invalid_action_rate' | 'incomplete' | 'dropped_groups'
+  | 'batch_id'
+  | 'event_time_ms'
+  | 'groups'
+  | 'trajectories'
+  | 'reward_mean'
+  | 'reward_std'
+  | 'mean_in_group_reward_std'
+  | 'success_rate'
+  | 'pass_at_k_keys'
+  | 'pass_at_k_values'
+  | 'pass_hat_k_keys'
+  | 'pass_hat_k_values'
+  | 'mean_length'
+  | 'invalid_action_rate'
+  | 'incomplete'
+  | 'dropped_groups'
 >;
 
 export interface BucketPointRow {
@@ -166,8 +180,7 @@ export interface CurvePoint extends RolloutFigures {
   readonly cumulativeEnvSteps: number | null;
 }
 
-const band = (mean: number | null, std: number | null): [number | null, number | null] =>
-  mean === null || std === null ? [null, null] : [mean - std, mean + std];
+const band = (mean: number | null, std: number | null): [number | null, number | null] => (mean === null || std === null ? [null, null] : [mean - std, mean + std]);
 
 const ratio = (sum: number | null, count: number): number | null => (sum === null || count === 0 ? null : sum / count);
 

@@ -83,15 +83,17 @@ export function topicLag(topic: string, committed: Committed[number]['partitions
   const byPartition = new Map(committed.map((p) => [p.partition, Number(p.offset)]));
   const partitionIds = new Set<number>([...byPartition.keys(), ...(watermarks ?? []).map((w) => w.partition)]);
   const marks = new Map((watermarks ?? []).map((w) => [w.partition, { high: Number(w.high), low: Number(w.low) }]));
-  const partitions = [...partitionIds].sort((a, b) => a - b).map((partition): PartitionLag => {
-    const raw = byPartition.get(partition);
-    const committedOffset = raw === undefined || raw < 0 ? null : raw;
-    const mark = marks.get(partition);
-    if (mark === undefined) return { partition, committedOffset, lowWatermark: null, highWatermark: null, lag: null };
-    // A committed offset below the low watermark (records deleted by retention) lags by what is retained.
-    const lag = committedOffset === null ? mark.high - mark.low : Math.max(0, mark.high - Math.max(committedOffset, mark.low));
-    return { partition, committedOffset, lowWatermark: mark.low, highWatermark: mark.high, lag };
-  });
+  const partitions = [...partitionIds]
+    .sort((a, b) => a - b)
+    .map((partition): PartitionLag => {
+      const raw = byPartition.get(partition);
+      const committedOffset = raw === undefined || raw < 0 ? null : raw;
+      const mark = marks.get(partition);
+      if (mark === undefined) return { partition, committedOffset, lowWatermark: null, highWatermark: null, lag: null };
+      // A committed offset below the low watermark (records deleted by retention) lags by what is retained.
+      const lag = committedOffset === null ? mark.high - mark.low : Math.max(0, mark.high - Math.max(committedOffset, mark.low));
+      return { partition, committedOffset, lowWatermark: mark.low, highWatermark: mark.high, lag };
+    });
   return { topic, lag: sum(partitions.map((p) => p.lag)), partitions };
 }
 

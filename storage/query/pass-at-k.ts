@@ -34,7 +34,13 @@ export interface PassAtKResult {
   /** The window pooled: each k's values weighted by group count. */
   readonly overall: { readonly batches: number; readonly passAtK: PassMap; readonly passHatK: PassMap };
   /** One row per k: latest and pooled values side by side. */
-  readonly byK: ReadonlyArray<{ readonly k: number; readonly latestPassAtK: number | null; readonly latestPassHatK: number | null; readonly overallPassAtK: number | null; readonly overallPassHatK: number | null }>;
+  readonly byK: ReadonlyArray<{
+    readonly k: number;
+    readonly latestPassAtK: number | null;
+    readonly latestPassHatK: number | null;
+    readonly overallPassAtK: number | null;
+    readonly overallPassHatK: number | null;
+  }>;
   readonly overTime: SeriesPlan & { readonly truncated: boolean; readonly points: PassPoint[] };
 }
 
@@ -48,23 +54,21 @@ export async function queryPassAtK(store: AnalyticsStore, q: SeriesQuery): Promi
     plan.bucketMs === null
       ? read<BatchPointRow>(store, batchPointsSql(q)).then((rows) => ({
           truncated: rows.length > q.limit,
-          points: rows.slice(0, q.limit).map((row): PassPoint => ({
-            timeMs: int(row.event_time_ms),
-            batchId: row.batch_id,
-            batches: 1,
-            passAtK: kMap(row.pass_at_k_keys, row.pass_at_k_values),
-            passHatK: kMap(row.pass_hat_k_keys, row.pass_hat_k_values),
-          })),
+          points: rows.slice(0, q.limit).map(
+            (row): PassPoint => ({
+              timeMs: int(row.event_time_ms),
+              batchId: row.batch_id,
+              batches: 1,
+              passAtK: kMap(row.pass_at_k_keys, row.pass_at_k_values),
+              passHatK: kMap(row.pass_hat_k_keys, row.pass_hat_k_values),
+            }),
+          ),
         }))
       : read<PassKRow>(store, passKSql(q, plan.bucketMs)).then((rows) => ({
           truncated: rows.length > q.limit,
           points: rows.slice(0, q.limit).map((row): PassPoint => ({ timeMs: int(row.bucket_start_ms), batchId: null, batches: int(row.batches), ...passMaps(row) })),
         }));
-  const [latestRows, overallRows, overTime] = await Promise.all([
-    read<LatestRow>(store, latestPassKSql(q)),
-    read<PassKRow>(store, passKSql({ ...q, limit: 1 }, null)),
-    series,
-  ]);
+  const [latestRows, overallRows, overTime] = await Promise.all([read<LatestRow>(store, latestPassKSql(q)), read<PassKRow>(store, passKSql({ ...q, limit: 1 }, null)), series]);
   const latestRow = latestRows[0];
   const latest =
     latestRow === undefined

@@ -35,12 +35,7 @@ export const ROLLOUT_STATS_COLUMNS = `run_id, scope, batch_id, group_id, groups,
        incomplete, dropped_groups, dropped_by_reason_keys, dropped_by_reason_values, event_time_ms`;
 
 export function rolloutStatsSql(q: RolloutStatsQuery): string {
-  const where = [
-    `run_id = ${sqlString(q.runId)}`,
-    `scope = ${sqlString(q.scope)}`,
-    `event_time_ms >= ${sqlInt(q.sinceMs)}`,
-    `event_time_ms < ${sqlInt(q.untilMs)}`,
-  ];
+  const where = [`run_id = ${sqlString(q.runId)}`, `scope = ${sqlString(q.scope)}`, `event_time_ms >= ${sqlInt(q.sinceMs)}`, `event_time_ms < ${sqlInt(q.untilMs)}`];
   if (q.batchId !== undefined) where.push(`batch_id = ${sqlString(q.batchId)}`);
   if (q.groupId !== undefined) where.push(`group_id = ${sqlString(q.groupId)}`);
   const direction = q.order === 'asc' ? 'ASC' : 'DESC';

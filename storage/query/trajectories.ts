@@ -361,9 +361,7 @@ export function sampleView(row: SampleRow): SampleView {
     tokenCount: int(row.token_count),
     lossTokenCount: int(row.loss_token_count),
     eventTimeMs: int(row.event_time_ms),
-    tokens: hasTokens
-      ? { tokenIds: row.token_ids, lossMask: row.loss_mask, advantages: row.advantages.map(num), behaviourLogProbs: row.behaviour_log_probs.map(num) }
-      : null,
+    tokens: hasTokens ? { tokenIds: row.token_ids, lossMask: row.loss_mask, advantages: row.advantages.map(num), behaviourLogProbs: row.behaviour_log_probs.map(num) } : null,
     stepAdvantages: hasTokens && int(row.has_step_advantages) === 1 ? row.step_advantages.map(num) : null,
   };
 }
@@ -372,7 +370,10 @@ export function sampleView(row: SampleRow): SampleView {
  * Locates each turn in a sample's tokens, walking back from the end (see the top of the file). Returns one
  * span per turn (null for turns the context window dropped), or null when the turns do not match the tokens.
  */
-export function alignTurns(turns: ReadonlyArray<{ readonly actionTokenIds: readonly number[] }>, tokens: Pick<SampleTokens, 'tokenIds' | 'lossMask'>): Array<TurnSpan | null> | null {
+export function alignTurns(
+  turns: ReadonlyArray<{ readonly actionTokenIds: readonly number[] }>,
+  tokens: Pick<SampleTokens, 'tokenIds' | 'lossMask'>,
+): Array<TurnSpan | null> | null {
   const { tokenIds, lossMask } = tokens;
   if (tokenIds.length !== lossMask.length) return null;
   const spans: Array<TurnSpan | null> = turns.map(() => null);
@@ -403,13 +404,13 @@ export function turnAdvantages(
   const tokens = sample.tokens;
   const spans = alignTurns(turns, tokens);
   if (spans !== null) {
-    const advantages = spans.map((span) => (span === null || span.actionStart === span.end ? null : tokens.advantages[span.actionStart] ?? null));
+    const advantages = spans.map((span) => (span === null || span.actionStart === span.end ? null : (tokens.advantages[span.actionStart] ?? null)));
     return { advantages, spans, source: 'sample-tokens', aligned: true };
   }
   if (sample.stepAdvantages !== null) {
     // The kept turns are the last ones: align the list with the end of the episode.
     const offset = turns.length - sample.stepAdvantages.length;
-    const advantages = turns.map((_, i) => (i - offset >= 0 ? sample.stepAdvantages![i - offset] ?? null : null));
+    const advantages = turns.map((_, i) => (i - offset >= 0 ? (sample.stepAdvantages![i - offset] ?? null) : null));
     return { advantages, spans: none, source: 'step-advantages', aligned: false };
   }
   const inLoss = tokens.advantages.filter((_, t) => tokens.lossMask[t] === 1);

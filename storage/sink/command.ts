@@ -7,7 +7,8 @@ import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { defaultMaxInFlight, SINK_DEFAULTS, startSink } from './sink.js';
 import { positiveInt } from '../../infra/cli/flags.js';
 
-const usage = 'trajflow sink [--batch-rows 20000] [--flush-ms 1000] [--inserts-in-flight 2] [--max-in-flight 3×batch-rows] [--max-in-flight-mib 256] [--include-sample-tokens] [--transcode-worker] [--consumer-group <prefix>.sink]';
+const usage =
+  'trajflow sink [--batch-rows 20000] [--flush-ms 1000] [--inserts-in-flight 2] [--max-in-flight 3×batch-rows] [--max-in-flight-mib 256] [--include-sample-tokens] [--transcode-worker] [--consumer-group <prefix>.sink]';
 
 export const sinkCommand: Command = {
   summary: 'store every event in ClickHouse, in batches (at least once; duplicates collapse by key)',
@@ -54,7 +55,9 @@ export const sinkCommand: Command = {
         failing = true;
       },
     });
-    console.log(`sink: consumer group '${values['consumer-group'] ?? `${config.topicPrefix}.sink`}' → ClickHouse ${config.clickhouse.url} database ${config.clickhouse.database}; Ctrl-C to stop`);
+    console.log(
+      `sink: consumer group '${values['consumer-group'] ?? `${config.topicPrefix}.sink`}' → ClickHouse ${config.clickhouse.url} database ${config.clickhouse.database}; Ctrl-C to stop`,
+    );
     let last = 0;
     const report = setInterval(() => {
       if (sink.stats.stored === last) return;

@@ -11,12 +11,7 @@ type EventEnvelope = Envelope<Buffer | null>;
 /** The event's rows (each with its table), or the dead letter of bytes that are not its topic's event. */
 export type DecodedEvent = TableRow[] | { readonly deadLetter: DeadLetterInput };
 
-export function decodeEvent<N extends EventName>(
-  event: N,
-  decode: (payload: Buffer | null) => EventTypes[N],
-  envelope: EventEnvelope,
-  options: RowOptions,
-): DecodedEvent {
+export function decodeEvent<N extends EventName>(event: N, decode: (payload: Buffer | null) => EventTypes[N], envelope: EventEnvelope, options: RowOptions): DecodedEvent {
   try {
     return eventRows(event, decode(envelope.value), envelope, options);
   } catch (error) {

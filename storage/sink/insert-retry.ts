@@ -14,10 +14,7 @@ export interface InsertAttempt {
 
 export const firstInsertAttempt = (initialMs: number): InsertAttempt => ({ attempt: 1, delayMs: initialMs });
 
-export type AfterFailedInsert =
-  | { readonly action: 'throw' }
-  | { readonly action: 'give-up' }
-  | { readonly action: 'retry'; readonly waitMs: number; readonly next: InsertAttempt };
+export type AfterFailedInsert = { readonly action: 'throw' } | { readonly action: 'give-up' } | { readonly action: 'retry'; readonly waitMs: number; readonly next: InsertAttempt };
 
 export function afterFailedInsert(attempt: InsertAttempt, error: unknown, stopping: boolean, maxMs: number): AfterFailedInsert {
   if (!(error instanceof ClickHouseError)) return { action: 'throw' };

@@ -161,38 +161,40 @@ export function stepRows(e: StepEvent, source: KafkaSource): TableRow[] {
   // spread in), which V8 builds and reads faster than an object assembled from spreads.
   const metricsKeys = Object.keys(e.metrics).sort();
   const infoKeys = Object.keys(e.info).sort();
-  return [{
-    table: 'steps',
-    row: {
-      event_id: e.eventId,
-      run_id: e.runId,
-      env_name: e.envName,
-      env_version: e.envVersion,
-      group_id: e.groupId,
-      episode_id: e.episodeId,
-      step_index: e.stepIndex,
-      observation: e.observation,
-      has_observation_token_ids: flag(e.observationTokenIds !== null),
-      observation_token_ids: e.observationTokenIds ?? [],
-      action: e.action,
-      action_token_ids: e.actionTokenIds,
-      action_log_probs: floats(e.actionLogProbs),
-      policy_version: e.policyVersion,
-      reward: float(e.reward),
-      terminated: flag(e.terminated),
-      truncated: flag(e.truncated),
-      action_valid: flag(e.actionValid),
-      state_key: e.stateKey,
-      metrics_keys: metricsKeys,
-      metrics_values: floats(metricsKeys.map((k) => e.metrics[k]!)),
-      info_keys: infoKeys,
-      info_values: infoKeys.map((k) => e.info[k]!),
-      event_time_ms: e.eventTimeMs,
-      kafka_topic: source.topic,
-      kafka_partition: source.partition,
-      kafka_offset: Number(source.offset),
+  return [
+    {
+      table: 'steps',
+      row: {
+        event_id: e.eventId,
+        run_id: e.runId,
+        env_name: e.envName,
+        env_version: e.envVersion,
+        group_id: e.groupId,
+        episode_id: e.episodeId,
+        step_index: e.stepIndex,
+        observation: e.observation,
+        has_observation_token_ids: flag(e.observationTokenIds !== null),
+        observation_token_ids: e.observationTokenIds ?? [],
+        action: e.action,
+        action_token_ids: e.actionTokenIds,
+        action_log_probs: floats(e.actionLogProbs),
+        policy_version: e.policyVersion,
+        reward: float(e.reward),
+        terminated: flag(e.terminated),
+        truncated: flag(e.truncated),
+        action_valid: flag(e.actionValid),
+        state_key: e.stateKey,
+        metrics_keys: metricsKeys,
+        metrics_values: floats(metricsKeys.map((k) => e.metrics[k]!)),
+        info_keys: infoKeys,
+        info_values: infoKeys.map((k) => e.info[k]!),
+        event_time_ms: e.eventTimeMs,
+        kafka_topic: source.topic,
+        kafka_partition: source.partition,
+        kafka_offset: Number(source.offset),
+      },
     },
-  }];
+  ];
 }
 
 const OUTCOMES = new Set(['terminated', 'truncated', 'incomplete']);
@@ -240,25 +242,27 @@ export function trajectoryRows(e: TrajectoryEvent, source: KafkaSource): TableRo
 export function sampleRows(e: TrainingSampleEvent, source: KafkaSource, options: RowOptions = {}): TableRow[] {
   let lossTokens = 0;
   for (const m of e.lossMask) if (m === 1) lossTokens++;
-  const rows: TableRow[] = [{
-    table: 'samples',
-    row: {
-      sample_id: e.sampleId,
-      run_id: e.runId,
-      group_id: e.groupId,
-      episode_id: e.episodeId,
-      policy_version: e.policyVersion,
-      reward: float(e.reward),
-      estimator: e.estimator,
-      group_size: e.groupSize,
-      group_reward_mean: float(e.groupRewardMean),
-      group_reward_std: float(e.groupRewardStd),
-      token_count: e.tokenIds.length,
-      loss_token_count: lossTokens,
-      event_time_ms: e.eventTimeMs,
-      ...kafka(source),
+  const rows: TableRow[] = [
+    {
+      table: 'samples',
+      row: {
+        sample_id: e.sampleId,
+        run_id: e.runId,
+        group_id: e.groupId,
+        episode_id: e.episodeId,
+        policy_version: e.policyVersion,
+        reward: float(e.reward),
+        estimator: e.estimator,
+        group_size: e.groupSize,
+        group_reward_mean: float(e.groupRewardMean),
+        group_reward_std: float(e.groupRewardStd),
+        token_count: e.tokenIds.length,
+        loss_token_count: lossTokens,
+        event_time_ms: e.eventTimeMs,
+        ...kafka(source),
+      },
     },
-  }];
+  ];
   if (options.includeSampleTokens) {
     rows.push({
       table: 'sample_tokens',
@@ -368,85 +372,101 @@ export function collapseAlertRows(e: CollapseAlertEvent, source: KafkaSource): T
 }
 
 export function rolloutStatsRows(e: RolloutStatsEvent, source: KafkaSource): TableRow[] {
-  return [{
-    table: 'rollout_stats',
-    row: {
-      run_id: e.runId,
-      scope: e.scope,
-      batch_id: e.batchId,
-      // In the sorting key, which cannot be Nullable on 18.16: '' for scope 'batch'.
-      group_id: e.groupId ?? '',
-      groups: e.groups,
-      trajectories: e.trajectories,
-      reward_mean: float(e.rewardMean),
-      reward_std: float(e.rewardStd),
-      mean_in_group_reward_std: float(e.meanInGroupRewardStd),
-      success_rate: float(e.successRate),
-      ...numberMap(e.passAtK, 'pass_at_k'),
-      ...numberMap(e.passHatK, 'pass_hat_k'),
-      mean_length: float(e.meanLength),
-      invalid_action_rate: float(e.invalidActionRate),
-      incomplete: e.incomplete,
-      dropped_groups: e.droppedGroups,
-      ...numberMap(e.droppedByReason, 'dropped_by_reason'),
-      event_time_ms: e.eventTimeMs,
-      ...kafka(source),
+  return [
+    {
+      table: 'rollout_stats',
+      row: {
+        run_id: e.runId,
+        scope: e.scope,
+        batch_id: e.batchId,
+        // In the sorting key, which cannot be Nullable on 18.16: '' for scope 'batch'.
+        group_id: e.groupId ?? '',
+        groups: e.groups,
+        trajectories: e.trajectories,
+        reward_mean: float(e.rewardMean),
+        reward_std: float(e.rewardStd),
+        mean_in_group_reward_std: float(e.meanInGroupRewardStd),
+        success_rate: float(e.successRate),
+        ...numberMap(e.passAtK, 'pass_at_k'),
+        ...numberMap(e.passHatK, 'pass_hat_k'),
+        mean_length: float(e.meanLength),
+        invalid_action_rate: float(e.invalidActionRate),
+        incomplete: e.incomplete,
+        dropped_groups: e.droppedGroups,
+        ...numberMap(e.droppedByReason, 'dropped_by_reason'),
+        event_time_ms: e.eventTimeMs,
+        ...kafka(source),
+      },
     },
-  }];
+  ];
 }
 
 export function evaluationRows(e: EvaluationEvent, source: KafkaSource): TableRow[] {
-  return [{
-    table: 'evaluations',
-    row: {
-      run_id: e.runId,
-      policy_version: e.policyVersion,
-      trained_iteration: e.trainedIteration,
-      env_steps: e.envSteps,
-      env_name: e.envName,
-      env_options: e.envOptions,
-      tasks: e.tasks,
-      greedy_success: float(e.greedySuccess),
-      mean_reward: float(e.meanReward),
-      mean_steps: float(e.meanSteps),
-      random_success: float(e.randomSuccess),
-      duration_ms: float(e.durationMs),
-      event_time_ms: e.eventTimeMs,
-      ...kafka(source),
+  return [
+    {
+      table: 'evaluations',
+      row: {
+        run_id: e.runId,
+        policy_version: e.policyVersion,
+        trained_iteration: e.trainedIteration,
+        env_steps: e.envSteps,
+        env_name: e.envName,
+        env_options: e.envOptions,
+        tasks: e.tasks,
+        greedy_success: float(e.greedySuccess),
+        mean_reward: float(e.meanReward),
+        mean_steps: float(e.meanSteps),
+        random_success: float(e.randomSuccess),
+        duration_ms: float(e.durationMs),
+        event_time_ms: e.eventTimeMs,
+        ...kafka(source),
+      },
     },
-  }];
+  ];
 }
 
 export function deadLetterRows(e: DeadLetterEvent, source: KafkaSource): TableRow[] {
-  return [{
-    table: 'dead_letters',
-    row: {
-      reason: e.reason,
-      detail: e.detail,
-      source_topic: e.sourceTopic,
-      source_partition: e.sourcePartition,
-      source_offset: e.sourceOffset,
-      key: e.key,
-      payload: e.payload,
-      event_time_ms: e.eventTimeMs,
-      ...kafka(source),
+  return [
+    {
+      table: 'dead_letters',
+      row: {
+        reason: e.reason,
+        detail: e.detail,
+        source_topic: e.sourceTopic,
+        source_partition: e.sourcePartition,
+        source_offset: e.sourceOffset,
+        key: e.key,
+        payload: e.payload,
+        event_time_ms: e.eventTimeMs,
+        ...kafka(source),
+      },
     },
-  }];
+  ];
 }
 
 /** The rows one event becomes (one or two tables). */
 export function eventRows<N extends EventName>(event: N, value: EventTypes[N], source: KafkaSource, options: RowOptions = {}): TableRow[] {
   switch (event) {
-    case 'step': return stepRows(value as StepEvent, source);
-    case 'trajectory': return trajectoryRows(value as TrajectoryEvent, source);
-    case 'sample': return sampleRows(value as TrainingSampleEvent, source, options);
-    case 'learner_step': return learnerStepRows(value as LearnerStepEvent, source);
-    case 'policy_version': return policyVersionRows(value as PolicyVersionEvent, source);
-    case 'collapse_alert': return collapseAlertRows(value as CollapseAlertEvent, source);
-    case 'rollout_stats': return rolloutStatsRows(value as RolloutStatsEvent, source);
-    case 'evaluation': return evaluationRows(value as EvaluationEvent, source);
-    case 'dead_letter': return deadLetterRows(value as DeadLetterEvent, source);
-    default: throw new Error(`no table for event '${String(event)}'`);
+    case 'step':
+      return stepRows(value as StepEvent, source);
+    case 'trajectory':
+      return trajectoryRows(value as TrajectoryEvent, source);
+    case 'sample':
+      return sampleRows(value as TrainingSampleEvent, source, options);
+    case 'learner_step':
+      return learnerStepRows(value as LearnerStepEvent, source);
+    case 'policy_version':
+      return policyVersionRows(value as PolicyVersionEvent, source);
+    case 'collapse_alert':
+      return collapseAlertRows(value as CollapseAlertEvent, source);
+    case 'rollout_stats':
+      return rolloutStatsRows(value as RolloutStatsEvent, source);
+    case 'evaluation':
+      return evaluationRows(value as EvaluationEvent, source);
+    case 'dead_letter':
+      return deadLetterRows(value as DeadLetterEvent, source);
+    default:
+      throw new Error(`no table for event '${String(event)}'`);
   }
 }
 
@@ -485,7 +505,11 @@ function jsonBytes(bytes: Buffer): Buffer {
  */
 export function jsonEachRowLine(row: Row): string | Buffer {
   let binary = false;
-  for (const key in row) if (Buffer.isBuffer(row[key])) { binary = true; break; }
+  for (const key in row)
+    if (Buffer.isBuffer(row[key])) {
+      binary = true;
+      break;
+    }
   if (!binary) return JSON.stringify(row);
   const parts: Buffer[] = [Buffer.from('{')];
   let first = true;

@@ -15,7 +15,9 @@ const ROWS = 20_000;
 const RUNS = 4;
 
 after(async () => {
-  await clickHouseClient(base, null).exec(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+  await clickHouseClient(base, null)
+    .exec(`DROP DATABASE IF EXISTS ${database}`)
+    .catch(() => undefined);
 });
 
 const databaseExists = async (): Promise<boolean> =>
@@ -56,7 +58,7 @@ test('bench queries: generates the tables server-side, times every read endpoint
   assert.equal(generated.get('steps'), first.layout.steps);
   assert.equal(generated.get('trajectories'), first.layout.episodes);
   assert.equal(generated.get('samples'), first.layout.episodes);
-  assert.equal(first.layout.episodes, first.layout.steps / STEPS_PER_GROUP * GROUP_SIZE);
+  assert.equal(first.layout.episodes, (first.layout.steps / STEPS_PER_GROUP) * GROUP_SIZE);
   assert.equal(generated.get('learner_steps'), RUNS * first.layout.batchesPerRun);
   assert.equal(generated.get('rollout_stats'), RUNS * (first.layout.groupsPerRun + first.layout.batchesPerRun), 'a row per group and per batch');
   assert.match(first.clickhouseVersion, /^\d+\.\d+/);

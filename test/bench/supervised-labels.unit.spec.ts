@@ -68,7 +68,12 @@ test('FrozenLake: on 50 generated maps, the first label from every reachable til
     const d = goalDistances(map);
     for (let cell = 0; cell < map.size * map.size; cell++) {
       if (cell === map.goal || !Number.isFinite(d[cell])) continue;
-      const rows = Array.from({ length: map.size }, (_, r) => map.tiles.slice(r * map.size, (r + 1) * map.size).map((t, c) => (r * map.size + c === cell ? 'S' : t === 'S' ? 'F' : t)).join(''));
+      const rows = Array.from({ length: map.size }, (_, r) =>
+        map.tiles
+          .slice(r * map.size, (r + 1) * map.size)
+          .map((t, c) => (r * map.size + c === cell ? 'S' : t === 'S' ? 'F' : t))
+          .join(''),
+      );
       assert.deepEqual(followLakeLabels(rows), [d[cell], true], `seed ${seed} tile ${cell}`);
     }
   }
@@ -135,7 +140,7 @@ test('Sokoban: the player walks around the box before pushing; a box in a corner
   assert.deepEqual(sokobanOptimalActions(corner.room, corner.distances, corner.start), []);
 });
 
-test('Sokoban: on 10 generated rooms the BFS distance equals the test solver\'s, and following the labels solves each in it', () => {
+test("Sokoban: on 10 generated rooms the BFS distance equals the test solver's, and following the labels solves each in it", () => {
   const env = new SokobanEnv();
   for (let seed = 0; seed < 10; seed++) {
     env.reset(seed);

@@ -43,7 +43,10 @@ test('trainSupervised: evaluations at 0, every --eval-every and the end; the cei
     (p) => points.push(p.examples),
   );
   assert.deepEqual(points, [0, 256, 512]);
-  assert.deepEqual(result.curve.map((p) => p.examples), points);
+  assert.deepEqual(
+    result.curve.map((p) => p.examples),
+    points,
+  );
   assert.equal(result.actionBudget, 10);
   // Every generated map has a path; 4 held-out ones are all within 10 moves.
   assert.equal(result.optimalSuccess, 1);

@@ -17,16 +17,41 @@ const cli = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
 const database = `test_bandit_${Date.now().toString(36)}`;
 
 after(async () => {
-  await clickHouseClient(loadConfig(), null).exec(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+  await clickHouseClient(loadConfig(), null)
+    .exec(`DROP DATABASE IF EXISTS ${database}`)
+    .catch(() => undefined);
 });
 
 test('trajflow train --env Bandit --updates 10 picks the high-mean arm on held-out tasks, staleness ≤ 1 on every update', { timeout: 600_000 }, async () => {
   const runId = uniqueName('bandit').replace(/\./g, '-');
   let output = '';
-  const child = spawn(process.execPath, [cli, 'train', '--env', 'Bandit', '--updates', '10', '--seed', '2', '--max-staleness', '1', '--run-id', runId, '--eval-every', '5', '--eval-tasks', '32', '--port', String(await freePort())], {
-    env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: uniqueName('bandit'), TRAJFLOW_CLICKHOUSE_DB: database },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      cli,
+      'train',
+      '--env',
+      'Bandit',
+      '--updates',
+      '10',
+      '--seed',
+      '2',
+      '--max-staleness',
+      '1',
+      '--run-id',
+      runId,
+      '--eval-every',
+      '5',
+      '--eval-tasks',
+      '32',
+      '--port',
+      String(await freePort()),
+    ],
+    {
+      env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: uniqueName('bandit'), TRAJFLOW_CLICKHOUSE_DB: database },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));

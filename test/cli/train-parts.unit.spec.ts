@@ -12,29 +12,96 @@ const MODEL = '{"attentionSpan":"turn","positionMode":"grid","nonEmptyReplies":t
 test('FrozenLake with --updates 20: every part and its flags', () => {
   const s = trainSettings({ '--updates': '20', '--run-id': 'r' });
   const parts = trainParts(s, updatesOf(s));
-  assert.deepEqual(parts.map((p) => p.name), ['sink', 'processors', 'learner', 'detectors', 'evaluator', 'dashboard', 'actors']);
+  assert.deepEqual(
+    parts.map((p) => p.name),
+    ['sink', 'processors', 'learner', 'detectors', 'evaluator', 'dashboard', 'actors'],
+  );
   const args = Object.fromEntries(parts.map((p) => [p.name, p.args(-1)]));
   assert.deepEqual(args, {
     sink: [],
     processors: ['--estimator', 'gigpo', '--estimator-options', '{"omega":3,"gamma":0.7}', '--group-size', '8', '--max-batch-groups', '8', '--batch-window-ms', '5000'],
-    learner: ['--run-id', 'r', '--env', 'FrozenLake', '--env-options', ENV_OPTIONS, '--lr', '0.001', '--max-staleness', '0', '--model', MODEL, '--optimizer', '{"epochs":2,"minibatches":2}', '--updates', '20'],
+    learner: [
+      '--run-id',
+      'r',
+      '--env',
+      'FrozenLake',
+      '--env-options',
+      ENV_OPTIONS,
+      '--lr',
+      '0.001',
+      '--max-staleness',
+      '0',
+      '--model',
+      MODEL,
+      '--optimizer',
+      '{"epochs":2,"minibatches":2}',
+      '--updates',
+      '20',
+    ],
     detectors: ['--run-id', 'r'],
     evaluator: ['--run-id', 'r', '--every', '10', '--tasks', '100', '--until-version', '20'],
     dashboard: ['--port', '18080'],
-    actors: ['--env', 'FrozenLake', '--run-id', 'r', '--groups', '8', '--group-size', '8', '--max-staleness', '0', '--env-options', ENV_OPTIONS, '--first-iteration', '0', '--progress-ms', '2000', '--model', MODEL, '--seed', '1000000'],
+    actors: [
+      '--env',
+      'FrozenLake',
+      '--run-id',
+      'r',
+      '--groups',
+      '8',
+      '--group-size',
+      '8',
+      '--max-staleness',
+      '0',
+      '--env-options',
+      ENV_OPTIONS,
+      '--first-iteration',
+      '0',
+      '--progress-ms',
+      '2000',
+      '--model',
+      MODEL,
+      '--seed',
+      '1000000',
+    ],
   });
-  assert.deepEqual(parts.find((p) => p.name === 'actors')!.args(41).slice(12, 14), ['--first-iteration', '42'], 'a restart continues after the last iteration started');
+  assert.deepEqual(
+    parts
+      .find((p) => p.name === 'actors')!
+      .args(41)
+      .slice(12, 14),
+    ['--first-iteration', '42'],
+    'a restart continues after the last iteration started',
+  );
 });
 
 test('without --updates and with --eval-every 0: no evaluator, the learner runs until stopped; another estimator gets no preset options', () => {
   const s = trainSettings({ '--eval-every': '0', '--estimator': 'grpo', '--filter': 'zero_variance' });
   const parts = trainParts(s, updatesOf(s));
-  assert.deepEqual(parts.map((p) => p.name), ['sink', 'processors', 'learner', 'detectors', 'dashboard', 'actors']);
-  assert.ok(!parts.find((p) => p.name === 'learner')!.args(-1).includes('--updates'));
-  assert.deepEqual(parts.find((p) => p.name === 'processors')!.args(-1), ['--estimator', 'grpo', '--group-size', '8', '--max-batch-groups', '8', '--batch-window-ms', '5000', '--filter', 'zero_variance']);
+  assert.deepEqual(
+    parts.map((p) => p.name),
+    ['sink', 'processors', 'learner', 'detectors', 'dashboard', 'actors'],
+  );
+  assert.ok(
+    !parts
+      .find((p) => p.name === 'learner')!
+      .args(-1)
+      .includes('--updates'),
+  );
+  assert.deepEqual(parts.find((p) => p.name === 'processors')!.args(-1), [
+    '--estimator',
+    'grpo',
+    '--group-size',
+    '8',
+    '--max-batch-groups',
+    '8',
+    '--batch-window-ms',
+    '5000',
+    '--filter',
+    'zero_variance',
+  ]);
 });
 
-test('which lines show: no start-up dumps, the learner\'s config, or kafkajs rebalance noise; the dashboard\'s address and alerts do', () => {
+test("which lines show: no start-up dumps, the learner's config, or kafkajs rebalance noise; the dashboard's address and alerts do", () => {
   const show = Object.fromEntries(trainParts(trainSettings({}), undefined).map((p) => [p.name, p.show ?? (() => true)]));
   assert.equal(show.sink!('sink: {"topics":1}'), false);
   assert.equal(show.processors!('processors: {"estimator":"gigpo"}'), false);

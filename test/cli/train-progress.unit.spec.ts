@@ -7,17 +7,31 @@ import { RunProgress } from '../../cli/train/run-progress.js';
 import { evaluationLine } from '../../learner/eval/evaluation-event.js';
 
 const evaluation = (policyVersion: number, envSteps: number) =>
-  evaluationLine({ runId: 'r', policyVersion, trainedIteration: 0, envSteps, envName: 'Bandit', envOptions: '{}', tasks: 32, greedySuccess: 0.9375, meanReward: 0, meanSteps: 1, randomSuccess: 0.4375, durationMs: 900, eventTimeMs: 0 });
+  evaluationLine({
+    runId: 'r',
+    policyVersion,
+    trainedIteration: 0,
+    envSteps,
+    envName: 'Bandit',
+    envOptions: '{}',
+    tasks: 32,
+    greedySuccess: 0.9375,
+    meanReward: 0,
+    meanSteps: 1,
+    randomSuccess: 0.4375,
+    durationMs: 900,
+    eventTimeMs: 0,
+  });
 
 test('learner and evaluator lines move the progress line; its detail names the newest version and held-out result', () => {
   const progress = new RunProgress(0);
   assert.equal(progress.read('learner', 'learner: backend wasm'), null);
   assert.equal(progress.read('learner', 'learner: update 4 → v5  loss 0.1000  entropy 0.693'), 'progress');
-  assert.equal(progress.updates, 5, 'updates count from 0 in the learner\'s lines');
+  assert.equal(progress.updates, 5, "updates count from 0 in the learner's lines");
   assert.equal(progress.detail(), 'policy v5');
   assert.equal(progress.read('evaluator', evaluation(5, 320)), 'progress');
   assert.equal(progress.detail(), 'policy v5, held-out 0.938 at v5 (random 0.438)');
-  assert.equal(progress.read('sink', 'learner: update 9 → v10'), null, 'only the learner\'s own lines');
+  assert.equal(progress.read('sink', 'learner: update 9 → v10'), null, "only the learner's own lines");
 });
 
 test('actors: a later iteration is recorded, an earlier or repeated one is not', () => {

@@ -5,21 +5,70 @@ import assert from 'node:assert/strict';
 import { trainSettings, updatesOf } from '../../cli/train/settings.js';
 import { TRAIN_PRESETS } from '../../cli/train/presets.js';
 
-test('no flags: FrozenLake\'s preset, on-policy, seed 1, evaluations every 10 versions on 100 tasks', () => {
+test("no flags: FrozenLake's preset, on-policy, seed 1, evaluations every 10 versions on 100 tasks", () => {
   const s = trainSettings({});
   assert.equal(s.preset, TRAIN_PRESETS.FrozenLake);
   assert.deepEqual(
-    { env: s.env, estimator: s.estimator, runId: s.runId, groups: s.groups, groupSize: s.groupSize, lr: s.lr, maxStaleness: s.maxStaleness, seed: s.seed, taskSeeds: s.taskSeeds, evalEvery: s.evalEvery, evalTasks: s.evalTasks, port: s.port, filters: s.filters },
-    { env: 'FrozenLake', estimator: 'gigpo', runId: 'train-FrozenLake-gigpo', groups: 8, groupSize: 8, lr: 1e-3, maxStaleness: '0', seed: 1, taskSeeds: 1_000_000, evalEvery: 10, evalTasks: 100, port: '18080', filters: [] },
+    {
+      env: s.env,
+      estimator: s.estimator,
+      runId: s.runId,
+      groups: s.groups,
+      groupSize: s.groupSize,
+      lr: s.lr,
+      maxStaleness: s.maxStaleness,
+      seed: s.seed,
+      taskSeeds: s.taskSeeds,
+      evalEvery: s.evalEvery,
+      evalTasks: s.evalTasks,
+      port: s.port,
+      filters: s.filters,
+    },
+    {
+      env: 'FrozenLake',
+      estimator: 'gigpo',
+      runId: 'train-FrozenLake-gigpo',
+      groups: 8,
+      groupSize: 8,
+      lr: 1e-3,
+      maxStaleness: '0',
+      seed: 1,
+      taskSeeds: 1_000_000,
+      evalEvery: 10,
+      evalTasks: 100,
+      port: '18080',
+      filters: [],
+    },
   );
   assert.equal(s.envOptions, JSON.stringify(TRAIN_PRESETS.FrozenLake!.envOptions));
   assert.equal(updatesOf(s), undefined, 'no --updates: until stopped');
 });
 
 test('flags win over the preset', () => {
-  const s = trainSettings({ '--env': 'Bandit', '--estimator': 'grpo', '--groups': '4', '--lr': '0.01', '--max-staleness': '1', '--seed': '7', '--filter': 'zero_variance', '--updates': '10', '--env-options': '{}', '--port': '9000' });
+  const s = trainSettings({
+    '--env': 'Bandit',
+    '--estimator': 'grpo',
+    '--groups': '4',
+    '--lr': '0.01',
+    '--max-staleness': '1',
+    '--seed': '7',
+    '--filter': 'zero_variance',
+    '--updates': '10',
+    '--env-options': '{}',
+    '--port': '9000',
+  });
   assert.deepEqual(
-    { runId: s.runId, groups: s.groups, groupSize: s.groupSize, lr: s.lr, maxStaleness: s.maxStaleness, taskSeeds: s.taskSeeds, filters: s.filters, envOptions: s.envOptions, port: s.port },
+    {
+      runId: s.runId,
+      groups: s.groups,
+      groupSize: s.groupSize,
+      lr: s.lr,
+      maxStaleness: s.maxStaleness,
+      taskSeeds: s.taskSeeds,
+      filters: s.filters,
+      envOptions: s.envOptions,
+      port: s.port,
+    },
     { runId: 'train-Bandit-grpo', groups: 4, groupSize: 8, lr: 0.01, maxStaleness: '1', taskSeeds: 7_000_000, filters: ['zero_variance'], envOptions: '{}', port: '9000' },
   );
   assert.equal(updatesOf(s), 10);

@@ -9,11 +9,14 @@ test('a failing part is restarted MAX_RESTARTS times, then the run fails; counts
   for (let i = 1; i <= MAX_RESTARTS; i++) {
     assert.deepEqual(supervision.exited('processors', 1, false), { kind: 'restart', line: `trajflow train: processors exited with 1; starting it again (${i}/${MAX_RESTARTS})` });
   }
-  assert.deepEqual(supervision.exited('processors', 1, false), { kind: 'fail', line: `trajflow train: processors exited with 1 ${MAX_RESTARTS + 1} times; stopping the other parts` });
+  assert.deepEqual(supervision.exited('processors', 1, false), {
+    kind: 'fail',
+    line: `trajflow train: processors exited with 1 ${MAX_RESTARTS + 1} times; stopping the other parts`,
+  });
   assert.equal(supervision.exited('sink', null, false).kind, 'restart', 'another part has its own count');
 });
 
-test('the learner\'s clean exit ends the run; the evaluator\'s is expected; a failing learner is restarted', () => {
+test("the learner's clean exit ends the run; the evaluator's is expected; a failing learner is restarted", () => {
   const supervision = new Supervision();
   assert.deepEqual(supervision.exited('learner', 0, false), { kind: 'done' });
   assert.deepEqual(supervision.exited('evaluator', 0, false), { kind: 'ignore' });
@@ -23,5 +26,10 @@ test('the learner\'s clean exit ends the run; the evaluator\'s is expected; a fa
 
 test('while stopping, no exit is acted on', () => {
   const supervision = new Supervision();
-  for (const [name, code] of [['learner', 0], ['processors', 1], ['evaluator', 0]] as const) assert.deepEqual(supervision.exited(name, code, true), { kind: 'ignore' });
+  for (const [name, code] of [
+    ['learner', 0],
+    ['processors', 1],
+    ['evaluator', 0],
+  ] as const)
+    assert.deepEqual(supervision.exited(name, code, true), { kind: 'ignore' });
 });

@@ -17,7 +17,9 @@ const cli = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
 const database = `test_train_${Date.now().toString(36)}`;
 
 after(async () => {
-  await clickHouseClient(loadConfig(), null).exec(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+  await clickHouseClient(loadConfig(), null)
+    .exec(`DROP DATABASE IF EXISTS ${database}`)
+    .catch(() => undefined);
 });
 
 test('trajflow train: a few updates end to end, dashboard answering, ClickHouse filling', { timeout: 420_000 }, async () => {
@@ -37,14 +39,18 @@ test('trajflow train: a few updates end to end, dashboard answering, ClickHouse 
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
     let health: { status?: string } = {};
-    await waitFor(async () => {
-      try {
-        health = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { status?: string };
-        return health.status === 'ok' || health.status === 'degraded';
-      } catch {
-        return false;
-      }
-    }, 'the dashboard answers /health', 180_000);
+    await waitFor(
+      async () => {
+        try {
+          health = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { status?: string };
+          return health.status === 'ok' || health.status === 'degraded';
+        } catch {
+          return false;
+        }
+      },
+      'the dashboard answers /health',
+      180_000,
+    );
     const code = await exited;
     assert.equal(code, 0, output.slice(-3000));
   } finally {

@@ -35,11 +35,26 @@ test('a value out of range names the option, what it means, what was given, what
     'detectors.rewardVarianceCliff.stdFraction must be a number in (0, 1), got 1.5: it is the share of the baseline in-group std below which the cliff fires. ' +
       'Set it to a number in (0, 1) (default 0.5) or leave it out.',
   );
-  assert.match(configError(() => buildDetectorsConfig({ entropy: { earlyUpdates: 2.5 } })), /detectors\.entropy\.earlyUpdates must be an integer ≥ 1, got 2\.5/);
-  assert.match(configError(() => buildDetectorsConfig({ gradNormSpike: { k: Number.NaN } })), /detectors\.gradNormSpike\.k must be a finite number > 0, got NaN/);
-  assert.match(configError(() => buildDetectorsConfig({ nonFinite: { cooldown: -1 } })), /detectors\.nonFinite\.cooldown must be an integer ≥ 0, got -1.*least distance/);
-  assert.match(configError(() => buildDetectorsConfig({ rewardVarianceCliff: { solvedSuccessRate: 1.2 } })), /solvedSuccessRate must be a number in \(0, 1\], got 1\.2/);
-  assert.match(configError(() => buildDetectorsConfig({ attributionHoldMs: -5 })), /detectors\.attributionHoldMs must be an integer ≥ 0, got -5.*\(default 30000\)/);
+  assert.match(
+    configError(() => buildDetectorsConfig({ entropy: { earlyUpdates: 2.5 } })),
+    /detectors\.entropy\.earlyUpdates must be an integer ≥ 1, got 2\.5/,
+  );
+  assert.match(
+    configError(() => buildDetectorsConfig({ gradNormSpike: { k: Number.NaN } })),
+    /detectors\.gradNormSpike\.k must be a finite number > 0, got NaN/,
+  );
+  assert.match(
+    configError(() => buildDetectorsConfig({ nonFinite: { cooldown: -1 } })),
+    /detectors\.nonFinite\.cooldown must be an integer ≥ 0, got -1.*least distance/,
+  );
+  assert.match(
+    configError(() => buildDetectorsConfig({ rewardVarianceCliff: { solvedSuccessRate: 1.2 } })),
+    /solvedSuccessRate must be a number in \(0, 1\], got 1\.2/,
+  );
+  assert.match(
+    configError(() => buildDetectorsConfig({ attributionHoldMs: -5 })),
+    /detectors\.attributionHoldMs must be an integer ≥ 0, got -5.*\(default 30000\)/,
+  );
 });
 
 test('thresholds that would break the hysteresis say which to move', () => {
@@ -48,9 +63,18 @@ test('thresholds that would break the hysteresis say which to move', () => {
     'detectors.rewardVarianceCliff.stdFraction (0.8) must be below detectors.rewardVarianceCliff.clearFraction (0.6): ' +
       'the episode must clear above the level that fires it (hysteresis). Lower stdFraction or raise clearFraction.',
   );
-  assert.match(configError(() => buildDetectorsConfig({ gradNormSpike: { clearZ: 8 } })), /gradNormSpike\.clearZ \(8\) must be below detectors\.gradNormSpike\.k \(7\)/);
-  assert.match(configError(() => buildDetectorsConfig({ gradNormSpike: { warmup: 60 } })), /gradNormSpike\.warmup \(60\) must be at most detectors\.gradNormSpike\.window \(50\)/);
-  assert.match(configError(() => buildDetectorsConfig({ invalidActions: { clearDelta: 0.3 } })), /invalidActions\.clearDelta \(0\.3\) must be below detectors\.invalidActions\.delta \(0\.15\)/);
+  assert.match(
+    configError(() => buildDetectorsConfig({ gradNormSpike: { clearZ: 8 } })),
+    /gradNormSpike\.clearZ \(8\) must be below detectors\.gradNormSpike\.k \(7\)/,
+  );
+  assert.match(
+    configError(() => buildDetectorsConfig({ gradNormSpike: { warmup: 60 } })),
+    /gradNormSpike\.warmup \(60\) must be at most detectors\.gradNormSpike\.window \(50\)/,
+  );
+  assert.match(
+    configError(() => buildDetectorsConfig({ invalidActions: { clearDelta: 0.3 } })),
+    /invalidActions\.clearDelta \(0\.3\) must be below detectors\.invalidActions\.delta \(0\.15\)/,
+  );
 });
 
 test('unknown sections and options are refused with the list of valid ones (typos do not pass silently)', () => {
@@ -62,7 +86,10 @@ test('unknown sections and options are refused with the list of valid ones (typo
     configError(() => buildDetectorsConfig({ entropy: { dropFration: 0.3 } as never })),
     /^detectors\.entropy\.dropFration is not an option; the options of detectors\.entropy are enabled, earlyUpdates, recent, dropFraction, /,
   );
-  assert.match(configError(() => buildDetectorsConfig({ templateCollapse: { enabled: 'yes' as never } })), /templateCollapse\.enabled must be true or false, got yes/);
+  assert.match(
+    configError(() => buildDetectorsConfig({ templateCollapse: { enabled: 'yes' as never } })),
+    /templateCollapse\.enabled must be true or false, got yes/,
+  );
 });
 
 test('EpisodeLatch: confirm, re-arm after consecutive clear points, cooldown in the points’ units', () => {

@@ -39,7 +39,7 @@ test('a redelivery is not fed again, and waits for the alerts of its first deliv
   const again = deliveries.received(envelope(0, 5));
   assert.equal(again.input, null);
   assert.ok(again.firstDelivery);
-  assert.equal(await settled(again.firstDelivery), false, 'the first delivery\'s alerts are not written yet');
+  assert.equal(await settled(again.firstDelivery), false, "the first delivery's alerts are not written yet");
   deliveries.written(first);
   assert.equal(await settled(again.firstDelivery), true);
   deliveries.written(again); // a redelivery releases nothing

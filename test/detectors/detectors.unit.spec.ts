@@ -72,7 +72,11 @@ describe('entropy', () => {
   test('entropy swinging ±40% from update 100 fires entropy_erratic within 101–106, once', () => {
     for (const seed of SEEDS) {
       const alerts = runDetector(new EntropyDetector(), indexed(learnerPoints(N, seed, { erraticAt: 100 })));
-      assert.deepEqual(alerts.map((a) => a.kind), ['entropy_erratic'], `seed ${seed}`);
+      assert.deepEqual(
+        alerts.map((a) => a.kind),
+        ['entropy_erratic'],
+        `seed ${seed}`,
+      );
       assert.ok(alerts[0]!.at >= 101 && alerts[0]!.at <= 106, `seed ${seed}: fired at ${alerts[0]!.at}`);
     }
   });
@@ -127,11 +131,29 @@ describe('policy-shift spike (PPO-KL of one update)', () => {
   // The PPO-KL of each update in `bench collapse` seed 1 (FrozenLake, 8 maps, lr 1e-2; docs/results/collapse.md),
   // iterations 0–39. The default threshold was chosen from these four runs: they are the
   // detector's training data, not an out-of-sample test.
-  const grpo = [0.039, 0.013, 0.019, 0.029, 0.182, 0.069, 0.017, 0.024, 0.038, 0.024, 0.022, 0.017, 0.032, 0.056, 0.047, 0.038, 0.09, 1.784, 0.371, 0.282, 0.022, 0.006, 0.002, 0.065, 1.69, 0.001, 0.017, 4.633, 3.535, 1.308, 0.036, 0.117, 0.381, 0.087, 0.195, 0.287, 0.026, 0.058, 0.214, 0.008];
-  const starpoS = [0.06, -0.005, 0.084, 0.135, 0.024, 0.098, 0.16, 0.042, 0.045, 0.013, 0.007, 0.014, 0.117, 0.027, 0.036, 0.029, 0.046, 0.031, 0.002, 0.013, 0.036, 0.068, 0.045, 0.026, 0.02, 0.055, 0.02, 0.031, 0.006, -0.01, 0.027, 0.044, 0.011, 0.011, 0.051, 0.031, -0.002, 0.005, 0.039, 0.075];
-  const grpoStem = [0.04, 0.02, 0.008, 0.008, 0.02, 0.079, 0.046, 0.027, 0.103, 0.048, 0.075, 0.049, 0.123, 0.011, 0.017, 0.048, 0.014, 0.091, 0.055, 0.017, 0.009, 0.01, 0.033, 0.028, 0.046, 0, 0.03, 0.004, 0.008, 0.019, 0.009, 0.011, 0.014, 0.001, 0.023, 0.19, 0.753, 0.456, 0.011, 0.096];
-  const starpoSStem = [0.043, 0.019, 0.045, 0.069, 0.01, 0.007, 0.442, 0.082, 0.34, 0.143, 0.097, 0.266, 0.007, 0, 0, 0, 0, 0, 0.34, 2.937, 0, 0, 0, 0, 0, 0, 0, 0, 0.036, 0.14, 0.074, 0.121, -0.001, 0.018, 0.008, 0.074, 0.099, 0.197, 1.05, 3.18];
-  const run = (kls: readonly number[]) => at(runDetector(new PolicyShiftDetector(), kls.map((ppoKl, i) => ({ at: i, ppoKl }))));
+  const grpo = [
+    0.039, 0.013, 0.019, 0.029, 0.182, 0.069, 0.017, 0.024, 0.038, 0.024, 0.022, 0.017, 0.032, 0.056, 0.047, 0.038, 0.09, 1.784, 0.371, 0.282, 0.022, 0.006, 0.002, 0.065, 1.69,
+    0.001, 0.017, 4.633, 3.535, 1.308, 0.036, 0.117, 0.381, 0.087, 0.195, 0.287, 0.026, 0.058, 0.214, 0.008,
+  ];
+  const starpoS = [
+    0.06, -0.005, 0.084, 0.135, 0.024, 0.098, 0.16, 0.042, 0.045, 0.013, 0.007, 0.014, 0.117, 0.027, 0.036, 0.029, 0.046, 0.031, 0.002, 0.013, 0.036, 0.068, 0.045, 0.026, 0.02,
+    0.055, 0.02, 0.031, 0.006, -0.01, 0.027, 0.044, 0.011, 0.011, 0.051, 0.031, -0.002, 0.005, 0.039, 0.075,
+  ];
+  const grpoStem = [
+    0.04, 0.02, 0.008, 0.008, 0.02, 0.079, 0.046, 0.027, 0.103, 0.048, 0.075, 0.049, 0.123, 0.011, 0.017, 0.048, 0.014, 0.091, 0.055, 0.017, 0.009, 0.01, 0.033, 0.028, 0.046, 0,
+    0.03, 0.004, 0.008, 0.019, 0.009, 0.011, 0.014, 0.001, 0.023, 0.19, 0.753, 0.456, 0.011, 0.096,
+  ];
+  const starpoSStem = [
+    0.043, 0.019, 0.045, 0.069, 0.01, 0.007, 0.442, 0.082, 0.34, 0.143, 0.097, 0.266, 0.007, 0, 0, 0, 0, 0, 0.34, 2.937, 0, 0, 0, 0, 0, 0, 0, 0, 0.036, 0.14, 0.074, 0.121, -0.001,
+    0.018, 0.008, 0.074, 0.099, 0.197, 1.05, 3.18,
+  ];
+  const run = (kls: readonly number[]) =>
+    at(
+      runDetector(
+        new PolicyShiftDetector(),
+        kls.map((ppoKl, i) => ({ at: i, ppoKl })),
+      ),
+    );
 
   test('bench collapse, seed 1: fires on the update before each fall, quiet on the runs that held', () => {
     assert.deepEqual(run(grpo), [17]); // success rose to its peak at 21–23 and fell at 28; 24, 27, 28 are the same episode
@@ -150,11 +172,17 @@ describe('policy-shift spike (PPO-KL of one update)', () => {
   });
 
   test('the alert says by how much, non-finite values are left to the nan detector, and the config is checked', () => {
-    const [alert] = runDetector(new PolicyShiftDetector(policyShiftConfig({ maxKl: 0.2, clearKl: 0.1 })), [0.05, Number.NaN, 0.3].map((ppoKl, i) => ({ at: i, ppoKl })));
+    const [alert] = runDetector(
+      new PolicyShiftDetector(policyShiftConfig({ maxKl: 0.2, clearKl: 0.1 })),
+      [0.05, Number.NaN, 0.3].map((ppoKl, i) => ({ at: i, ppoKl })),
+    );
     assert.equal(alert?.at, 2);
     assert.equal(alert?.threshold, 0.2);
     assert.match(alert!.message, /moved the policy 0\.3 nats/);
-    assert.throws(() => policyShiftConfig({ clearKl: 2 }), (e: unknown) => e instanceof ConfigError && /clearKl/.test(e.message));
+    assert.throws(
+      () => policyShiftConfig({ clearKl: 2 }),
+      (e: unknown) => e instanceof ConfigError && /clearKl/.test(e.message),
+    );
     assert.throws(() => policyShiftConfig({ maxKl: 0 }), ConfigError);
   });
 });

@@ -53,17 +53,30 @@ test('historicalAlerts over the stored run gives the live alerts; gradNormSpikeS
   for (const [table, list] of rows) await ch.insertJsonEachRow(table, list);
 
   const detectors = buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false } });
-  const inputs: DetectorInput[] = [...steps.map((event): DetectorInput => ({ type: 'learner_step', event })), ...batches.map((event): DetectorInput => ({ type: 'rollout_stats', event }))];
+  const inputs: DetectorInput[] = [
+    ...steps.map((event): DetectorInput => ({ type: 'learner_step', event })),
+    ...batches.map((event): DetectorInput => ({ type: 'rollout_stats', event })),
+  ];
   const live = await lastValueFrom(from(inputs).pipe(detectCollapse(detectors), toArray()));
   const history = await historicalAlerts(ch, runId, detectors);
   const byId = (a: { alertId: string }, b: { alertId: string }) => a.alertId.localeCompare(b.alertId);
-  assert.deepEqual(history.map((a) => `${a.kind}@${a.learnerStep}`).sort(), ['entropy_collapse@61', 'grad_norm_spike@70', 'invalid_action_rise@81', 'nan@80', 'policy_shift_spike@90', 'reward_variance_cliff@41']);
+  assert.deepEqual(history.map((a) => `${a.kind}@${a.learnerStep}`).sort(), [
+    'entropy_collapse@61',
+    'grad_norm_spike@70',
+    'invalid_action_rise@81',
+    'nan@80',
+    'policy_shift_spike@90',
+    'reward_variance_cliff@41',
+  ]);
   assert.deepEqual(JSON.parse(JSON.stringify(history.sort(byId))), JSON.parse(JSON.stringify(live.sort(byId))));
 
   const sqlRows = await ch.queryJson<{ step: number; z: number | null; spike: number }>(gradNormSpikeSql(runId));
   const detector = new GradNormSpikeDetector();
   assert.equal(sqlRows.length, 99, 'the NaN norm is left out');
-  assert.deepEqual(sqlRows.filter((r) => r.spike === 1).map((r) => r.step), [70]);
+  assert.deepEqual(
+    sqlRows.filter((r) => r.spike === 1).map((r) => r.step),
+    [70],
+  );
   // The same z as the detector at the spike (the detector reports it in its evidence).
   const [alert] = points.flatMap((p, i) => detector.observe({ at: i, gradNorm: p.gradNorm }));
   const at70 = sqlRows.find((r) => r.step === 70)!;

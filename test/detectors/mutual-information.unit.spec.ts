@@ -43,7 +43,10 @@ describe('template collapse from cross-scoring (Î / log N)', () => {
     // GRPO, default configuration: rises to ≈ 0.2 while it learns (16–24) and loses it when its success falls (fell at 28).
     const grpo = at([0, -0, 0.001, 0.002, -0.018, -0.011, 0.007, 0.001, 0.063, 0.211, 0.204, 0.197, 0.199, 0.001, -0, 0.008, 0.058, 0.075, -0.004, 0.004]);
     const alerts = runDetector(new MutualInformationDetector(), grpo);
-    assert.deepEqual(alerts.map((a) => `${a.kind}@${a.at}`), ['template_collapse_mi@26']);
+    assert.deepEqual(
+      alerts.map((a) => `${a.kind}@${a.at}`),
+      ['template_collapse_mi@26'],
+    );
     assert.match(alerts[0]!.message, /below 0\.5 × its peak 0\.2075 \(early 3\.333e-4\)/);
     // The same bench with the neighbour stem: dependence stays low (≤ 0.06 as a 2-measurement mean) until it
     // rises at the end, with no collapse of success — below minPeak, no alert.
@@ -55,7 +58,13 @@ describe('template collapse from cross-scoring (Î / log N)', () => {
 
   test('only steps that carry template.* metrics are points; the config is checked', () => {
     assert.equal(mutualInformationPoint(3, { lossTokens: 10 }), null);
-    assert.deepEqual(mutualInformationPoint(3, { 'template.mi': 1, 'template.miUpperBound': 2, 'template.retrievalAccuracy': 0.5, 'template.chance': 0.25 }), { at: 3, mi: 1, upperBound: 2, retrievalAccuracy: 0.5, chance: 0.25 });
+    assert.deepEqual(mutualInformationPoint(3, { 'template.mi': 1, 'template.miUpperBound': 2, 'template.retrievalAccuracy': 0.5, 'template.chance': 0.25 }), {
+      at: 3,
+      mi: 1,
+      upperBound: 2,
+      retrievalAccuracy: 0.5,
+      chance: 0.25,
+    });
     assert.throws(() => mutualInformationConfig({ dropFraction: 0.8, clearFraction: 0.5 }), /dropFraction.*clearFraction|hysteresis/);
   });
 
@@ -66,9 +75,20 @@ describe('template collapse from cross-scoring (Î / log N)', () => {
     for (let step = 0; step < 200; step++) {
       const event = learnerStepEvent('run-mi', step);
       const point = step % 5 === 0 ? points[step / 5]! : undefined;
-      const metrics = point ? { ...event.metrics, 'template.mi': point.mi, 'template.miUpperBound': point.upperBound, 'template.retrievalAccuracy': point.retrievalAccuracy, 'template.chance': point.chance } : event.metrics;
+      const metrics = point
+        ? {
+            ...event.metrics,
+            'template.mi': point.mi,
+            'template.miUpperBound': point.upperBound,
+            'template.retrievalAccuracy': point.retrievalAccuracy,
+            'template.chance': point.chance,
+          }
+        : event.metrics;
       raised.push(...engine.observe({ type: 'learner_step', event: { ...event, metrics } }));
     }
-    assert.deepEqual(raised.filter((r) => r.alert.kind === 'template_collapse_mi').map((r) => r.anchor), ['step:105']);
+    assert.deepEqual(
+      raised.filter((r) => r.alert.kind === 'template_collapse_mi').map((r) => r.anchor),
+      ['step:105'],
+    );
   });
 });

@@ -163,11 +163,19 @@ describe('engine bookkeeping', () => {
     const late = trajectoriesOfVersion(RUN, 0, 9).slice(0, 1);
     const inputs: DetectorInput[] = [...trajectories, ...late].map((event) => ({ type: 'trajectory', event }));
     const engine = new CollapseEngine(buildDetectorsConfig());
-    const detections = await lastValueFrom(from(inputs).pipe(detectCollapseFrom(buildDetectorsConfig(), (i: DetectorInput) => i, { engine }), toArray()));
+    const detections = await lastValueFrom(
+      from(inputs).pipe(
+        detectCollapseFrom(buildDetectorsConfig(), (i: DetectorInput) => i, { engine }),
+        toArray(),
+      ),
+    );
     assert.equal(engine.stats.lateSteps, 1);
     assert.equal(engine.stats.windowsScored, 14);
     const alerts = detections.flatMap((d) => d.alerts);
-    assert.deepEqual(alerts.map((a) => `${a.kind}:${a.evidence.window}`), ['template_collapse:9']);
+    assert.deepEqual(
+      alerts.map((a) => `${a.kind}:${a.evidence.window}`),
+      ['template_collapse:9'],
+    );
     // Window 9 closes when version 11 arrives: the alert travels with the first trajectory of version 11.
     const carrier = detections.find((d) => d.alerts.length > 0)!;
     assert.equal((carrier.source as { event: { maxPolicyVersion: number } }).event.maxPolicyVersion, 11);
@@ -177,7 +185,10 @@ describe('engine bookkeeping', () => {
 });
 
 describe('trajectory windows across partitions', () => {
-  const stepsOf = (version: number, n = 2) => trajectoriesOfVersion(RUN, version, 1, { states: 2, perState: 1 }).slice(0, n).flatMap((t) => t.steps);
+  const stepsOf = (version: number, n = 2) =>
+    trajectoriesOfVersion(RUN, version, 1, { states: 2, perState: 1 })
+      .slice(0, n)
+      .flatMap((t) => t.steps);
 
   test('a window closes only when every declared partition is closeLagVersions past it, however unevenly they are read', () => {
     const windows = new ActionWindows(actionWindowsConfig({ closeLagVersions: 2 }), ['t/0', 't/1']);
@@ -186,18 +197,30 @@ describe('trajectory windows across partitions', () => {
     assert.deepEqual(closedEarly, []);
     // Partition 1 catches up to version 3: windows 0 and 1 close, each with both partitions' steps.
     const closed = [0, 1, 2, 3].flatMap((v) => windows.add(stepsOf(v), 't/1'));
-    assert.deepEqual(closed.map((w) => [w.index, w.pairs.length]), [[0, 4], [1, 4]]);
+    assert.deepEqual(
+      closed.map((w) => [w.index, w.pairs.length]),
+      [
+        [0, 4],
+        [1, 4],
+      ],
+    );
     assert.equal(windows.late, 0);
     // A step of version 0 now is late.
     windows.add(stepsOf(0, 1), 't/1');
     assert.equal(windows.late, 1);
-    assert.deepEqual(windows.flush().map((w) => w.index), [2, 3, 4, 5]);
+    assert.deepEqual(
+      windows.flush().map((w) => w.index),
+      [2, 3, 4, 5],
+    );
   });
 
   test('a partition that never carries the run holds at most maxOpenWindows windows open', () => {
     const windows = new ActionWindows(actionWindowsConfig({ closeLagVersions: 1, maxOpenWindows: 3 }), ['t/0', 't/1']);
     const closed = [0, 1, 2, 3, 4].flatMap((v) => windows.add(stepsOf(v), 't/0'));
-    assert.deepEqual(closed.map((w) => w.index), [0, 1]);
+    assert.deepEqual(
+      closed.map((w) => w.index),
+      [0, 1],
+    );
     assert.equal(windows.forced, 2);
   });
 });

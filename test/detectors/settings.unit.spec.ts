@@ -26,12 +26,26 @@ test('trajectories are read only when template collapse or action repetition is 
 });
 
 test('the rebuild replays the partitions whose commit lies past their first offset, up to the commit', () => {
-  const lows = new Map([[0, 0n], [1, 50n], [2, 0n]]);
-  assert.deepEqual(replayEnds([{ partition: 0, offset: '12' }, { partition: 1, offset: '50' }, { partition: 2, offset: '-1' }], lows), { 0: 12n });
+  const lows = new Map([
+    [0, 0n],
+    [1, 50n],
+    [2, 0n],
+  ]);
+  assert.deepEqual(
+    replayEnds(
+      [
+        { partition: 0, offset: '12' },
+        { partition: 1, offset: '50' },
+        { partition: 2, offset: '-1' },
+      ],
+      lows,
+    ),
+    { 0: 12n },
+  );
   assert.equal(replayEnds([{ partition: 2, offset: '-1' }], lows), null, 'no commit: nothing to replay');
 });
 
-test('events the detectors do not read, and other runs\' when one is watched, feed nothing', () => {
+test("events the detectors do not read, and other runs' when one is watched, feed nothing", () => {
   const step = { event: 'learner_step', value: learnerStepEvent('r', 1) } as const;
   assert.equal(detectorInputOf(step, 't/0')?.type, 'learner_step');
   assert.equal(detectorInputOf(step, 't/0', 'other'), null);

@@ -146,9 +146,7 @@ export function trajectoriesOfVersion(
   const out: TrajectoryEvent[] = [];
   for (let s = 0; s < states; s++) {
     for (let k = 0; k < perState; k++) {
-      const tokens = Array.from({ length: 24 }, () =>
-        !template && uniform() < 0.5 ? 1000 + s * STATE_WORDS + pick(STATE_WORDS) : 10 + pick(SHARED_WORDS),
-      );
+      const tokens = Array.from({ length: 24 }, () => (!template && uniform() < 0.5 ? 1000 + s * STATE_WORDS + pick(STATE_WORDS) : 10 + pick(SHARED_WORDS)));
       const action = repeat ? `<answer>template ${pick(3)}</answer>` : `<think>${tokens.join(' ')}</think>`;
       const eventTimeMs = T0 + version * 1000 + 100 + s;
       const step: TrajectoryStep = {

@@ -5,7 +5,7 @@ import { BanditEnv } from '../../envs/bandit.js';
 const pull = (arm: string) => `<think>symbolism</think><answer>${arm}</answer>`;
 
 describe('Bandit (docs/algorithms.md §4.5)', () => {
-  test('the first observation is RAGEN\'s prompt with both arms; the state key is the arm order', () => {
+  test("the first observation is RAGEN's prompt with both arms; the state key is the arm order", () => {
     const env = new BanditEnv();
     const reset = env.reset(0);
     assert.match(reset.observation, /^You are playing a bandit game\./);
@@ -49,7 +49,7 @@ describe('Bandit (docs/algorithms.md §4.5)', () => {
     assert.ok(Math.abs(high / n - 0.25) < 0.025, `${high / n}`);
   });
 
-  test('the paper\'s 0.15, other names, and per-rollout reward draws are options', () => {
+  test("the paper's 0.15, other names, and per-rollout reward draws are options", () => {
     const env = new BanditEnv({ loArmName: 'Trader', hiArmName: 'Librarian', loArmScore: 0.15 });
     env.reset(1);
     assert.equal(env.step(pull('Trader')).observation, 'Trader: 0.15 points');

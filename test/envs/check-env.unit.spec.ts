@@ -56,7 +56,10 @@ function broken(base: Environment, override: Partial<Pick<Environment, 'step' | 
 
 describe('checkEnv catches broken environments', () => {
   const fails = (env: Environment, pattern: RegExp) =>
-    assert.throws(() => checkEnv(env), (e: unknown) => e instanceof EnvCheckError && pattern.test(e.message));
+    assert.throws(
+      () => checkEnv(env),
+      (e: unknown) => e instanceof EnvCheckError && pattern.test(e.message),
+    );
 
   test('step before reset that does not throw ResetNeededError', () => {
     const base = createEnv('FrozenLake');
@@ -72,7 +75,17 @@ describe('checkEnv catches broken environments', () => {
 
   test('an invalid action that throws', () => {
     const base = createEnv('Sokoban');
-    fails(broken(base, { step: (text) => (text.includes('<answer>') ? base.step(text) : (() => { throw new Error('boom'); })()) }), /invalid action.*threw/);
+    fails(
+      broken(base, {
+        step: (text) =>
+          text.includes('<answer>')
+            ? base.step(text)
+            : (() => {
+                throw new Error('boom');
+              })(),
+      }),
+      /invalid action.*threw/,
+    );
   });
 
   test('non-deterministic rewards', () => {

@@ -106,8 +106,10 @@ describe('FrozenLake slippery dynamics (gymnasium)', () => {
       env.step(act('Down'));
       const cell = env.playerCell;
       if (cell === 9) landed.intended += 1;
-      else if (cell === 4) landed.left += 1; // gymnasium's (a − 1) mod 4 = Left
-      else if (cell === 6) landed.right += 1; // (a + 1) mod 4 = Right
+      else if (cell === 4)
+        landed.left += 1; // gymnasium's (a − 1) mod 4 = Left
+      else if (cell === 6)
+        landed.right += 1; // (a + 1) mod 4 = Right
       else landed.other += 1;
     }
     return landed;

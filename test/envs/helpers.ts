@@ -3,7 +3,10 @@ import { Cell } from '../../envs/sokoban-room.js';
 
 /** Reads a Sokoban grid in RAGEN's symbols into a room for SokobanEnv.loadRoom. */
 export function sokobanRoom(grid: string): { rows: number; cols: number; fixed: number[]; player: number; boxes: number[] } {
-  const lines = grid.trim().split('\n').map((l) => l.trim());
+  const lines = grid
+    .trim()
+    .split('\n')
+    .map((l) => l.trim());
   const rows = lines.length;
   const cols = (lines[0] ?? '').length;
   const fixed: number[] = [];

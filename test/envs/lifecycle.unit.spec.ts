@@ -8,7 +8,10 @@ describe('episode lifecycle (every environment)', () => {
   for (const name of envNames) {
     test(`${name}: step before reset, step after the end, bad seeds`, () => {
       const env = createEnv(name);
-      assert.throws(() => env.step('<answer>x</answer>'), (e: unknown) => e instanceof ResetNeededError && e instanceof TrajflowError && /reset\(seed\)/.test(e.message));
+      assert.throws(
+        () => env.step('<answer>x</answer>'),
+        (e: unknown) => e instanceof ResetNeededError && e instanceof TrajflowError && /reset\(seed\)/.test(e.message),
+      );
       for (const seed of [-1, 1.5, Number.NaN, 2 ** 60]) {
         assert.throws(() => env.reset(seed), InvalidSeedError);
       }
@@ -21,7 +24,10 @@ describe('episode lifecycle (every environment)', () => {
       assert.equal(result.metrics.turn, env.maxTurns);
       assert.equal(result.metrics.success, 0);
       assert.equal(result.info.endReason, 'max-turns');
-      assert.throws(() => env.step('<answer>x</answer>'), (e: unknown) => e instanceof EpisodeOverError && /truncated/.test(e.message));
+      assert.throws(
+        () => env.step('<answer>x</answer>'),
+        (e: unknown) => e instanceof EpisodeOverError && /truncated/.test(e.message),
+      );
       // reset starts afresh, also in the middle of an episode.
       env.reset(3);
       env.reset(4);

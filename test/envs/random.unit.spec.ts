@@ -49,6 +49,9 @@ describe('seed split', () => {
   test('assertTrainingSeed throws for held-out seeds only', () => {
     assert.doesNotThrow(() => assertTrainingSeed(123));
     assert.ok(isEvalSeed(EVAL_SEEDS.first));
-    assert.throws(() => assertTrainingSeed(EVAL_SEEDS.first + 5), (e: unknown) => e instanceof EvalSeedInTrainingError && /TRAIN_SEEDS/.test(e.message) && !e.retriable);
+    assert.throws(
+      () => assertTrainingSeed(EVAL_SEEDS.first + 5),
+      (e: unknown) => e instanceof EvalSeedInTrainingError && /TRAIN_SEEDS/.test(e.message) && !e.retriable,
+    );
   });
 });

@@ -32,7 +32,10 @@ describe('createEnv', () => {
   ];
   for (const [name, options, message] of rejected) {
     test(`rejects ${name} ${JSON.stringify(options ?? {})}`, () => {
-      assert.throws(() => createEnv(name, options), (e: unknown) => e instanceof ConfigError && message.test(e.message));
+      assert.throws(
+        () => createEnv(name, options),
+        (e: unknown) => e instanceof ConfigError && message.test(e.message),
+      );
     });
   }
 });

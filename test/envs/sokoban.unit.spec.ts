@@ -78,7 +78,7 @@ describe('Sokoban push semantics and rewards (gym-sokoban)', () => {
     assert.equal(back.metrics.boxesOnTarget, 1);
   });
 
-  test('maxSteps truncates (gym-sokoban\'s max_steps)', () => {
+  test("maxSteps truncates (gym-sokoban's max_steps)", () => {
     const env = envWith('######\n#P___#\n#____#\n#_X__#\n#__O_#\n######', { maxSteps: 3 });
     const r = env.step(act('Right', 'Left', 'Right', 'Left'));
     assert.deepEqual([r.truncated, r.terminated, r.metrics.actionsExecuted, r.info.endReason, r.metrics.success], [true, false, 3, 'max-steps', 0]);
@@ -98,7 +98,7 @@ describe('Sokoban room generation (random walk + reverse play)', () => {
       const stack = [floor[0] as number];
       while (stack.length) {
         const cell = stack.pop() as number;
-        for (const n of [cell - 6, cell + 6, cell - 1, cell + 1]) if (level[n] === Cell.floor && !seen.has(n)) (seen.add(n), stack.push(n));
+        for (const n of [cell - 6, cell + 6, cell - 1, cell + 1]) if (level[n] === Cell.floor && !seen.has(n)) seen.add(n), stack.push(n);
       }
       assert.equal(seen.size, floor.length, `seed ${seed}: floor not connected`);
     }
@@ -121,7 +121,7 @@ describe('Sokoban room generation (random walk + reverse play)', () => {
     assert.ok(lengths.reduce((a, b) => a + b, 0) / lengths.length > 2);
   });
 
-  test('the environment\'s rooms are solvable too, and the room depends only on the seed', () => {
+  test("the environment's rooms are solvable too, and the room depends only on the seed", () => {
     const env = new SokobanEnv();
     for (let seed = 1_000_000_000; seed < 1_000_000_050; seed++) {
       const reset = env.reset(seed);

@@ -37,12 +37,20 @@ describe('calculator (no eval)', () => {
     ['Math.PI', /expected a number at position 1/],
   ];
   for (const [expression, message] of errors) {
-    test(`rejects ${JSON.stringify(expression.slice(0, 20))}`, () => assert.throws(() => evaluate(expression), (e: unknown) => e instanceof CalculatorError && message.test(e.message)));
+    test(`rejects ${JSON.stringify(expression.slice(0, 20))}`, () =>
+      assert.throws(
+        () => evaluate(expression),
+        (e: unknown) => e instanceof CalculatorError && message.test(e.message),
+      ));
   }
 
   test('agrees with JavaScript arithmetic on generated expressions (property)', () => {
     const expr = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: 'small' }, fc.integer({ min: 0, max: 999 }).map(String), fc.tuple(tie('node'), fc.constantFrom('+', '-', '*'), tie('node')).map(([a, op, b]) => `(${a} ${op} ${b})`)),
+      node: fc.oneof(
+        { depthSize: 'small' },
+        fc.integer({ min: 0, max: 999 }).map(String),
+        fc.tuple(tie('node'), fc.constantFrom('+', '-', '*'), tie('node')).map(([a, op, b]) => `(${a} ${op} ${b})`),
+      ),
     })).node as fc.Arbitrary<string>;
     fc.assert(
       fc.property(expr, (e) => {

@@ -31,11 +31,14 @@ interface EpisodeSummary {
 const skip = aptUnavailable();
 let backbone: Backbone;
 
-before(async () => {
-  if (skip !== null) return;
-  await ensureDebianPackages(PYTHON, ['confluent_kafka', 'avro.schema', 'avro.io'], ['python3-confluent-kafka', 'python3-avro'], INSTALL_TIMEOUT_MS);
-  backbone = await connectBackbone(loadConfig(), { clientId: 'test-python-example' });
-}, { timeout: INSTALL_TIMEOUT_MS + 30_000 });
+before(
+  async () => {
+    if (skip !== null) return;
+    await ensureDebianPackages(PYTHON, ['confluent_kafka', 'avro.schema', 'avro.io'], ['python3-confluent-kafka', 'python3-avro'], INSTALL_TIMEOUT_MS);
+    backbone = await connectBackbone(loadConfig(), { clientId: 'test-python-example' });
+  },
+  { timeout: INSTALL_TIMEOUT_MS + 30_000 },
+);
 
 after(async () => {
   await backbone?.close();
@@ -73,7 +76,10 @@ test('the Python example publishes step events that trajflow assembles into its 
   await admin.connect();
   const deadOffsets = await admin.fetchTopicOffsets(deadLetterTopic);
   await admin.disconnect();
-  assert.deepEqual(deadOffsets.map((p) => p.high), ['0']);
+  assert.deepEqual(
+    deadOffsets.map((p) => p.high),
+    ['0'],
+  );
 
   const byEpisode = new Map(assembled.map((a) => [a.trajectory.episodeId, a]));
   for (const summary of summaries) {
@@ -90,7 +96,10 @@ test('the Python example publishes step events that trajflow assembles into its 
     assert.equal(t.invalidActions, summary.invalidActions);
     assert.equal(t.gapCount, 0);
     assert.equal(t.success, summary.terminated);
-    assert.deepEqual(t.steps.map((s) => s.stepIndex), [...Array(summary.steps).keys()]);
+    assert.deepEqual(
+      t.steps.map((s) => s.stepIndex),
+      [...Array(summary.steps).keys()],
+    );
     for (const step of t.steps) {
       assert.equal(step.actionTokenIds.length, step.actionLogProbs.length);
       assert.ok(Math.abs(step.eventTimeMs - Date.now()) < 10 * 60_000, `eventTimeMs ${step.eventTimeMs} is epoch milliseconds`);
@@ -109,6 +118,9 @@ test('the Python example publishes step events that trajflow assembles into its 
     assert.equal(first.stateKey, `pos=${start}`);
     assert.equal(first.observation, ['A _ _ _ G', '_ A _ _ G', '_ _ A _ G'][start]);
     assert.equal(first.action, '<think>the goal is to the right</think><answer>Right</answer>');
-    assert.ok(first.actionLogProbs.every((lp) => Math.abs(lp - Math.fround(-0.05)) < 1e-9), 'log-probs written as Avro floats');
+    assert.ok(
+      first.actionLogProbs.every((lp) => Math.abs(lp - Math.fround(-0.05)) < 1e-9),
+      'log-probs written as Avro floats',
+    );
   }
 });

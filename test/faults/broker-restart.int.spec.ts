@@ -27,7 +27,10 @@ const ITERATIONS = 10;
 const MIN_SAMPLES = 4;
 const PROCESSORS_FAILED = /^(\(life \d+\) )?trajflow processors: /;
 
-test('the Kafka broker restarted mid-run: the parts reconnect by themselves, nothing acknowledged is lost or doubled', { skip: !config.kafka.managed && 'the broker is external (TRAJFLOW_KAFKA_BROKERS)', timeout: 300_000 }, async (t) => {
+test('the Kafka broker restarted mid-run: the parts reconnect by themselves, nothing acknowledged is lost or doubled', {
+  skip: !config.kafka.managed && 'the broker is external (TRAJFLOW_KAFKA_BROKERS)',
+  timeout: 300_000,
+}, async (t) => {
   const run = await createFaultRun('broker');
   const { runId } = run;
   const httpRunId = `${runId}-http`;
@@ -109,7 +112,10 @@ test('the Kafka broker restarted mid-run: the parts reconnect by themselves, not
     assert.equal(f.stepsSent, summary.steps, 'the topic holds exactly the steps the actors had acknowledged');
     assert.equal(summary.episodes, ITERATIONS * 8);
     assert.equal(lostHttp, 0, 'every HTTP step answered 202 is on the topic');
-    for (const [label, figures, ch] of [['actors run', f, main.clickhouse], ['HTTP run', http.figures, http.clickhouse]] as const) {
+    for (const [label, figures, ch] of [
+      ['actors run', f, main.clickhouse],
+      ['HTTP run', http.figures, http.clickhouse],
+    ] as const) {
       assert.equal(figures.stepDuplicates, 0, `${label}: no step event twice`);
       assert.equal(figures.stepsLost + figures.stepsForeign + figures.stepsAltered, 0, `${label}: every step in its trajectory as sent`);
       assert.equal(figures.incompleteTrajectories, 0, `${label}: no episode cut by the outage`);
@@ -137,7 +143,10 @@ test('the Kafka broker restarted mid-run: the parts reconnect by themselves, not
     assert.deepEqual(processorsFailures, [], 'the processors needed a restart');
   });
   await t.test('trajectories and samples exactly once across the restart', () => {
-    for (const [label, figures] of [['actors run', main!.figures], ['HTTP run', http!.figures]] as const) {
+    for (const [label, figures] of [
+      ['actors run', main!.figures],
+      ['HTTP run', http!.figures],
+    ] as const) {
       assert.equal(figures.trajectoryDuplicates, 0, `${label}: no trajectory twice`);
       assert.equal(figures.sampleDuplicates, 0, `${label}: no sample twice`);
       assert.equal(figures.samplesDistinct, figures.samplesExpected, `${label}: a sample per episode`);

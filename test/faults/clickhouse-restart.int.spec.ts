@@ -23,7 +23,10 @@ interface Health {
   checks: { clickhouse: { ok: boolean }; kafka: { ok: boolean } };
 }
 
-test('ClickHouse restarted mid-run: training goes on, the sink catches up by itself, every event once in ClickHouse', { skip: !config.clickhouse.managed && 'ClickHouse is external (TRAJFLOW_CLICKHOUSE_URL)', timeout: 240_000 }, async () => {
+test('ClickHouse restarted mid-run: training goes on, the sink catches up by itself, every event once in ClickHouse', {
+  skip: !config.clickhouse.managed && 'ClickHouse is external (TRAJFLOW_CLICKHOUSE_URL)',
+  timeout: 240_000,
+}, async () => {
   const run = await createFaultRun('clickhouse');
   const { runId } = run;
   const httpRunId = `${runId}-http`;
@@ -84,10 +87,14 @@ test('ClickHouse restarted mid-run: training goes on, the sink catches up by its
         `lost ${f.stepsDistinct + http.figures.stepsDistinct - main.clickhouse.steps - http.clickhouse.steps}; sink reported ${failedInserts} failing-insert lines; /health after: ${after.status}; GET learner-metrics ${learnerMetrics.count} rows`,
     );
 
-    for (const part of run.parts.values()) assert.ok(part.lives === 1 && (part.running || part.child.exitCode === 0), `${part.name} survived the ClickHouse restart:\n${part.tail()}`);
+    for (const part of run.parts.values())
+      assert.ok(part.lives === 1 && (part.running || part.child.exitCode === 0), `${part.name} survived the ClickHouse restart:\n${part.tail()}`);
     assert.equal(after.status, 'ok');
-    assert.equal(f.stepsSent, summary.steps, 'the actors\' acknowledged steps are all on the topic');
-    for (const [label, figures, ch] of [['actors run', f, main.clickhouse], ['HTTP run', http.figures, http.clickhouse]] as const) {
+    assert.equal(f.stepsSent, summary.steps, "the actors' acknowledged steps are all on the topic");
+    for (const [label, figures, ch] of [
+      ['actors run', f, main.clickhouse],
+      ['HTTP run', http.figures, http.clickhouse],
+    ] as const) {
       assert.equal(figures.stepDuplicates + figures.trajectoryDuplicates + figures.sampleDuplicates, 0, `${label}: nothing twice on Kafka`);
       assert.equal(figures.stepsLost, 0, `${label}: every step in a trajectory`);
       assert.equal(ch.steps, figures.stepsDistinct, `${label}: ClickHouse steps FINAL = step events`);
@@ -99,7 +106,10 @@ test('ClickHouse restarted mid-run: training goes on, the sink catches up by its
     assert.equal(main.clickhouse.versions, f.versions.length, 'ClickHouse policy versions');
     assert.deepEqual(f.versionGaps, []);
     assert.equal(f.versionEvents, f.versions.length);
-    assert.ok(poster.acknowledged.size > 0 && [...poster.acknowledged].every((id) => http.ledger.steps.some((s) => s.eventId === id)), 'every HTTP step answered 202 is on the topic');
+    assert.ok(
+      poster.acknowledged.size > 0 && [...poster.acknowledged].every((id) => http.ledger.steps.some((s) => s.eventId === id)),
+      'every HTTP step answered 202 is on the topic',
+    );
     assert.equal(learnerMetrics.count, f.learnerSteps, 'the dashboard reads the learner metrics from ClickHouse again');
   } finally {
     await poster?.stop();

@@ -39,8 +39,21 @@ test('garbage on the steps topic and through HTTP mid-run: dead letters with rea
     const good = (i: number): StepEvent => ({ ...sampleEvents.step, runId: `garbage-${i}`, eventId: `garbage-${i}`, stepIndex: i });
     const kinds: Array<[string, (i: number) => Buffer]> = [
       ['bad-marker', (i) => Buffer.concat([Buffer.from([0x00]), Buffer.from(`random ${i} `), randomBytes(40)])],
-      ['truncated', (i) => { const bytes = backbone.codec.encode('step', good(i)); return bytes.subarray(0, Math.floor(bytes.length / 2)); }],
-      ['unknown-fingerprint', (i) => { const bytes = Buffer.from(backbone.codec.encode('step', good(i))); bytes.fill(0x5a, 2, 10); return bytes; }],
+      [
+        'truncated',
+        (i) => {
+          const bytes = backbone.codec.encode('step', good(i));
+          return bytes.subarray(0, Math.floor(bytes.length / 2));
+        },
+      ],
+      [
+        'unknown-fingerprint',
+        (i) => {
+          const bytes = Buffer.from(backbone.codec.encode('step', good(i)));
+          bytes.fill(0x5a, 2, 10);
+          return bytes;
+        },
+      ],
       ['invalid-value', (i) => backbone.codec.encode('step', { ...good(i), actionLogProbs: good(i).actionLogProbs.map(() => 0.5) })],
       ['wrong-event', (i) => backbone.codec.encode('sample', { ...sampleEvents.sample, sampleId: `garbage-${i}` })],
     ];
@@ -105,7 +118,9 @@ test('garbage on the steps topic and through HTTP mid-run: dead letters with rea
     const byReason = (list: readonly { reason: string }[]) => list.reduce<Record<string, number>>((acc, l) => ({ ...acc, [l.reason]: (acc[l.reason] ?? 0) + 1 }), {});
     const stepsOnTopic = await messageCount(run, 'env.steps');
     const chLetters = await countFinal(run, 'dead_letters');
-    const chReasons = Object.fromEntries((await run.ch.queryJson<{ reason: string; n: string }>('SELECT reason, count() AS n FROM dead_letters FINAL GROUP BY reason')).map((r) => [r.reason, Number(r.n)]));
+    const chReasons = Object.fromEntries(
+      (await run.ch.queryJson<{ reason: string; n: string }>('SELECT reason, count() AS n FROM dead_letters FINAL GROUP BY reason')).map((r) => [r.reason, Number(r.n)]),
+    );
     const dashboardList = (await (await fetch(`${training.dashboardUrl}/v1/dead-letters?limit=1000&sinceMs=${Date.now() - 3_600_000}`)).json()) as { count: number };
     console.log(describe('garbage, actors run', f, main.clickhouse));
     console.log(describe('garbage, HTTP run', http.figures, http.clickhouse));
@@ -124,19 +139,35 @@ test('garbage on the steps topic and through HTTP mid-run: dead letters with rea
     assert.equal(stepsOnTopic, summary.steps + httpOnTopic + garbage.size, 'steps topic = actors + HTTP + garbage');
     assert.equal(acknowledgedOnTopic, poster.acknowledged.size, 'every HTTP step answered 202 is on the topic');
     const unanswered = Object.entries(poster.state.statuses).filter(([status]) => status !== '202');
-    assert.ok(unanswered.every(([status]) => status === '503' || status === 'no answer'), `only retryable answers besides 202: ${JSON.stringify(poster.state.statuses)}`);
-    assert.ok(httpOnTopic - poster.acknowledged.size <= HTTP_STEPS_PER_REQUEST * poster.state.failed, `HTTP steps on the topic beyond the acknowledged ones come from unacknowledged requests (${JSON.stringify(poster.state.statuses)})`);
+    assert.ok(
+      unanswered.every(([status]) => status === '503' || status === 'no answer'),
+      `only retryable answers besides 202: ${JSON.stringify(poster.state.statuses)}`,
+    );
+    assert.ok(
+      httpOnTopic - poster.acknowledged.size <= HTTP_STEPS_PER_REQUEST * poster.state.failed,
+      `HTTP steps on the topic beyond the acknowledged ones come from unacknowledged requests (${JSON.stringify(poster.state.statuses)})`,
+    );
     assert.ok(poster.state.accepted >= 0.9 * poster.state.sent, `nearly every good HTTP request acknowledged: ${JSON.stringify(poster.state.statuses)}`);
     assert.equal(fromTopic.length, 2 * garbage.size, 'each garbage message dead-lettered by processors and by sink');
-    assert.ok([...garbage.keys()].every((hex) => perPayload.get(hex) === 2), 'each garbage payload kept byte for byte, twice');
-    assert.deepEqual(fromHttp.map((l) => l.reason), badBodies.map(([, , reason]) => reason), 'each bad HTTP body dead-lettered with its reason');
+    assert.ok(
+      [...garbage.keys()].every((hex) => perPayload.get(hex) === 2),
+      'each garbage payload kept byte for byte, twice',
+    );
+    assert.deepEqual(
+      fromHttp.map((l) => l.reason),
+      badBodies.map(([, , reason]) => reason),
+      'each bad HTTP body dead-lettered with its reason',
+    );
     assert.equal(letters.length, expectedLetters, 'no other dead letter (no good event was rejected)');
     assert.equal(chLetters, letters.length, 'ClickHouse holds every dead letter once');
     assert.deepEqual(chReasons, byReason(letters));
     assert.equal(dashboardList.count, letters.length, 'GET /v1/dead-letters lists them');
     // The run went on untouched.
     assert.equal(f.stepsSent, summary.steps);
-    for (const [label, figures, ch] of [['actors run', f, main.clickhouse], ['HTTP run', http.figures, http.clickhouse]] as const) {
+    for (const [label, figures, ch] of [
+      ['actors run', f, main.clickhouse],
+      ['HTTP run', http.figures, http.clickhouse],
+    ] as const) {
       assert.equal(figures.stepDuplicates + figures.trajectoryDuplicates + figures.sampleDuplicates, 0, `${label}: nothing twice`);
       assert.equal(figures.stepsLost + figures.stepsForeign + figures.stepsAltered, 0, `${label}: every step in its trajectory`);
       assert.equal(figures.incompleteTrajectories, 0, `${label}: no episode broken by the garbage`);

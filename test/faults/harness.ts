@@ -25,7 +25,26 @@ const CLI = fileURLToPath(new URL('../../bin/trajflow.mjs', import.meta.url));
 /** FrozenLake as `trajflow train` runs it (cli/train/presets.ts). */
 export const FROZEN_LAKE_OPTIONS = JSON.stringify({ slippery: false, maxActionsPerTurn: 1, maxTurns: 10, maxActionsPerEpisode: 10 });
 /** A learner small enough for a 2-core machine: an update takes well under a second. */
-export const SMALL_LEARNER = ['--width', '32', '--layers', '1', '--heads', '2', '--context', '128', '--batch-tokens', '1500', '--min-samples', '4', '--max-wait-ms', '500', '--max-staleness', '2', '--backend', 'wasm'];
+export const SMALL_LEARNER = [
+  '--width',
+  '32',
+  '--layers',
+  '1',
+  '--heads',
+  '2',
+  '--context',
+  '128',
+  '--batch-tokens',
+  '1500',
+  '--min-samples',
+  '4',
+  '--max-wait-ms',
+  '500',
+  '--max-staleness',
+  '2',
+  '--backend',
+  'wasm',
+];
 
 /** One part of the run as a child process; restartable with the same arguments. */
 export class Part {
@@ -86,16 +105,24 @@ export class Part {
   /** Waits for a line of the current life matching `pattern`; fails early if the part exits. */
   async waitLine(pattern: RegExp, what: string, timeoutMs = 60_000): Promise<RegExpMatchArray> {
     let match: RegExpMatchArray | null = null;
-    await waitFor(() => {
-      for (const line of this.currentLines()) if ((match = pattern.exec(line))) return true;
-      if (!this.running) throw new Error(`${this.name} exited (${this.child.exitCode ?? this.child.signalCode}) before ${what}:\n${this.tail()}`);
-      return false;
-    }, `${this.name}: ${what}`, timeoutMs, 100);
+    await waitFor(
+      () => {
+        for (const line of this.currentLines()) if ((match = pattern.exec(line))) return true;
+        if (!this.running) throw new Error(`${this.name} exited (${this.child.exitCode ?? this.child.signalCode}) before ${what}:\n${this.tail()}`);
+        return false;
+      },
+      `${this.name}: ${what}`,
+      timeoutMs,
+      100,
+    );
     return match!;
   }
 
   tail(n = 25): string {
-    return this.lines.slice(-n).map((l) => `  [${this.name}] ${l}`).join('\n');
+    return this.lines
+      .slice(-n)
+      .map((l) => `  [${this.name}] ${l}`)
+      .join('\n');
   }
 }
 
@@ -166,7 +193,9 @@ export async function createFaultRun(name: string): Promise<FaultRun> {
       } finally {
         await admin.disconnect().catch(() => undefined);
       }
-      await clickHouseClient(config, null).exec(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+      await clickHouseClient(config, null)
+        .exec(`DROP DATABASE IF EXISTS ${database}`)
+        .catch(() => undefined);
       await rm(join(config.home, 'checkpoints', prefix), { recursive: true, force: true }).catch(() => undefined);
     },
   };
@@ -199,8 +228,23 @@ export async function countFinal(run: Pick<FaultRun, 'ch'>, table: string, where
 /** The actors' arguments for iterations [first, first + iterations) of the run (2 groups × 4 FrozenLake episodes each). */
 export function actorArgs(runId: string, first: number, iterations: number, extra: string[] = []): string[] {
   return [
-    '--env', 'FrozenLake', '--run-id', runId, '--groups', '2', '--group-size', '4', '--env-options', FROZEN_LAKE_OPTIONS,
-    '--first-iteration', String(first), '--iterations', String(iterations), '--progress-ms', '2000', ...extra,
+    '--env',
+    'FrozenLake',
+    '--run-id',
+    runId,
+    '--groups',
+    '2',
+    '--group-size',
+    '4',
+    '--env-options',
+    FROZEN_LAKE_OPTIONS,
+    '--first-iteration',
+    String(first),
+    '--iterations',
+    String(iterations),
+    '--progress-ms',
+    '2000',
+    ...extra,
   ];
 }
 
@@ -247,7 +291,12 @@ export function startPoster(url: () => string, runId: string, everyMs = 300): Po
       state.sent++;
       let status = 'no answer';
       try {
-        const response = await fetch(`${url()}/v1/steps`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ steps }), signal: AbortSignal.timeout(20_000) });
+        const response = await fetch(`${url()}/v1/steps`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ steps }),
+          signal: AbortSignal.timeout(20_000),
+        });
         status = String(response.status);
         await response.arrayBuffer();
         if (response.status === 202) {

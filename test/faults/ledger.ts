@@ -185,7 +185,8 @@ export function describe(label: string, f: Figures, ch?: ClickHouseFigures): str
     `trajectories ${f.episodes} (${f.incompleteTrajectories} incomplete), ${f.trajectoryDuplicates} duplicates; ` +
     `samples ${f.samplesDistinct} of ${f.samplesExpected} expected, ${f.sampleDuplicates} duplicates; ` +
     `versions ${versions} (${f.versionEvents} events, gaps ${f.versionGaps.length}); learner steps ${f.learnerSteps} (${f.learnerStepEvents} events, gaps ${f.learnerStepGaps.length}), ${f.samplesTrained} samples trained`;
-  if (ch) line += `; ClickHouse steps ${ch.steps} (${ch.stepEventIds} event ids), trajectories ${ch.trajectories}, samples ${ch.samples}, learner steps ${ch.learnerSteps}, versions ${ch.versions}`;
+  if (ch)
+    line += `; ClickHouse steps ${ch.steps} (${ch.stepEventIds} event ids), trajectories ${ch.trajectories}, samples ${ch.samples}, learner steps ${ch.learnerSteps}, versions ${ch.versions}`;
   return line;
 }
 
@@ -220,8 +221,11 @@ export async function waitDrained(run: FaultRun, runId: string, options: DrainOp
     const f = figures;
     const trained = options.learnerMinSamples === undefined || f.samplesDistinct - f.samplesTrained - (options.learnerDropped?.() ?? 0) < options.learnerMinSamples;
     const stored =
-      clickhouse.steps >= f.stepsDistinct && clickhouse.trajectories >= f.episodes && clickhouse.samples >= f.samplesDistinct &&
-      clickhouse.learnerSteps >= f.learnerSteps && clickhouse.versions >= f.versions.length;
+      clickhouse.steps >= f.stepsDistinct &&
+      clickhouse.trajectories >= f.episodes &&
+      clickhouse.samples >= f.samplesDistinct &&
+      clickhouse.learnerSteps >= f.learnerSteps &&
+      clickhouse.versions >= f.versions.length;
     if (f.stepsSent > 0 && f.stepsLost === 0 && f.samplesDistinct >= f.samplesExpected && trained && stored) return last;
     if (Date.now() > deadline) {
       throw new Error(`run ${runId} did not drain in time:\n${describe('not drained', f, clickhouse)}\n${options.context?.() ?? ''}`);

@@ -26,14 +26,23 @@ const MIN_SAMPLES = 4;
 const updatesIn = (part: Part) => part.currentLines().filter((l) => /learner: update \d+ → v\d+/.test(l)).length;
 const lastVersionIn = (part: Part) => Math.max(-1, ...part.lines.map((l) => Number(/learner: update \d+ → v(\d+)/.exec(l)?.[1] ?? -1)));
 
-test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dashboard): training goes on, every acknowledged step once everywhere, versions without gaps', { timeout: 360_000 }, async () => {
+test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dashboard): training goes on, every acknowledged step once everywhere, versions without gaps', {
+  timeout: 360_000,
+}, async () => {
   const run = await createFaultRun('kill');
   const { runId } = run;
   const httpRunId = `${runId}-http`;
   const context = () => run.tails();
   let poster: Poster | undefined;
   try {
-    const { sink, processors, learner: maybeLearner, dashboard, actors, dashboardUrl } = await startTraining(run, {
+    const {
+      sink,
+      processors,
+      learner: maybeLearner,
+      dashboard,
+      actors,
+      dashboardUrl,
+    } = await startTraining(run, {
       iterations: ITERATIONS,
       processors: ['--idle-timeout-ms', '6000', '--group-timeout-ms', '10000'],
     });
@@ -50,7 +59,9 @@ test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dash
     const cut = [...lastOf.values()].filter((s) => !s.terminated && !s.truncated).length;
     const resumeAt = killedIn + 1;
     actors.start(actorArgs(runId, resumeAt, ITERATIONS - resumeAt, ['--max-staleness', '2']));
-    console.log(`fault[actors SIGKILL]: killed in iteration ${killedIn} after ${before.length} steps (${lastOf.size} episodes started, ${cut} cut mid-episode); restarted at iteration ${resumeAt}`);
+    console.log(
+      `fault[actors SIGKILL]: killed in iteration ${killedIn} after ${before.length} steps (${lastOf.size} episodes started, ${cut} cut mid-episode); restarted at iteration ${resumeAt}`,
+    );
 
     // 2. Learner: killed right after an update made from the restarted actors' steps.
     await waitFor(async () => (await readLedger(run)).steps.some((s) => groupIndexOf(s.groupId) >= resumeAt * GROUPS), 'steps from the restarted actors', 90_000, 500);
@@ -69,7 +80,9 @@ test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dash
     const atProcessorsKill = await readLedger(run);
     processors.start();
     await processors.waitLine(/processors: consumer group/, 'the processors to start again', 90_000);
-    console.log(`fault[processors SIGKILL]: killed with ${atProcessorsKill.steps.length} actor steps on the topic, ${atProcessorsKill.trajectories.length} trajectories and ${atProcessorsKill.samples.length} samples written; restarted`);
+    console.log(
+      `fault[processors SIGKILL]: killed with ${atProcessorsKill.steps.length} actor steps on the topic, ${atProcessorsKill.trajectories.length} trajectories and ${atProcessorsKill.samples.length} samples written; restarted`,
+    );
     const sinkRowsAtKill = (await run.ch.queryJson<{ n: string }>(`SELECT count() AS n FROM steps`))[0]!.n;
     await sink.kill();
     sink.start();
@@ -82,7 +95,9 @@ test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dash
     await dashboard.waitLine(/dashboard: API on/, 'the dashboard to listen again', 90_000);
     await waitFor(() => poster!.acceptedAfter(dashboardKilledAt) >= 3, 'three HTTP groups acknowledged by the restarted dashboard', 60_000, 100);
     await poster.stop();
-    console.log(`fault[dashboard SIGKILL]: HTTP groups sent ${poster.state.sent}, acknowledged ${poster.state.accepted}, not acknowledged ${poster.state.failed} (${JSON.stringify(poster.state.statuses)})`);
+    console.log(
+      `fault[dashboard SIGKILL]: HTTP groups sent ${poster.state.sent}, acknowledged ${poster.state.accepted}, not acknowledged ${poster.state.failed} (${JSON.stringify(poster.state.statuses)})`,
+    );
 
     // Training goes on: the actors finish, the learner trains past its resume point.
     const summary = await actorsDone(actors, 180_000);
@@ -99,9 +114,14 @@ test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dash
     const secondLife = main.ledger.steps.filter((s) => groupIndexOf(s.groupId) >= resumeAt * GROUPS);
     assert.equal(secondLife.length, summary.steps, `the restarted actors acknowledged ${summary.steps} steps; the topic holds ${secondLife.length} of their iterations`);
     assert.equal(new Set(secondLife.map((s) => s.episodeId)).size, summary.episodes);
-    console.log(`fault[actors SIGKILL]: life 1 wrote ${f.stepsSent - secondLife.length} steps, life 2 acknowledged ${summary.steps} (${summary.episodes} episodes), topic holds ${f.stepsSent}: ${f.stepsSent - f.stepsDistinct} duplicates, ${f.stepsLost} lost`);
+    console.log(
+      `fault[actors SIGKILL]: life 1 wrote ${f.stepsSent - secondLife.length} steps, life 2 acknowledged ${summary.steps} (${summary.episodes} episodes), topic holds ${f.stepsSent}: ${f.stepsSent - f.stepsDistinct} duplicates, ${f.stepsLost} lost`,
+    );
 
-    for (const [label, figures] of [['actors run', f], ['HTTP run', http.figures]] as const) {
+    for (const [label, figures] of [
+      ['actors run', f],
+      ['HTTP run', http.figures],
+    ] as const) {
       assert.equal(figures.stepDuplicates, 0, `${label}: no step event twice on the steps topic`);
       assert.equal(figures.stepsLost, 0, `${label}: every step in a trajectory`);
       assert.equal(figures.stepsForeign + figures.stepsAltered, 0, `${label}: trajectories hold the steps as sent`);
@@ -115,7 +135,9 @@ test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dash
     const httpKeys = new Set(http.ledger.steps.map((s) => s.eventId));
     const lostHttp = [...poster.acknowledged].filter((id) => !httpKeys.has(id));
     assert.deepEqual(lostHttp, [], 'no acknowledged HTTP step lost');
-    console.log(`fault[dashboard SIGKILL]: ${poster.acknowledged.size} steps acknowledged over HTTP, ${http.figures.stepsSent} on the topic, ${http.figures.stepsInTrajectories} in trajectories, ${lostHttp.length} lost, ${http.figures.stepDuplicates} duplicates`);
+    console.log(
+      `fault[dashboard SIGKILL]: ${poster.acknowledged.size} steps acknowledged over HTTP, ${http.figures.stepsSent} on the topic, ${http.figures.stepsInTrajectories} in trajectories, ${lostHttp.length} lost, ${http.figures.stepDuplicates} duplicates`,
+    );
 
     // The learner: versions 0..N, repeats only identical re-announcements; steps 0..N-1; each sample trained once.
     assert.deepEqual(f.versionGaps, [], 'no version missing');
@@ -127,14 +149,20 @@ test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dash
     const trainedIds = new Set(checkpoint!.manifest.recentSampleIds);
     const sampleIds = new Set(main.ledger.samples.map((s) => s.sampleId));
     assert.equal(f.samplesTrained, trainedIds.size, `learner steps count ${f.samplesTrained} samples trained, the checkpoint ${trainedIds.size} distinct ones: none twice`);
-    assert.ok([...trainedIds].every((id) => sampleIds.has(id)), 'only samples of this run trained');
+    assert.ok(
+      [...trainedIds].every((id) => sampleIds.has(id)),
+      'only samples of this run trained',
+    );
     assert.ok(f.samplesDistinct - f.samplesTrained - dropped() < MIN_SAMPLES, `all but the last partial batch trained or dropped as stale (${dropped()} dropped)`);
     // The staleness bound held on every update, across the learner's and the actors' restarts (the actors' gate
     // and the learner's drop both at 2, as harness.ts starts them).
     for (const step of main.ledger.learnerSteps) assert.ok(step.stalenessMax <= 2, `learner step ${step.step}: staleness ${step.stalenessMax} ≤ 2`);
 
     // ClickHouse: one row per event, every step event id.
-    for (const [label, figures, ch] of [['actors run', f, main.clickhouse], ['HTTP run', http.figures, http.clickhouse]] as const) {
+    for (const [label, figures, ch] of [
+      ['actors run', f, main.clickhouse],
+      ['HTTP run', http.figures, http.clickhouse],
+    ] as const) {
       assert.equal(ch.steps, figures.stepsDistinct, `${label}: ClickHouse steps FINAL`);
       assert.equal(ch.stepEventIds, figures.stepsDistinct, `${label}: ClickHouse step event ids`);
       assert.equal(ch.trajectories, figures.episodes, `${label}: ClickHouse trajectories FINAL`);
@@ -143,7 +171,9 @@ test('SIGKILL each part in turn mid-run (actors, learner, processors, sink, dash
     assert.equal(main.clickhouse.learnerSteps, f.learnerSteps);
     assert.equal(main.clickhouse.versions, f.versions.length);
     const [raw] = await run.ch.queryJson<{ n: string }>(`SELECT count() AS n FROM steps WHERE run_id IN ('${runId}', '${httpRunId}')`);
-    console.log(`fault[sink SIGKILL]: ${Number(raw!.n)} raw step rows for ${f.stepsDistinct + http.figures.stepsDistinct} step events (re-inserted copies after the kill collapse under FINAL: ${main.clickhouse.steps + http.clickhouse.steps} rows)`);
+    console.log(
+      `fault[sink SIGKILL]: ${Number(raw!.n)} raw step rows for ${f.stepsDistinct + http.figures.stepsDistinct} step events (re-inserted copies after the kill collapse under FINAL: ${main.clickhouse.steps + http.clickhouse.steps} rows)`,
+    );
   } finally {
     await poster?.stop();
     await run.cleanup();

@@ -94,7 +94,11 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
     // The old generation's transaction goes through now (or is aborted); then the new generation's flush.
     const transactionsBefore = handle.emitter.stats.transactions;
     state.release();
-    await waitFor(() => handle.emitter.stats.transactions >= transactionsBefore + 1 && handle.consumer.stats.delivered > deliveredBefore, 'the new generation to re-read and flush', 60_000);
+    await waitFor(
+      () => handle.emitter.stats.transactions >= transactionsBefore + 1 && handle.consumer.stats.delivered > deliveredBefore,
+      'the new generation to re-read and flush',
+      60_000,
+    );
     // The held transactions need not have held every group, and the intruder holds some partitions. It
     // leaves; the processors take every partition again and write the rest. Wait until the trajectories
     // topic has every episode (or time out: lost).
@@ -118,7 +122,7 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
   assert.equal(samples.length, new Set(samples).size, 'no sample written twice');
 });
 
-test('processors: a partition moving to another member fences the old owner\'s open transaction (no outputs twice)', { timeout: 180_000 }, async () => {
+test("processors: a partition moving to another member fences the old owner's open transaction (no outputs twice)", { timeout: 180_000 }, async () => {
   // Its own topics: the first test's steps stay out of this consumer group's way.
   const own = { ...loadConfig(), topicPrefix: uniqueName('faults-rebalance-x') };
   await ensureTopics(own);
@@ -146,7 +150,9 @@ test('processors: a partition moving to another member fences the old owner\'s o
     await waitFor(async () => new Set(await read('trajectories', 'trajectory')).size === episodes, 'every episode written', 90_000, 500).catch(async (error: Error) => {
       const written = new Set(await read('trajectories', 'trajectory'));
       const missing = [...new Set(steps.map((st) => st.episodeId))].filter((e) => !written.has(e));
-      throw new Error(`${error.message}; missing ${missing.join(', ')}; first ${JSON.stringify({ ...first.emitter.stats, partitions: first.emitter.partitions, consumer: first.consumer.stats })}, second ${JSON.stringify({ ...second?.emitter.stats, partitions: second?.emitter.partitions, consumer: second?.consumer.stats })}`);
+      throw new Error(
+        `${error.message}; missing ${missing.join(', ')}; first ${JSON.stringify({ ...first.emitter.stats, partitions: first.emitter.partitions, consumer: first.consumer.stats })}, second ${JSON.stringify({ ...second?.emitter.stats, partitions: second?.emitter.partitions, consumer: second?.consumer.stats })}`,
+      );
     });
   } finally {
     state.release();

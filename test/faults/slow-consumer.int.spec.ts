@@ -40,7 +40,10 @@ test('a slow consumer: memory stays bounded while a producer runs far ahead (bac
   const groupId = `${run.prefix}.slow-consumer`;
   const topic = topicName(run.config, 'env.steps');
   const samples: Sample[] = [];
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD, groupId, String(MAX_IN_FLIGHT), String(ACKS_PER_SECOND)], { env: run.env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD, groupId, String(MAX_IN_FLIGHT), String(ACKS_PER_SECOND)], {
+    env: run.env,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   createInterface({ input: child.stdout }).on('line', (line) => {
     if (line.startsWith('{')) samples.push(JSON.parse(line) as Sample);
   });
@@ -104,9 +107,15 @@ test('a slow consumer: memory stays bounded while a producer runs far ahead (bac
     const lagged = first.groups[0]!;
     assert.equal(lagged.groupId, groupId);
     assert.ok(lagged.lag! > published / 2, `the dashboard shows the lag (${lagged.lag})`);
-    assert.ok(Math.abs(lagged.lag! - brokerLag) <= 2 * ACKS_PER_SECOND, `the dashboard's lag ${lagged.lag} is the broker's ${brokerLag} (within the acknowledgements between the two reads)`);
+    assert.ok(
+      Math.abs(lagged.lag! - brokerLag) <= 2 * ACKS_PER_SECOND,
+      `the dashboard's lag ${lagged.lag} is the broker's ${brokerLag} (within the acknowledgements between the two reads)`,
+    );
     assert.ok(second.groups[0]!.lag! < lagged.lag!, 'the lag shrinks as the consumer works');
-    assert.ok(all.groups.some((g) => g.groupId === groupId && (g.lag ?? 0) > 0), 'GET /v1/lag without a group lists the slow group with its lag');
+    assert.ok(
+      all.groups.some((g) => g.groupId === groupId && (g.lag ?? 0) > 0),
+      'GET /v1/lag without a group lists the slow group with its lag',
+    );
   } finally {
     child.kill('SIGKILL');
     await exited;

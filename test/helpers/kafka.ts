@@ -39,7 +39,12 @@ export function collect<T>(source: Observable<T>, count: number, timeoutMs = 300
     source.pipe(
       take(count),
       toArray(),
-      timeout({ first: timeoutMs, with: () => { throw new Error(`expected ${count} values within ${timeoutMs} ms`); } }),
+      timeout({
+        first: timeoutMs,
+        with: () => {
+          throw new Error(`expected ${count} values within ${timeoutMs} ms`);
+        },
+      }),
     ),
   );
 }

@@ -66,7 +66,10 @@ test('a port held by another program is named in the error', async () => {
   const squatter: Server = createServer();
   await new Promise<void>((resolve) => squatter.listen(config.clickhouse.httpPort, '127.0.0.1', resolve));
   try {
-    await assert.rejects(startClickHouse(config), (e: Error) => e.message.includes(`port ${config.clickhouse.httpPort} is already in use`) && e.message.includes('TRAJFLOW_CLICKHOUSE_HTTP_PORT'));
+    await assert.rejects(
+      startClickHouse(config),
+      (e: Error) => e.message.includes(`port ${config.clickhouse.httpPort} is already in use`) && e.message.includes('TRAJFLOW_CLICKHOUSE_HTTP_PORT'),
+    );
   } finally {
     await new Promise((resolve) => squatter.close(resolve));
   }

@@ -33,10 +33,12 @@ async function readAll(): Promise<string[]> {
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   await new Promise<void>((resolve) => {
-    void consumer.run({ eachMessage: async ({ message }) => {
-      values.push(message.value!.toString());
-      if (Number(message.offset) + 1 >= end) resolve();
-    } });
+    void consumer.run({
+      eachMessage: async ({ message }) => {
+        values.push(message.value!.toString());
+        if (Number(message.offset) + 1 >= end) resolve();
+      },
+    });
   });
   await consumer.disconnect();
   return values;

@@ -44,10 +44,13 @@ test('messages produced with keys are consumed in a group, and committed offsets
   const seen: EachMessagePayload[] = [];
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
-  await consumer.run({ autoCommit: false, eachMessage: async (payload) => {
-    seen.push(payload);
-    await consumer.commitOffsets([{ topic, partition: payload.partition, offset: String(Number(payload.message.offset) + 1) }]);
-  } });
+  await consumer.run({
+    autoCommit: false,
+    eachMessage: async (payload) => {
+      seen.push(payload);
+      await consumer.commitOffsets([{ topic, partition: payload.partition, offset: String(Number(payload.message.offset) + 1) }]);
+    },
+  });
   const outcome = await waitUntil(async () => seen.length >= messages.length, { timeoutMs: 30_000, intervalMs: 100 });
   await consumer.disconnect();
   assert.equal(outcome, 'ok', `consumed ${seen.length} of ${messages.length}`);
@@ -57,7 +60,10 @@ test('messages produced with keys are consumed in a group, and committed offsets
   for (let g = 0; g < 5; g += 1) {
     const mine = seen.filter((p) => p.message.key?.toString() === `group-${g}`);
     assert.equal(new Set(mine.map((p) => p.partition)).size, 1);
-    assert.deepEqual(mine.map((p) => Number(p.message.headers?.n?.toString())), [...mine.map((p) => Number(p.message.headers?.n?.toString()))].sort((a, b) => a - b));
+    assert.deepEqual(
+      mine.map((p) => Number(p.message.headers?.n?.toString())),
+      [...mine.map((p) => Number(p.message.headers?.n?.toString()))].sort((a, b) => a - b),
+    );
   }
   const committed = await retryRetriable(() => admin.fetchOffsets({ groupId, topics: [topic] }));
   const total = committed[0]!.partitions.reduce((sum, p) => sum + Number(p.offset), 0);

@@ -6,13 +6,21 @@ import { listMigrations, parseMigrationNames, splitStatements } from '../../infr
 
 test('migrations are ordered by version whatever order the folder lists them in', () => {
   const parsed = parseMigrationNames(['0010_later.sql', '0002_second.sql', 'README.md', '0001_first.sql'], '/m');
-  assert.deepEqual(parsed.map((m) => [m.version, m.name, m.file]), [
-    [1, 'first', '/m/0001_first.sql'], [2, 'second', '/m/0002_second.sql'], [10, 'later', '/m/0010_later.sql'],
-  ]);
+  assert.deepEqual(
+    parsed.map((m) => [m.version, m.name, m.file]),
+    [
+      [1, 'first', '/m/0001_first.sql'],
+      [2, 'second', '/m/0002_second.sql'],
+      [10, 'later', '/m/0010_later.sql'],
+    ],
+  );
 });
 
 test('two migrations with one version, or a badly named one, are refused with a fix', () => {
-  assert.throws(() => parseMigrationNames(['0001_a.sql', '0001_b.sql']), (e: unknown) => e instanceof ConfigError && /same version 1/.test(e.message));
+  assert.throws(
+    () => parseMigrationNames(['0001_a.sql', '0001_b.sql']),
+    (e: unknown) => e instanceof ConfigError && /same version 1/.test(e.message),
+  );
   assert.throws(() => parseMigrationNames(['1_a.sql']), /NNNN_snake_name\.sql/);
   assert.throws(() => parseMigrationNames(['0003_Bad-Name.sql']), /NNNN_snake_name\.sql/);
 });
@@ -23,10 +31,7 @@ CREATE TABLE a (x String DEFAULT 'a;b') ENGINE = Memory;
 /* block; comment */ SELECT ";" ;
 -- trailing comment only
 `;
-  assert.deepEqual(splitStatements(sql), [
-    "CREATE TABLE a (x String DEFAULT 'a;b') ENGINE = Memory",
-    'SELECT ";"',
-  ]);
+  assert.deepEqual(splitStatements(sql), ["CREATE TABLE a (x String DEFAULT 'a;b') ENGINE = Memory", 'SELECT ";"']);
   assert.deepEqual(splitStatements("SELECT 'it\\'s; fine'"), ["SELECT 'it\\'s; fine'"]);
   assert.deepEqual(splitStatements('-- nothing\n'), []);
 });

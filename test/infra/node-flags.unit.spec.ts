@@ -22,7 +22,8 @@ test('a flag already given on the command line or in NODE_OPTIONS (in either spe
 test('a node started with the flags sees them in process.execArgv (so trajflow does not start itself again)', () => {
   const script = 'import("./node-flags.mjs").then((m) => console.log(JSON.stringify(m.missingNodeFlags(["processors"]))))';
   const cwd = fileURLToPath(new URL('../../infra/', import.meta.url));
-  const run = (flags: string[]) => JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }).toString());
+  const run = (flags: string[]) =>
+    JSON.parse(execFileSync(process.execPath, [...flags, '--input-type=module', '-e', script], { cwd, env: { ...process.env, NODE_OPTIONS: '' } }).toString());
   assert.deepEqual(run([...PROCESSORS_NODE_FLAGS]), []);
   assert.deepEqual(run([]), [...PROCESSORS_NODE_FLAGS]);
 });

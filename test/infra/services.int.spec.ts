@@ -48,13 +48,20 @@ test('migrations create the database, apply once, and a second run changes nothi
   t.after(() => clickHouseClient(config, null).exec(`DROP DATABASE IF EXISTS ${database}`));
   const first = await applyMigrations(scoped);
   const all = listMigrations().map((m) => m.version);
-  assert.deepEqual(first.applied.map((m) => m.version), all);
+  assert.deepEqual(
+    first.applied.map((m) => m.version),
+    all,
+  );
   assert.deepEqual(first.versions, all);
   const second = await applyMigrations(scoped);
   assert.deepEqual(second.applied, []);
   assert.deepEqual(second.versions, first.versions);
   const rows = await clickHouseClient(scoped).queryJson<{ version: number; name: string }>('SELECT version, name FROM schema_migrations ORDER BY version');
-  assert.deepEqual(rows.map((r) => r.version), all, 'each version recorded once');
+  assert.deepEqual(
+    rows.map((r) => r.version),
+    all,
+    'each version recorded once',
+  );
 });
 
 test('the event tables accept rows shaped like the events, and the HTTP client reads them back', async (t) => {
@@ -64,15 +71,50 @@ test('the event tables accept rows shaped like the events, and the HTTP client r
   await applyMigrations(scoped);
   const ch = clickHouseClient(scoped);
   const now = Date.now();
-  await ch.insertJsonEachRow('steps', [{
-    event_id: 'e1', run_id: 'r', env_name: 'grid', env_version: '1', group_id: 'g', episode_id: 'ep', step_index: 0,
-    observation: 'obs', has_observation_token_ids: 0, observation_token_ids: [], action: 'up', action_token_ids: [1, 2],
-    action_log_probs: [-0.5, -1.25], policy_version: 3, reward: 1.5, terminated: 1, truncated: 0, action_valid: 1,
-    state_key: null, metrics_keys: ['len'], metrics_values: [2], info_keys: ['k'], info_values: ['v'],
-    event_time_ms: now, kafka_topic: 'trajflow.env.steps', kafka_partition: 2, kafka_offset: 41,
-  }]);
+  await ch.insertJsonEachRow('steps', [
+    {
+      event_id: 'e1',
+      run_id: 'r',
+      env_name: 'grid',
+      env_version: '1',
+      group_id: 'g',
+      episode_id: 'ep',
+      step_index: 0,
+      observation: 'obs',
+      has_observation_token_ids: 0,
+      observation_token_ids: [],
+      action: 'up',
+      action_token_ids: [1, 2],
+      action_log_probs: [-0.5, -1.25],
+      policy_version: 3,
+      reward: 1.5,
+      terminated: 1,
+      truncated: 0,
+      action_valid: 1,
+      state_key: null,
+      metrics_keys: ['len'],
+      metrics_values: [2],
+      info_keys: ['k'],
+      info_values: ['v'],
+      event_time_ms: now,
+      kafka_topic: 'trajflow.env.steps',
+      kafka_partition: 2,
+      kafka_offset: 41,
+    },
+  ]);
   await ch.insertJsonEachRow('policy_versions', [
-    { run_id: 'r', version: 1, weights_uri: 'file:///w1', checksum: 'c', parent_version: null, learner_step: 0, created_at_ms: now, kafka_topic: 't', kafka_partition: 0, kafka_offset: 0 },
+    {
+      run_id: 'r',
+      version: 1,
+      weights_uri: 'file:///w1',
+      checksum: 'c',
+      parent_version: null,
+      learner_step: 0,
+      created_at_ms: now,
+      kafka_topic: 't',
+      kafka_partition: 0,
+      kafka_offset: 0,
+    },
   ]);
   const steps = await ch.queryJson<{ event_time_ms: number; action_log_probs: number[]; state_key: string | null }>('SELECT event_time_ms, action_log_probs, state_key FROM steps');
   assert.deepEqual(steps, [{ event_time_ms: now, action_log_probs: [-0.5, -1.25], state_key: null }]);
@@ -107,7 +149,10 @@ test('with external services configured, up starts nothing but still creates top
   assert.equal(report.clickhouse.managed, false);
   assert.equal(report.clickhouse.pid, null);
   assert.equal(report.topics.created.length, topicSpecs.length);
-  assert.deepEqual(report.migrations.versions, listMigrations().map((m) => m.version));
+  assert.deepEqual(
+    report.migrations.versions,
+    listMigrations().map((m) => m.version),
+  );
   assert.equal(await stopKafka(external), false, 'never stops a broker it does not own');
   assert.equal(await stopClickHouse(external), false);
   assert.equal((await kafkaStatus(config)).running, true);

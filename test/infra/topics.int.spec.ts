@@ -66,9 +66,12 @@ test('a topic with too few partitions grows, and a differing config is reported 
   });
   const report = await ensureTopics(local, admin);
   assert.deepEqual(report.partitionsAdded, [{ topic: steps, from: 2, to: 4 }]);
-  assert.deepEqual(report.differences.map((d) => [d.topic, d.configs]), [[versions, [{ name: 'cleanup.policy', want: 'compact', have: 'delete' }]]]);
+  assert.deepEqual(
+    report.differences.map((d) => [d.topic, d.configs]),
+    [[versions, [{ name: 'cleanup.policy', want: 'compact', have: 'delete' }]]],
+  );
   const metadata = await admin.fetchTopicMetadata({ topics: [steps] });
   assert.equal(metadata.topics[0]?.partitions.length, 4);
   const described = await admin.describeConfigs({ includeSynonyms: false, resources: [{ type: ConfigResourceTypes.TOPIC, name: versions, configNames: ['cleanup.policy'] }] });
-  assert.equal(described.resources[0]?.configEntries[0]?.configValue, 'delete', 'never changed behind the user\'s back');
+  assert.equal(described.resources[0]?.configEntries[0]?.configValue, 'delete', "never changed behind the user's back");
 });

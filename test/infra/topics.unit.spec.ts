@@ -12,11 +12,24 @@ const spec = (name: string) => {
 };
 
 test('the topic list has the names, partitions and retention the design asks for', () => {
-  assert.deepEqual(topicSpecs.map((s) => [s.name, s.partitions]), [
-    ['env.steps', 4], ['trajectories', 4], ['samples', 4], ['learner.steps', 1],
-    ['policy.versions', 1], ['alerts', 1], ['deadletter', 1], ['rollout.stats', 1], ['evaluations', 1], ['processors.state', 1], ['schemas', 1],
-  ]);
-  for (const name of ['env.steps', 'trajectories', 'learner.steps', 'alerts', 'deadletter', 'rollout.stats', 'evaluations']) assert.equal(spec(name).configs['retention.ms'], '-1', name);
+  assert.deepEqual(
+    topicSpecs.map((s) => [s.name, s.partitions]),
+    [
+      ['env.steps', 4],
+      ['trajectories', 4],
+      ['samples', 4],
+      ['learner.steps', 1],
+      ['policy.versions', 1],
+      ['alerts', 1],
+      ['deadletter', 1],
+      ['rollout.stats', 1],
+      ['evaluations', 1],
+      ['processors.state', 1],
+      ['schemas', 1],
+    ],
+  );
+  for (const name of ['env.steps', 'trajectories', 'learner.steps', 'alerts', 'deadletter', 'rollout.stats', 'evaluations'])
+    assert.equal(spec(name).configs['retention.ms'], '-1', name);
   assert.equal(spec('samples').configs['retention.ms'], String(7 * 24 * 3600 * 1000));
   assert.equal(spec('policy.versions').configs['cleanup.policy'], 'compact');
   assert.equal(spec('schemas').configs['cleanup.policy'], 'compact');
@@ -56,7 +69,9 @@ test('configs that differ or are missing are reported with both values', () => {
 
 test('retriableKafkaError: a retriable kafkajs error in the cause chain, not the ServiceError wrapping it', () => {
   const { KafkaJSProtocolError, KafkaJSNumberOfRetriesExceeded, KafkaJSError } = kafkajs;
-  const unknownPartition = new KafkaJSProtocolError(Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', code: 3, retriable: true }));
+  const unknownPartition = new KafkaJSProtocolError(
+    Object.assign(new Error('This server does not host this topic-partition'), { type: 'UNKNOWN_TOPIC_OR_PARTITION', code: 3, retriable: true }),
+  );
   assert.equal(retriableKafkaError(unknownPartition), true);
   assert.equal(retriableKafkaError(new KafkaJSNumberOfRetriesExceeded(unknownPartition, { retryCount: 5, retryTime: 3000 })), true);
   assert.equal(retriableKafkaError(new ServiceError('could not create or check topics', { retriable: true, cause: unknownPartition })), true);

@@ -8,14 +8,7 @@
 // the normalized value; toJson() writes it as JSON text the way Java reads it (keeps -0 and longs
 // past 2^53 exact); parseJson() reads Java's output, keeping integers past 2^53 as bigint.
 
-export type Normalized =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | Normalized[]
-  | { [key: string]: Normalized };
+export type Normalized = null | boolean | number | bigint | string | Normalized[] | { [key: string]: Normalized };
 
 type AvroSchema = string | AvroSchema[] | { [key: string]: unknown };
 
@@ -51,11 +44,7 @@ export class Names {
     const type = schema['type'];
     if (type === 'record' || type === 'error' || type === 'enum' || type === 'fixed') {
       const name = String(schema['name']);
-      const ns = name.includes('.')
-        ? name.slice(0, name.lastIndexOf('.'))
-        : typeof schema['namespace'] === 'string'
-          ? schema['namespace']
-          : namespace;
+      const ns = name.includes('.') ? name.slice(0, name.lastIndexOf('.')) : typeof schema['namespace'] === 'string' ? schema['namespace'] : namespace;
       const full = name.includes('.') || ns === '' ? name : `${ns}.${name}`;
       this.byName.set(full, { ...schema, __namespace: ns });
       if (!this.byName.has(name.slice(name.lastIndexOf('.') + 1))) {

@@ -18,7 +18,10 @@ after(async () => {
   await backbone.close();
 });
 
-test('no acknowledged event is lost when the broker restarts mid-publish', { skip: !config.kafka.managed && 'the broker is external (TRAJFLOW_KAFKA_BROKERS)', timeout: 240_000 }, async () => {
+test('no acknowledged event is lost when the broker restarts mid-publish', {
+  skip: !config.kafka.managed && 'the broker is external (TRAJFLOW_KAFKA_BROKERS)',
+  timeout: 240_000,
+}, async () => {
   const topic = await createTopic(backbone.kafka, 'restart', 2);
   const acknowledged = new Set<string>();
   const failed: unknown[] = [];
@@ -31,12 +34,13 @@ test('no acknowledged event is lost when the broker restarts mid-publish', { ski
     while (!(restarted && ackedAfterRestart >= 300) && sent < 50_000) {
       for (let i = 0; i < 10; i++, sent++) {
         const eventId = `restart-${sent}`;
-        backbone.producer
-          .send(topic, 'step', { ...sampleEvents.step, eventId, stepIndex: sent }, `g${sent % 7}`)
-          .then(() => {
+        backbone.producer.send(topic, 'step', { ...sampleEvents.step, eventId, stepIndex: sent }, `g${sent % 7}`).then(
+          () => {
             acknowledged.add(eventId);
             if (restarted) ackedAfterRestart++;
-          }, (error: unknown) => failed.push(error));
+          },
+          (error: unknown) => failed.push(error),
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 5));
     }

@@ -185,13 +185,19 @@ test('on SIGTERM the consumer commits what was processed and leaves; a restart s
   for (const envelope of next) envelope.ack();
   await consumer.close();
   // Only the 5 new events: the 30 processed before SIGTERM were committed on the way out.
-  assert.deepEqual(next.map((e) => e.value.stepIndex), [30, 31, 32, 33, 34]);
+  assert.deepEqual(
+    next.map((e) => e.value.stepIndex),
+    [30, 31, 32, 33, 34],
+  );
 });
 
 test('a group consumer that kafkajs gives up on ("Failed to find group coordinator") starts over from the committed offsets', { timeout: 90_000 }, async () => {
   // kafkajs (CommonJS) spreads its error classes into module.exports: reachable through the default export.
   const kafkajs = (await import('kafkajs')).default as unknown as Record<string, new (e: unknown) => Error>;
-  const { KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetriableError } = kafkajs as { KafkaJSGroupCoordinatorNotFound: new (e: unknown) => Error; KafkaJSNonRetriableError: new (e: unknown) => Error };
+  const { KafkaJSGroupCoordinatorNotFound, KafkaJSNonRetriableError } = kafkajs as {
+    KafkaJSGroupCoordinatorNotFound: new (e: unknown) => Error;
+    KafkaJSNonRetriableError: new (e: unknown) => Error;
+  };
   const topic = await createTopic(backbone.kafka, 'reconnect', 2);
   const sent = Array.from({ length: 40 }, (_, i) => step(i % 4, 0, i));
   await new StepPublisher(backbone.producer, topic).publishAll(sent);
@@ -203,7 +209,14 @@ test('a group consumer that kafkajs gives up on ("Failed to find group coordinat
     if (++read === 21) throw new KafkaJSNonRetriableError(new KafkaJSGroupCoordinatorNotFound('Failed to find group coordinator'));
     return decode(bytes);
   };
-  const consumer = new TopicConsumer<StepEvent>(backbone.kafka, { topics: [topic], groupId: uniqueName('reconnect'), decode: decodeStep, classify: classifyDecodeError, deadLetters: backbone.deadLetters, commitIntervalMs: 100 });
+  const consumer = new TopicConsumer<StepEvent>(backbone.kafka, {
+    topics: [topic],
+    groupId: uniqueName('reconnect'),
+    decode: decodeStep,
+    classify: classifyDecodeError,
+    deadLetters: backbone.deadLetters,
+    commitIntervalMs: 100,
+  });
   const seen = new Set<string>();
   let failed: unknown;
   const subscription = consumer.events$.subscribe({

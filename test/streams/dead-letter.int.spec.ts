@@ -52,7 +52,10 @@ test('each bad-input kind is dead-lettered with its reason while good events flo
   const received = await collect(consumer.events$, bad.length + 1);
   for (const envelope of received) envelope.ack();
   await consumer.close();
-  assert.deepEqual(received.map((e) => e.value.eventId), ['good-0', 'good-1', 'good-2', 'good-3', 'good-4', 'good-5', 'good-6']);
+  assert.deepEqual(
+    received.map((e) => e.value.eventId),
+    ['good-0', 'good-1', 'good-2', 'good-3', 'good-4', 'good-5', 'good-6'],
+  );
   assert.equal(consumer.stats.deadLettered, bad.length);
 
   const replay = await createReplay(backbone.kafka, {
@@ -61,8 +64,14 @@ test('each bad-input kind is dead-lettered with its reason while good events flo
     classify: classifyDecodeError,
   });
   const letters = (await collect(replay.events$, bad.length)).map((e) => e.value);
-  assert.deepEqual(letters.map((l) => l.reason), bad.map(([reason]) => reason));
-  assert.deepEqual(letters.map((l) => l.sourceOffset), [1, 3, 5, 7, 9, 11]);
+  assert.deepEqual(
+    letters.map((l) => l.reason),
+    bad.map(([reason]) => reason),
+  );
+  assert.deepEqual(
+    letters.map((l) => l.sourceOffset),
+    [1, 3, 5, 7, 9, 11],
+  );
   for (const [i, letter] of letters.entries()) {
     assert.equal(letter.sourceTopic, topic);
     assert.equal(letter.sourcePartition, 0);

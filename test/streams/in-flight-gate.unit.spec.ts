@@ -37,7 +37,12 @@ test('rejects a limit that is not a positive integer', () => {
 test('a byte limit closes the gate while the count limit is still open, and reopens as bytes are acknowledged', async () => {
   let count = 1;
   let bytes = 900;
-  const gate = new InFlightGate(100, () => count, 1000, () => bytes);
+  const gate = new InFlightGate(
+    100,
+    () => count,
+    1000,
+    () => bytes,
+  );
   assert.equal(gate.open, true);
   bytes = 1000;
   assert.equal(gate.open, false, 'at the byte limit');
@@ -53,5 +58,14 @@ test('a byte limit closes the gate while the count limit is still open, and reop
 });
 
 test('rejects a byte limit below one', () => {
-  assert.throws(() => new InFlightGate(1, () => 0, 0, () => 0), /maxInFlightBytes must be ≥ 1/);
+  assert.throws(
+    () =>
+      new InFlightGate(
+        1,
+        () => 0,
+        0,
+        () => 0,
+      ),
+    /maxInFlightBytes must be ≥ 1/,
+  );
 });

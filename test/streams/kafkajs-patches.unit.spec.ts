@@ -33,7 +33,8 @@ function referenceCrc32C(buffer: Buffer): number {
 test('the patched CRC-32C gives the standard check value and the byte-at-a-time result at every length, below and above the native threshold', () => {
   assert.match(readFileSync(require.resolve('kafkajs/src/protocol/recordBatch/crc32C/crc32C.js'), 'utf8'), /slicing-by-8/);
   // @node-rs/crc32 has a binary for the platforms trajflow runs on: losing it would only be slower, so say so here.
-  if (['linux', 'darwin', 'win32'].includes(process.platform) && ['x64', 'arm64'].includes(process.arch)) assert.equal(crc32C.native, true, 'the native CRC-32C (@node-rs/crc32) did not load');
+  if (['linux', 'darwin', 'win32'].includes(process.platform) && ['x64', 'arm64'].includes(process.arch))
+    assert.equal(crc32C.native, true, 'the native CRC-32C (@node-rs/crc32) did not load');
   assert.equal(crc32C(Buffer.from('123456789')), 0xe3069283);
   assert.equal(crc32C(Buffer.alloc(0)), 0);
   const rng = new Rng(7);
@@ -60,13 +61,18 @@ test('the patched Encoder allocates with allocUnsafe and still exposes exactly t
 test('a record batch encoded with the patched encoder and CRC decodes to the same records, with a valid CRC', async () => {
   const { RecordBatch } = require('kafkajs/src/protocol/recordBatch/v0/index.js') as { RecordBatch: (args: Record<string, unknown>) => Promise<{ buffer: Buffer }> };
   const Record = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (args: Record<string, unknown>) => unknown;
-  const decodeBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder.js') as (decoder: unknown) => Promise<{ records: { key: Buffer; value: Buffer; headers: Record<string, Buffer> }[] }>;
+  const decodeBatch = require('kafkajs/src/protocol/recordBatch/v0/decoder.js') as (
+    decoder: unknown,
+  ) => Promise<{ records: { key: Buffer; value: Buffer; headers: Record<string, Buffer> }[] }>;
   const Decoder = require('kafkajs/src/protocol/decoder.js') as new (buffer: Buffer) => unknown;
   const values = [Buffer.alloc(0), Buffer.from('x'), Buffer.alloc(1500, 7), Buffer.alloc(5000, 9)];
   const records = values.map((value, offsetDelta) => Record({ offsetDelta, key: Buffer.from(`k${offsetDelta}`), value, headers: { h: 'v' } }));
   const { buffer } = await RecordBatch({ records, firstOffset: 0, firstTimestamp: 1, maxTimestamp: 1, lastOffsetDelta: values.length - 1 });
   const decoded = await decodeBatch(new Decoder(buffer));
-  assert.deepEqual(decoded.records.map((r) => [r.key.toString(), Buffer.compare(r.value, values[Number(r.key.toString().slice(1))]!), r.headers.h!.toString()]), values.map((_, i) => [`k${i}`, 0, 'v']));
+  assert.deepEqual(
+    decoded.records.map((r) => [r.key.toString(), Buffer.compare(r.value, values[Number(r.key.toString().slice(1))]!), r.headers.h!.toString()]),
+    values.map((_, i) => [`k${i}`, 0, 'v']),
+  );
   // The decoder checked nothing about the CRC: check it against the bytes it covers (attributes → end).
   const crc = buffer.readUInt32BE(8 + 4 + 4 + 1);
   assert.equal(crc, crc32C(buffer.subarray(8 + 4 + 4 + 1 + 4)));
@@ -119,7 +125,10 @@ test('the patched grouping by partition keeps every message once, in send order 
   const grouped = group({ topic: 't', partitionMetadata: [{}, {}, {}], messages, partitioner: ({ message }) => Number(message.key.slice(1)) % 3 });
   assert.deepEqual(Object.keys(grouped).sort(), ['0', '1', '2']);
   for (const [partition, list] of Object.entries(grouped)) {
-    assert.deepEqual(list, messages.filter((_, i) => i % 3 === Number(partition)));
+    assert.deepEqual(
+      list,
+      messages.filter((_, i) => i % 3 === Number(partition)),
+    );
   }
   assert.deepEqual(group({ topic: 't', partitionMetadata: [], messages, partitioner: () => 0 }), {});
 });
@@ -127,7 +136,15 @@ test('the patched grouping by partition keeps every message once, in send order 
 test('the patched request framing writes size, header and payload as the shipped two-encoder framing did', async () => {
   const frame = require('kafkajs/src/protocol/request.js') as (args: Record<string, unknown>) => Promise<{ buffer: Buffer }>;
   assert.match(readFileSync(require.resolve('kafkajs/src/protocol/request.js'), 'utf8'), /\[framing\]/);
-  type Enc = { writeInt16(v: number): Enc; writeInt32(v: number): Enc; writeString(v: string | null): Enc; writeEncoder(e: Enc): Enc; writeBytes(v: Buffer): Enc; size(): number; buffer: Buffer };
+  type Enc = {
+    writeInt16(v: number): Enc;
+    writeInt32(v: number): Enc;
+    writeString(v: string | null): Enc;
+    writeEncoder(e: Enc): Enc;
+    writeBytes(v: Buffer): Enc;
+    size(): number;
+    buffer: Buffer;
+  };
   const E = Encoder as unknown as new () => Enc;
   for (const clientId of ['trajflow', null, 'ünïcode-client']) {
     for (const bytes of [0, 100, 9000]) {
@@ -151,7 +168,13 @@ test('the patched fetch decoding gives every record the offset and timestamp Lon
   const firstTimestamp = 1_764_480_000_123n;
   for (const firstOffset of firstOffsets) {
     const records = deltas.map((timestampDelta, offsetDelta) => Record({ offsetDelta, timestampDelta: timestampDelta.toString(), key: null, value: Buffer.from([offsetDelta]) }));
-    const { buffer } = await RecordBatch({ records, firstOffset: firstOffset.toString(), firstTimestamp: firstTimestamp.toString(), maxTimestamp: firstTimestamp.toString(), lastOffsetDelta: deltas.length - 1 });
+    const { buffer } = await RecordBatch({
+      records,
+      firstOffset: firstOffset.toString(),
+      firstTimestamp: firstTimestamp.toString(),
+      maxTimestamp: firstTimestamp.toString(),
+      lastOffsetDelta: deltas.length - 1,
+    });
     const decoded = await decodeBatch(new Decoder(buffer));
     assert.deepEqual(
       decoded.records.map((r) => [r.offset, r.timestamp]),
@@ -168,7 +191,11 @@ test('the patched batch keeps exactly the messages at or after the fetched offse
     const messages = Array.from({ length: 12 }, (_, i) => ({ offset: (base + BigInt(i)).toString(), isControlRecord: i === 9 }));
     const fetched = (base + 4n).toString();
     const batch = new Batch('t', fetched, { partition: 0, highWatermark: '0', messages, abortedTransactions: [] });
-    assert.deepEqual(batch.messages.map((m) => m.offset), messages.filter((m, i) => i >= 4 && !m.isControlRecord).map((m) => m.offset), `base ${base}`);
+    assert.deepEqual(
+      batch.messages.map((m) => m.offset),
+      messages.filter((m, i) => i >= 4 && !m.isControlRecord).map((m) => m.offset),
+      `base ${base}`,
+    );
   }
 });
 
@@ -177,13 +204,18 @@ test('a transactional send given onPartitionsAdded adds all its partitions in on
   const createSendMessages = require('kafkajs/src/producer/sendMessages.js') as (deps: Record<string, unknown>) => (args: Record<string, unknown>) => Promise<unknown>;
   // Doubles of kafkajs' cluster and EOS manager: topic a has partitions 0 and 1, led by brokers 1 and 2; topic b one partition on broker 2.
   const log: string[] = [];
-  const brokers = new Map([1, 2].map((nodeId) => [nodeId, {
-    nodeId,
-    produce: async ({ topicData }: { topicData: { topic: string; partitions: { partition: number }[] }[] }) => {
-      log.push(`produce@${nodeId} ${topicData.map((t) => `${t.topic}:${t.partitions.map((p) => p.partition).join(',')}`).join(' ')}`);
-      return { topics: topicData.map((t) => ({ topicName: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode: 0, baseOffset: '0' })) })) };
-    },
-  }]));
+  const brokers = new Map(
+    [1, 2].map((nodeId) => [
+      nodeId,
+      {
+        nodeId,
+        produce: async ({ topicData }: { topicData: { topic: string; partitions: { partition: number }[] }[] }) => {
+          log.push(`produce@${nodeId} ${topicData.map((t) => `${t.topic}:${t.partitions.map((p) => p.partition).join(',')}`).join(' ')}`);
+          return { topics: topicData.map((t) => ({ topicName: t.topic, partitions: t.partitions.map((p) => ({ partition: p.partition, errorCode: 0, baseOffset: '0' })) })) };
+        },
+      },
+    ]),
+  );
   const leaders: Record<string, Record<string, number>> = { a: { 0: 1, 1: 2 }, b: { 0: 2 } };
   const cluster = {
     refreshMetadataIfNecessary: async () => undefined,
@@ -213,9 +245,21 @@ test('a transactional send given onPartitionsAdded adds all its partitions in on
     getProducerId: () => '1',
     getProducerEpoch: () => 0,
   };
-  const sendMessages = createSendMessages({ logger: { debug: () => undefined }, cluster, eosManager, partitioner: ({ message }: { message: { partition: number } }) => message.partition, retrier: (fn: (bail: unknown, n: number, t: number) => unknown) => fn(() => undefined, 0, 0) });
+  const sendMessages = createSendMessages({
+    logger: { debug: () => undefined },
+    cluster,
+    eosManager,
+    partitioner: ({ message }: { message: { partition: number } }) => message.partition,
+    retrier: (fn: (bail: unknown, n: number, t: number) => unknown) => fn(() => undefined, 0, 0),
+  });
   const topicMessages = [
-    { topic: 'a', messages: [{ partition: 0, value: 'x' }, { partition: 1, value: 'y' }] },
+    {
+      topic: 'a',
+      messages: [
+        { partition: 0, value: 'x' },
+        { partition: 1, value: 'y' },
+      ],
+    },
     { topic: 'b', messages: [{ partition: 0, value: 'z' }] },
   ];
   await sendMessages({ acks: -1, topicMessages, onPartitionsAdded: () => log.push('hook') });
@@ -236,7 +280,9 @@ test('a transactional send given onPartitionsAdded adds all its partitions in on
 
 test('a produce request written in one pass has the bytes of kafkajs’ own encoding, and headers or compression take kafkajs’ path', async () => {
   assert.match(readFileSync(require.resolve('kafkajs/src/protocol/requests/produce/v3/request.js'), 'utf8'), /\[produce-one-pass\]/);
-  const produce = require('kafkajs/src/protocol/requests/produce/v3/request.js') as ((args: Record<string, unknown>) => { encode(): Promise<{ buffer: Buffer }> }) & { kafkajsPath?: boolean };
+  const produce = require('kafkajs/src/protocol/requests/produce/v3/request.js') as ((args: Record<string, unknown>) => { encode(): Promise<{ buffer: Buffer }> }) & {
+    kafkajsPath?: boolean;
+  };
   const Long = require('kafkajs/src/utils/long.js') as { fromValue(v: number | string): unknown };
   const rng = new Rng(11);
   const bytesOf = async (args: Record<string, unknown>, kafkajsPath: boolean) => {

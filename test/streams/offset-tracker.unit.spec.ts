@@ -63,7 +63,7 @@ test('rejects deliveries that go backwards within a generation', () => {
 
 test('many deliveries acked in random order, with gaps in the offsets: the position is always the first unacked one', () => {
   let seed = 12345;
-  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const tracker = new OffsetTracker();
   const generation = tracker.newGeneration();
   const key = { topic: 't', partition: 7 };
@@ -72,7 +72,10 @@ test('many deliveries acked in random order, with gaps in the offsets: the posit
   const offsets: bigint[] = [];
   for (let o = 100n; offsets.length < 5000; o += 1n + BigInt(Math.floor(random() * 3))) offsets.push(o);
   for (const o of offsets) tracker.delivered(key, o);
-  const order = offsets.map((o, i) => ({ o, k: i + random() * 3000 })).sort((a, b) => a.k - b.k).map((x) => x.o);
+  const order = offsets
+    .map((o, i) => ({ o, k: i + random() * 3000 }))
+    .sort((a, b) => a.k - b.k)
+    .map((x) => x.o);
   const acked = new Set<bigint>();
   let reported = offsets[0]!; // the resume position counts as committed
   for (const [i, o] of order.entries()) {

@@ -28,8 +28,14 @@ test('replays a range of offsets and completes at the end it was given', async (
   const topic = await createTopic(backbone.kafka, 'replay-offsets', 1);
   for (let i = 0; i < 50; i++) void backbone.producer.send(topic, 'step', step(i), 'g');
   await backbone.producer.flush();
-  assert.deepEqual(await replaySteps(topic, { from: { offset: 10 }, to: { offset: 20 } }), Array.from({ length: 10 }, (_, i) => 10 + i));
-  assert.deepEqual(await replaySteps(topic, {}), Array.from({ length: 50 }, (_, i) => i));
+  assert.deepEqual(
+    await replaySteps(topic, { from: { offset: 10 }, to: { offset: 20 } }),
+    Array.from({ length: 10 }, (_, i) => 10 + i),
+  );
+  assert.deepEqual(
+    await replaySteps(topic, {}),
+    Array.from({ length: 50 }, (_, i) => i),
+  );
   assert.deepEqual(await replaySteps(topic, { from: 'latest' }), []);
 });
 
@@ -40,7 +46,10 @@ test('replays from a timestamp across partitions, stopping at the high watermark
   await waitFor(() => Date.now() > before, 'the clock to move past the first batch');
   const from = Date.now();
   await Promise.all(Array.from({ length: 30 }, (_, i) => backbone.producer.send(topic, 'step', step(100 + i), `g${i % 3}`)));
-  assert.deepEqual(await replaySteps(topic, { from: { timestamp: from } }), Array.from({ length: 30 }, (_, i) => 100 + i));
+  assert.deepEqual(
+    await replaySteps(topic, { from: { timestamp: from } }),
+    Array.from({ length: 30 }, (_, i) => 100 + i),
+  );
 });
 
 test('every schema the project writes is on the schemas topic and loads into an empty registry', async () => {
@@ -49,8 +58,5 @@ test('every schema the project writes is on the schemas topic and loads into an 
   const empty = new SchemaRegistry();
   const loaded = await loadSchemasFromTopic(backbone.kafka, empty, topic);
   assert.equal(loaded, published);
-  assert.deepEqual(
-    [...empty.entries()].map((e) => e.fingerprintHex).sort(),
-    [...backbone.registry.entries()].map((e) => e.fingerprintHex).sort(),
-  );
+  assert.deepEqual([...empty.entries()].map((e) => e.fingerprintHex).sort(), [...backbone.registry.entries()].map((e) => e.fingerprintHex).sort());
 });

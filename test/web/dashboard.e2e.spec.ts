@@ -144,7 +144,17 @@ function trajectoryOf(steps: readonly StepEvent[]): TrajectoryEvent {
     firstEventTimeMs: first.eventTimeMs,
     lastEventTimeMs: last.eventTimeMs,
     steps: steps.map(({ stepIndex, observation, observationTokenIds, action, actionTokenIds, actionLogProbs, policyVersion, reward, actionValid, stateKey, eventTimeMs }) => ({
-      stepIndex, observation, observationTokenIds, action, actionTokenIds, actionLogProbs, policyVersion, reward, actionValid, stateKey, eventTimeMs,
+      stepIndex,
+      observation,
+      observationTokenIds,
+      action,
+      actionTokenIds,
+      actionLogProbs,
+      policyVersion,
+      reward,
+      actionValid,
+      stateKey,
+      eventTimeMs,
     })),
     metrics: {},
   };
@@ -158,45 +168,62 @@ before(async () => {
   await insert('step', steps);
   await insert('trajectory', [trajectory]);
   await insert('sample', [buildSample(trajectory, { level: 'trajectory', advantage: 0.75 }, { estimator: 'grpo', group: { size: 4, rewardMean: 0.25, rewardStd: 0.43 } })]);
-  await insert('rollout_stats', Array.from({ length: BATCHES }, (_, i) => batch(i, T0 + 20_000 * (i + 1))));
-  await insert('learner_step', GRAD_NORMS.map((gradNormPreClip, i) => ({
-    ...sampleEvents.learner_step,
-    runId: RUN,
-    step: i,
-    policyVersion: i,
-    entropy: 1.3 - 0.15 * i,
-    gradNormPreClip,
-    // Cross-scoring on every other step (the learner's template.* metrics), Î/log N falling.
-    // Staleness within the bound, and 3 samples dropped as stale at update 2.
-    stalenessMax: i % 2,
-    metrics: {
-      droppedStale: i === 2 ? 3 : 0,
-      importanceWeightMean: 1 + 0.01 * i,
-      importanceWeightMax: 1.5 + 0.1 * i,
-      ...(i % 2 === 0 ? { 'template.mi': Math.log(8) * (0.8 - 0.2 * i), 'template.miUpperBound': Math.log(8), 'template.retrievalAccuracy': 0.9 - 0.2 * i, 'template.chance': 0.125 } : {}),
+  await insert(
+    'rollout_stats',
+    Array.from({ length: BATCHES }, (_, i) => batch(i, T0 + 20_000 * (i + 1))),
+  );
+  await insert(
+    'learner_step',
+    GRAD_NORMS.map((gradNormPreClip, i) => ({
+      ...sampleEvents.learner_step,
+      runId: RUN,
+      step: i,
+      policyVersion: i,
+      entropy: 1.3 - 0.15 * i,
+      gradNormPreClip,
+      // Cross-scoring on every other step (the learner's template.* metrics), Î/log N falling.
+      // Staleness within the bound, and 3 samples dropped as stale at update 2.
+      stalenessMax: i % 2,
+      metrics: {
+        droppedStale: i === 2 ? 3 : 0,
+        importanceWeightMean: 1 + 0.01 * i,
+        importanceWeightMax: 1.5 + 0.1 * i,
+        ...(i % 2 === 0
+          ? { 'template.mi': Math.log(8) * (0.8 - 0.2 * i), 'template.miUpperBound': Math.log(8), 'template.retrievalAccuracy': 0.9 - 0.2 * i, 'template.chance': 0.125 }
+          : {}),
+      },
+      eventTimeMs: T0 + 20_000 * (i + 1) + 10_000,
+    })),
+  );
+  await insert('collapse_alert', [
+    {
+      ...sampleEvents.collapse_alert,
+      runId: RUN,
+      alertId: `${RUN}-grad-spike`,
+      kind: 'grad_norm_spike',
+      severity: 'warning',
+      learnerStep: SPIKE_STEP,
+      policyVersion: SPIKE_STEP,
+      value: 6.5,
+      threshold: 3.3,
+      message: 'Gradient norm 6.5 is 6× the median of the last steps.',
+      evidence: { median: 1.05 },
+      eventTimeMs: T0 + 20_000 * (SPIKE_STEP + 1) + 11_000,
     },
-    eventTimeMs: T0 + 20_000 * (i + 1) + 10_000,
-  })));
-  await insert('collapse_alert', [{
-    ...sampleEvents.collapse_alert,
-    runId: RUN,
-    alertId: `${RUN}-grad-spike`,
-    kind: 'grad_norm_spike',
-    severity: 'warning',
-    learnerStep: SPIKE_STEP,
-    policyVersion: SPIKE_STEP,
-    value: 6.5,
-    threshold: 3.3,
-    message: 'Gradient norm 6.5 is 6× the median of the last steps.',
-    evidence: { median: 1.05 },
-    eventTimeMs: T0 + 20_000 * (SPIKE_STEP + 1) + 11_000,
-  }]);
-  await insert('evaluation', HELD_OUT.map((greedy, i) => evaluation(2 * i, greedy, T0 + 20_000 * (2 * i + 1) + 15_000)));
+  ]);
+  await insert(
+    'evaluation',
+    HELD_OUT.map((greedy, i) => evaluation(2 * i, greedy, T0 + 20_000 * (2 * i + 1) + 15_000)),
+  );
   await insert('dead_letter', [{ ...sampleEvents.dead_letter, reason: 'invalid-value', detail: `step ${hex}: reward is not a number`, eventTimeMs: Date.now() - 60_000 }]);
 
   admin = createKafka(config, { clientId: 'test-dashboard-web-admin', quiet: true }).admin();
   await admin.connect();
-  await ensureTopics(config, admin, topicSpecs.filter((s) => s.name === 'schemas' || s.name === 'env.steps'));
+  await ensureTopics(
+    config,
+    admin,
+    topicSpecs.filter((s) => s.name === 'schemas' || s.name === 'env.steps'),
+  );
   backbone = await connectBackbone(config, { clientId: 'test-dashboard-web' });
   // A sink group 3 records behind on partition 0 of env.steps, for the lag table.
   const topic = topicName(config, 'env.steps');
@@ -226,7 +253,9 @@ after(async () => {
     await admin.disconnect();
   }
   await backbone?.close();
-  await clickHouseClient(base, null).exec(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+  await clickHouseClient(base, null)
+    .exec(`DROP DATABASE IF EXISTS ${database}`)
+    .catch(() => undefined);
 });
 
 /** Opens a page at a hash route and waits for its heading. */
@@ -361,7 +390,9 @@ test('live: a rollout batch, a learner step and an evaluation stored while the p
   await page.locator('.live[data-live="on"]').waitFor({ timeout: 10_000 });
   const now = Date.now();
   await insert('rollout_stats', [batch(BATCHES, now)]);
-  await insert('learner_step', [{ ...sampleEvents.learner_step, runId: RUN, step: GRAD_NORMS.length, policyVersion: GRAD_NORMS.length, gradNormPreClip: 1, entropy: 0.4, eventTimeMs: now }]);
+  await insert('learner_step', [
+    { ...sampleEvents.learner_step, runId: RUN, step: GRAD_NORMS.length, policyVersion: GRAD_NORMS.length, gradNormPreClip: 1, entropy: 0.4, eventTimeMs: now },
+  ]);
   await insert('evaluation', [evaluation(GRAD_NORMS.length, 0.7, now)]);
   await waitFor(async () => (await attr(watched, '[data-chart="reward"]', 'data-points')) === String(BATCHES + 1), 'the live batch in the reward chart', 10_000);
   await waitFor(async () => (await attr(watched, '[data-chart="entropy"]', 'data-points')) === String(GRAD_NORMS.length + 1), 'the live learner step', 10_000);

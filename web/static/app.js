@@ -19,7 +19,11 @@ let current = null;
 function parseRoute(hash) {
   let parts;
   try {
-    parts = hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '').map(decodeURIComponent);
+    parts = hash
+      .replace(/^#\/?/, '')
+      .split('/')
+      .filter((p) => p !== '')
+      .map(decodeURIComponent);
   } catch {
     return { page: 'missing' };
   }
@@ -46,7 +50,11 @@ function showError(error) {
   if (isAbort(error)) return;
   const auth = error instanceof ApiError && (error.status === 401 || error.status === 403);
   if (auth) tokenForm.hidden = false;
-  const text = auth ? `This server needs an API token for reads (${error.detail}). Enter it above.` : error instanceof ApiError ? error.detail : `Something went wrong: ${error.message}`;
+  const text = auth
+    ? `This server needs an API token for reads (${error.detail}). Enter it above.`
+    : error instanceof ApiError
+      ? error.detail
+      : `Something went wrong: ${error.message}`;
   view.querySelector('.page-error')?.remove();
   view.prepend(h('p', { class: 'error page-error', role: 'alert' }, text));
 }

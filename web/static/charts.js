@@ -158,7 +158,14 @@ export function createVersionChart(parent, spec) {
 function chartFigure(parent, spec, label) {
   const plot = h('div', { class: 'plot', role: 'img', 'aria-label': label });
   const latest = h('p', { class: 'latest', 'data-latest': '' }, 'no data yet');
-  const figure = h('figure', { class: 'chart', 'data-chart': spec.id, 'data-points': 0 }, h('figcaption', {}, h('h3', {}, spec.title)), spec.description ? h('p', { class: 'hint' }, spec.description) : null, plot, latest);
+  const figure = h(
+    'figure',
+    { class: 'chart', 'data-chart': spec.id, 'data-points': 0 },
+    h('figcaption', {}, h('h3', {}, spec.title)),
+    spec.description ? h('p', { class: 'hint' }, spec.description) : null,
+    plot,
+    latest,
+  );
   parent.append(figure);
   const colored = spec.series.map((s, i) => ({ ...s, color: s.color ?? COLORS[i % COLORS.length] }));
   return { plot, latest, figure, colored };

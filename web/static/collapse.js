@@ -33,7 +33,15 @@ export function alertsTable(alerts) {
     'table',
     { class: 'alerts', 'data-alerts': rows.length },
     h('caption', {}, `${rows.length} collapse alert${rows.length === 1 ? '' : 's'} (dashed lines on the charts)`),
-    h('thead', {}, h('tr', {}, ['Time', 'Severity', 'Kind', 'Learner step', 'Value / threshold', 'Message'].map((name) => h('th', { scope: 'col' }, name)))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        ['Time', 'Severity', 'Kind', 'Learner step', 'Value / threshold', 'Message'].map((name) => h('th', { scope: 'col' }, name)),
+      ),
+    ),
     h(
       'tbody',
       {},

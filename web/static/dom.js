@@ -54,12 +54,34 @@ export function table(caption, headers, rows, attrs = {}) {
     'table',
     attrs,
     h('caption', {}, caption),
-    h('thead', {}, h('tr', {}, headers.map((name) => h('th', { scope: 'col' }, name)))),
-    h('tbody', {}, rows.map((cells) => h('tr', {}, cells.map((cell) => h('td', {}, cell))))),
+    h(
+      'thead',
+      {},
+      h(
+        'tr',
+        {},
+        headers.map((name) => h('th', { scope: 'col' }, name)),
+      ),
+    ),
+    h(
+      'tbody',
+      {},
+      rows.map((cells) =>
+        h(
+          'tr',
+          {},
+          cells.map((cell) => h('td', {}, cell)),
+        ),
+      ),
+    ),
   );
 }
 
 /** A <dl> of [term, value] pairs. */
 export function facts(pairs, attrs = {}) {
-  return h('dl', { class: 'facts', ...attrs }, pairs.map(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]));
+  return h(
+    'dl',
+    { class: 'facts', ...attrs },
+    pairs.map(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+  );
 }

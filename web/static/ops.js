@@ -22,7 +22,16 @@ function lagTable(report, rates) {
       h('span', { class: 'rate' }, rates.has(group.groupId) ? fmt(rates.get(group.groupId), 1) : 'measuring…'),
       group.topics.length === 0
         ? 'nothing committed'
-        : h('details', {}, h('summary', {}, `${group.topics.length} topic${group.topics.length === 1 ? '' : 's'}`), h('ul', {}, group.topics.map((t) => h('li', {}, `${t.topic}: lag ${fmt(t.lag)} over ${t.partitions.length} partition${t.partitions.length === 1 ? '' : 's'}`)))),
+        : h(
+            'details',
+            {},
+            h('summary', {}, `${group.topics.length} topic${group.topics.length === 1 ? '' : 's'}`),
+            h(
+              'ul',
+              {},
+              group.topics.map((t) => h('li', {}, `${t.topic}: lag ${fmt(t.lag)} over ${t.partitions.length} partition${t.partitions.length === 1 ? '' : 's'}`)),
+            ),
+          ),
     ]),
     { class: 'lag' },
   );
@@ -35,7 +44,11 @@ function deadLetters(body) {
   return h(
     'div',
     { 'data-dead-letters': body.deadLetters.length },
-    h('ul', { class: 'reasons', 'aria-label': 'Dead letters by reason' }, [...byReason].map(([reason, n]) => h('li', {}, h('code', {}, reason), ` × ${n}`))),
+    h(
+      'ul',
+      { class: 'reasons', 'aria-label': 'Dead letters by reason' },
+      [...byReason].map(([reason, n]) => h('li', {}, h('code', {}, reason), ` × ${n}`)),
+    ),
     table(
       `The ${body.count} newest dead letters`,
       ['Time', 'Reason', 'Detail', 'Source', 'Payload'],
@@ -57,7 +70,13 @@ export function renderOps(root, _params, { signal, onError }) {
   const deadBox = h('div', {}, h('p', {}, 'Loading…'));
   root.append(
     heading,
-    h('section', { 'aria-labelledby': 'lag-h' }, h('h2', { id: 'lag-h' }, 'Lag and throughput per consumer group'), h('p', { class: 'hint' }, `Refreshed every ${POLL_MS / 1000} s; throughput is measured between refreshes.`), lagBox),
+    h(
+      'section',
+      { 'aria-labelledby': 'lag-h' },
+      h('h2', { id: 'lag-h' }, 'Lag and throughput per consumer group'),
+      h('p', { class: 'hint' }, `Refreshed every ${POLL_MS / 1000} s; throughput is measured between refreshes.`),
+      lagBox,
+    ),
     h('section', { 'aria-labelledby': 'dead-h' }, h('h2', { id: 'dead-h' }, 'Dead letters (last 24 hours)'), deadBox),
   );
 

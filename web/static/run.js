@@ -39,11 +39,15 @@ export function renderRun(root, { runId }, { signal, onError }) {
   // One slot per chart, so the charts keep this order whichever data arrives first.
   const slots = new Map();
   const grid = (ids) =>
-    h('div', { class: 'charts' }, ids.map((id) => {
-      const slot = h('div', { class: 'slot' });
-      slots.set(id, slot);
-      return slot;
-    }));
+    h(
+      'div',
+      { class: 'charts' },
+      ids.map((id) => {
+        const slot = h('div', { class: 'slot' });
+        slots.set(id, slot);
+        return slot;
+      }),
+    );
   const curveGrid = grid(['reward', 'success', 'pass']);
   const passTable = h('div', { class: 'pass-table' });
   const evaluationGrid = grid(['held-out']);
@@ -105,7 +109,13 @@ export function renderRun(root, { runId }, { signal, onError }) {
       series: [{ label: 'reward mean' }, { label: '+1 std', kind: 'band-edge', color: '#6e9fe8' }, { label: '−1 std', kind: 'band-edge', color: '#6e9fe8' }],
       band: [2, 3],
     }).update(xs, [col('rewardMean'), col('rewardHigh'), col('rewardLow')]);
-    chart({ id: 'success', title: 'Success rate', description: 'Successful trajectories / trajectories.', series: [{ label: 'success rate', color: '#1a7f37' }], yRange: [0, 1] }).update(xs, [col('successRate')]);
+    chart({
+      id: 'success',
+      title: 'Success rate',
+      description: 'Successful trajectories / trajectories.',
+      series: [{ label: 'success rate', color: '#1a7f37' }],
+      yRange: [0, 1],
+    }).update(xs, [col('successRate')]);
     const atKs = sortedKs(points, 'passAtK');
     const hatKs = sortedKs(points, 'passHatK');
     chart({
@@ -118,8 +128,18 @@ export function renderRun(root, { runId }, { signal, onError }) {
     curveNote.textContent =
       state.bucketMs === null ? `${points.length} rollout batches, one point each.` : `${points.length} points, each pooling the batches of ${fmt(state.bucketMs / 1000, 0)} s.`;
 
-    chart({ id: 'in-group-std', title: 'In-group reward std', description: 'Mean over groups of the reward std inside each group; near 0, group-relative advantages vanish.', series: [{ label: 'in-group std', color: '#9a6700' }] }).update(xs, [col('meanInGroupRewardStd')]);
-    chart({ id: 'length', title: 'Response length (turns per trajectory)', description: 'Mean steps per trajectory (rollout stats meanLength).', series: [{ label: 'mean length', color: '#8250df' }] }).update(xs, [col('meanLength')]);
+    chart({
+      id: 'in-group-std',
+      title: 'In-group reward std',
+      description: 'Mean over groups of the reward std inside each group; near 0, group-relative advantages vanish.',
+      series: [{ label: 'in-group std', color: '#9a6700' }],
+    }).update(xs, [col('meanInGroupRewardStd')]);
+    chart({
+      id: 'length',
+      title: 'Response length (turns per trajectory)',
+      description: 'Mean steps per trajectory (rollout stats meanLength).',
+      series: [{ label: 'mean length', color: '#8250df' }],
+    }).update(xs, [col('meanLength')]);
   }
 
   function drawLearner() {
@@ -128,12 +148,17 @@ export function renderRun(root, { runId }, { signal, onError }) {
     const norms = steps.map((s) => s.gradNormPreClip);
     const flags = spikeFlags(norms);
     const spikes = flags.filter(Boolean).length;
-    chart({ id: 'entropy', title: 'Policy entropy', description: 'Mean token entropy per learner step.', series: [{ label: 'entropy', color: '#0a7f86' }] }).update(xs, [steps.map((s) => s.entropy)]);
+    chart({ id: 'entropy', title: 'Policy entropy', description: 'Mean token entropy per learner step.', series: [{ label: 'entropy', color: '#0a7f86' }] }).update(xs, [
+      steps.map((s) => s.entropy),
+    ]);
     const grad = chart({
       id: 'grad-norm',
       title: 'Gradient norm (before clipping)',
       description: 'Red dots: spikes, over 3× the median of the 20 steps before.',
-      series: [{ label: 'grad norm', color: '#57606a' }, { label: 'spike', kind: 'spikes', color: '#d1242f' }],
+      series: [
+        { label: 'grad norm', color: '#57606a' },
+        { label: 'spike', kind: 'spikes', color: '#d1242f' },
+      ],
       summary: () => `; ${spikes} spike${spikes === 1 ? '' : 's'}`,
     });
     grad.update(xs, [norms, norms.map((v, i) => (flags[i] ? v : null))]);
@@ -144,13 +169,20 @@ export function renderRun(root, { runId }, { signal, onError }) {
       id: 'template',
       title: 'Input dependence (RAGEN-2 MI, retrieval)',
       description: 'Cross-scoring every few updates: Î(X;Z) / log N, and how often a reply scores highest under its own prompt, beside chance 1/N. Falling = template collapse.',
-      series: [{ label: 'MI / log N', color: '#0550ae' }, { label: 'retrieval acc.', color: '#1a7f37' }, { label: 'chance', color: '#8c959f', dash: [4, 4] }],
+      series: [
+        { label: 'MI / log N', color: '#0550ae' },
+        { label: 'retrieval acc.', color: '#1a7f37' },
+        { label: 'chance', color: '#8c959f', dash: [4, 4] },
+      ],
       yRange: [0, 1],
-    }).update(scored.map((s) => seconds(s.eventTimeMs)), [
-      scored.map((s) => s.metrics['template.mi'] / s.metrics['template.miUpperBound']),
-      scored.map((s) => s.metrics['template.retrievalAccuracy'] ?? null),
-      scored.map((s) => s.metrics['template.chance'] ?? null),
-    ]);
+    }).update(
+      scored.map((s) => seconds(s.eventTimeMs)),
+      [
+        scored.map((s) => s.metrics['template.mi'] / s.metrics['template.miUpperBound']),
+        scored.map((s) => s.metrics['template.retrievalAccuracy'] ?? null),
+        scored.map((s) => s.metrics['template.chance'] ?? null),
+      ],
+    );
     chart({
       id: 'importance',
       title: 'Importance weights',
@@ -162,7 +194,10 @@ export function renderRun(root, { runId }, { signal, onError }) {
       id: 'staleness',
       title: 'Staleness (versions behind the learner)',
       description: 'Per update: the largest learner version − behaviour version among the samples trained, and the samples dropped as past --max-staleness (never trained).',
-      series: [{ label: 'max staleness', color: '#6639ba' }, { label: 'dropped stale', color: '#d1242f' }],
+      series: [
+        { label: 'max staleness', color: '#6639ba' },
+        { label: 'dropped stale', color: '#d1242f' },
+      ],
       summary: () => `; ${dropped} dropped stale`,
     });
     staleness.update(xs, [steps.map((s) => s.stalenessMax), steps.map((s) => s.metrics?.droppedStale ?? 0)]);
@@ -176,9 +211,15 @@ export function renderRun(root, { runId }, { signal, onError }) {
       axis: 'version',
       title: 'Held-out success',
       description: 'Greedy success of each policy version on held-out tasks (never trained on); the dashed line is the random policy on the same tasks.',
-      series: [{ label: 'greedy success', color: '#1a7f37' }, { label: 'random policy', kind: 'reference', color: '#8c959f' }],
+      series: [
+        { label: 'greedy success', color: '#1a7f37' },
+        { label: 'random policy', kind: 'reference', color: '#8c959f' },
+      ],
       yRange: [0, 1],
-    }).update(evaluations.map((e) => e.policyVersion), [evaluations.map((e) => e.greedySuccess), evaluations.map((e) => e.randomSuccess)]);
+    }).update(
+      evaluations.map((e) => e.policyVersion),
+      [evaluations.map((e) => e.greedySuccess), evaluations.map((e) => e.randomSuccess)],
+    );
     const latest = evaluations.at(-1);
     evaluationNote.className = latest ? 'hint' : 'empty';
     evaluationNote.setAttribute('data-evaluations', String(evaluations.length));

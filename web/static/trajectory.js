@@ -50,7 +50,11 @@ function turnStarts(steps) {
 function tokenView(episode) {
   const tokens = episode.sample?.tokens;
   if (!tokens) {
-    return h('p', { class: 'empty' }, episode.sample ? 'The sink did not store this sample’s token arrays: start it with --include-sample-tokens to inspect tokens.' : 'No tokens: there is no sample.');
+    return h(
+      'p',
+      { class: 'empty' },
+      episode.sample ? 'The sink did not store this sample’s token arrays: start it with --include-sample-tokens to inspect tokens.' : 'No tokens: there is no sample.',
+    );
   }
   const pieces = episode.tokenText?.pieces ?? null;
   const starts = turnStarts(episode.steps);
@@ -77,7 +81,17 @@ function tokenView(episode) {
       pieces ? `Decoded with ${episode.tokenText.tokenizer}.` : 'Shown as token ids (not made by trajflow’s tokenizer, so not decoded).',
       episode.aligned ? '' : ' The stored steps could not be located in the tokens: no turn markers.',
     ),
-    h('div', { class: 'tokens', role: 'group', 'aria-label': `${tokens.tokenIds.length} sample tokens, ${loss} in the loss`, 'data-tokens': tokens.tokenIds.length, 'data-loss-tokens': loss }, spans),
+    h(
+      'div',
+      {
+        class: 'tokens',
+        role: 'group',
+        'aria-label': `${tokens.tokenIds.length} sample tokens, ${loss} in the loss`,
+        'data-tokens': tokens.tokenIds.length,
+        'data-loss-tokens': loss,
+      },
+      spans,
+    ),
   );
 }
 
@@ -89,12 +103,15 @@ function turn(step) {
     'li',
     { class: 'turn', 'data-step': step.stepIndex },
     h('h3', {}, `Turn ${step.stepIndex}`, flags.length ? h('span', { class: 'flags' }, ` — ${flags.join(', ')}`) : null),
-    facts([
-      ['Reward', fmt(step.reward)],
-      ['Advantage', fmt(step.advantage)],
-      ['Policy version', String(step.policyVersion)],
-      ['Action tokens', `${step.actionTokenIds.length}, mean log-prob ${fmt(meanLogProb)}`],
-    ], { class: 'facts inline' }),
+    facts(
+      [
+        ['Reward', fmt(step.reward)],
+        ['Advantage', fmt(step.advantage)],
+        ['Policy version', String(step.policyVersion)],
+        ['Action tokens', `${step.actionTokenIds.length}, mean log-prob ${fmt(meanLogProb)}`],
+      ],
+      { class: 'facts inline' },
+    ),
     h('h4', {}, 'Observation'),
     h('pre', { class: 'observation' }, step.observation),
     h('h4', {}, 'Action'),

@@ -14,11 +14,6 @@ export function acceptWebSocket(request: IncomingMessage, socket: Duplex, head: 
     socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     return null;
   }
-  socket.write(
-    'HTTP/1.1 101 Switching Protocols\r\n' +
-      'Upgrade: websocket\r\n' +
-      'Connection: Upgrade\r\n' +
-      `Sec-WebSocket-Accept: ${acceptValueFor(key)}\r\n\r\n`,
-  );
+  socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${acceptValueFor(key)}\r\n\r\n`);
   return new WebSocketConnection(socket, { mask: false, head, maxMessageBytes });
 }

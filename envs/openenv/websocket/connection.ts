@@ -33,7 +33,10 @@ export class WebSocketConnection implements TextSocket {
   private readonly maxMessageBytes: number;
   private readonly closeTimeoutMs: number;
 
-  constructor(private readonly socket: Duplex, private readonly options: ConnectionOptions) {
+  constructor(
+    private readonly socket: Duplex,
+    private readonly options: ConnectionOptions,
+  ) {
     this.maxMessageBytes = options.maxMessageBytes ?? 16 * 1024 * 1024;
     this.closeTimeoutMs = options.closeTimeoutMs ?? 2000;
     this.decoder = new FrameDecoder(this.maxMessageBytes);

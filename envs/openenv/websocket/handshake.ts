@@ -9,5 +9,7 @@ export function newClientKey(): string {
 }
 
 export function acceptValueFor(clientKey: string): string {
-  return createHash('sha1').update(clientKey + GUID).digest('base64');
+  return createHash('sha1')
+    .update(clientKey + GUID)
+    .digest('base64');
 }

@@ -33,7 +33,11 @@ after(async () => {
 });
 
 async function trajectoriesOf(runId: string): Promise<TrajectoryEvent[]> {
-  const replay = await createReplay(backbone.kafka, { topic: topicName(config, 'trajectories'), decode: eventDecoder(backbone.codec, 'trajectory'), classify: classifyDecodeError });
+  const replay = await createReplay(backbone.kafka, {
+    topic: topicName(config, 'trajectories'),
+    decode: eventDecoder(backbone.codec, 'trajectory'),
+    classify: classifyDecodeError,
+  });
   return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value).filter((t) => t.runId === runId);
 }
 
@@ -50,11 +54,18 @@ for (const envName of envNames) {
     assert.equal(trajectories.length, GROUPS * GROUP_SIZE);
     assert.equal(new Set(trajectories.map((t) => t.episodeId)).size, GROUPS * GROUP_SIZE);
     assert.equal(new Set(trajectories.map((t) => t.groupId)).size, GROUPS);
-    assert.equal(trajectories.reduce((n, t) => n + t.stepCount, 0), summary.steps, 'every published step is in a trajectory');
+    assert.equal(
+      trajectories.reduce((n, t) => n + t.stepCount, 0),
+      summary.steps,
+      'every published step is in a trajectory',
+    );
     for (const trajectory of trajectories) {
       assert.ok(trajectory.outcome === 'terminated' || trajectory.outcome === 'truncated', `${trajectory.episodeId} ended (${trajectory.outcome})`);
       assert.equal(trajectory.gapCount, 0);
-      assert.deepEqual(trajectory.steps.map((s) => s.stepIndex), trajectory.steps.map((_, i) => i));
+      assert.deepEqual(
+        trajectory.steps.map((s) => s.stepIndex),
+        trajectory.steps.map((_, i) => i),
+      );
       assert.equal(trajectory.envName, envName);
     }
   });
@@ -73,8 +84,14 @@ test('an environment served by an OpenEnv server is driven by the actors like a 
     await waitFor(async () => (await trajectoriesOf(runId)).length >= GROUPS * GROUP_SIZE, 'the OpenEnv trajectories', 60_000, 200);
     const trajectories = await trajectoriesOf(runId);
     assert.equal(trajectories.length, GROUPS * GROUP_SIZE);
-    assert.ok(trajectories.every((t) => t.envName === 'GuessNumber'), 'the env id comes from the server');
-    assert.equal(trajectories.reduce((n, t) => n + t.stepCount, 0), summary.steps);
+    assert.ok(
+      trajectories.every((t) => t.envName === 'GuessNumber'),
+      'the env id comes from the server',
+    );
+    assert.equal(
+      trajectories.reduce((n, t) => n + t.stepCount, 0),
+      summary.steps,
+    );
     assert.ok(trajectories.every((t) => t.outcome === 'terminated' || t.outcome === 'truncated'));
   } finally {
     await server.stop();

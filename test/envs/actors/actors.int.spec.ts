@@ -65,7 +65,11 @@ test('actors publish every step of exactly P × G episodes, each group on one pa
   for (const [group, partitions] of partitionsOfGroup) assert.equal(partitions.size, 1, `${group} is on partitions ${[...partitions]}`);
   for (const [id, episode] of episodes) {
     // One partition per group keeps each episode's steps in publish order.
-    assert.deepEqual(episode.map((s) => s.stepIndex), episode.map((_, i) => i), id);
+    assert.deepEqual(
+      episode.map((s) => s.stepIndex),
+      episode.map((_, i) => i),
+      id,
+    );
     const last = episode.at(-1)!;
     assert.ok(last.terminated || last.truncated, `${id} ends terminated or truncated`);
     assert.ok(episode.every((s) => s.info.groupSize === '4' && s.policyVersion === 0));
@@ -90,6 +94,12 @@ test('an actor held by the staleness bound resumes once the learner publishes a 
 
   const steps = (await publishedSteps(runId)).map((e) => e.value);
   assert.equal(steps.length, 8); // Bandit: one step per episode
-  assert.deepEqual(steps.filter((s) => s.info.iteration === '0').map((s) => s.policyVersion), [0, 0, 0, 0]);
-  assert.deepEqual(steps.filter((s) => s.info.iteration === '1').map((s) => s.policyVersion), [1, 1, 1, 1]);
+  assert.deepEqual(
+    steps.filter((s) => s.info.iteration === '0').map((s) => s.policyVersion),
+    [0, 0, 0, 0],
+  );
+  assert.deepEqual(
+    steps.filter((s) => s.info.iteration === '1').map((s) => s.policyVersion),
+    [1, 1, 1, 1],
+  );
 });

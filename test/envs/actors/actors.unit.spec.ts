@@ -34,7 +34,16 @@ async function until(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setImmediate(resolve));
 }
 
-const version = (v: number): PolicyVersionEvent => ({ runId: 'unit', version: v, weightsUri: 'none://', checksum: 'a'.repeat(64), parentVersion: v - 1, learnerStep: v, createdAtMs: 1, metrics: {} });
+const version = (v: number): PolicyVersionEvent => ({
+  runId: 'unit',
+  version: v,
+  weightsUri: 'none://',
+  checksum: 'a'.repeat(64),
+  parentVersion: v - 1,
+  learnerStep: v,
+  createdAtMs: 1,
+  metrics: {},
+});
 
 test('runs iterations × P × G episodes, each with steps 0..n-1 ending terminated or truncated', async () => {
   const { run, events } = actors({});
@@ -45,7 +54,11 @@ test('runs iterations × P × G episodes, each with steps 0..n-1 ending terminat
   assert.equal(summary.steps, events.length);
   assert.equal(summary.stopped, false);
   for (const [id, steps] of episodes) {
-    assert.deepEqual(steps.map((s) => s.stepIndex), steps.map((_, i) => i), id);
+    assert.deepEqual(
+      steps.map((s) => s.stepIndex),
+      steps.map((_, i) => i),
+      id,
+    );
     const last = steps.at(-1)!;
     assert.ok(last.terminated || last.truncated, id);
   }
@@ -142,7 +155,7 @@ test('actor processes sharing a run (--shard i/n) play disjoint groups that toge
   const strip = (e: StepEvent) => ({ ...e, eventTimeMs: 0 });
   const sorted = (events: StepEvent[]) => events.map(strip).sort((a, b) => (a.eventId < b.eventId ? -1 : 1));
   assert.deepEqual(sorted([...shards[0]!.events, ...shards[1]!.events]), sorted(whole.events), 'the same episodes, step for step');
-  for (const e of whole.events) assert.equal(e.info.batchGroups, '3', 'every step names its iteration\'s group count');
+  for (const e of whole.events) assert.equal(e.info.batchGroups, '3', "every step names its iteration's group count");
   assert.throws(() => actorsConfig({ runId: 'unit', envName: 'FrozenLake', groups: 3, shard: { index: 0, count: 4 } }), /shard count=4 must be an integer between 1 and 3/);
   assert.throws(() => actorsConfig({ runId: 'unit', envName: 'FrozenLake', groups: 3, shard: { index: 2, count: 2 } }), /shard index=2/);
 });

@@ -33,7 +33,11 @@ test('bad values fail at construction with a message that says what to set', () 
     [{ envName: 'Bandit', envOptions: { rewardSeedOffset: 999_999 }, groupSize: 8 }, /rewardSeedOffset/],
   ];
   for (const [override, message] of bad) {
-    assert.throws(() => actorsConfig({ ...base, ...override }), (error: unknown) => error instanceof ConfigError && message.test(error.message), JSON.stringify(override));
+    assert.throws(
+      () => actorsConfig({ ...base, ...override }),
+      (error: unknown) => error instanceof ConfigError && message.test(error.message),
+      JSON.stringify(override),
+    );
   }
 });
 

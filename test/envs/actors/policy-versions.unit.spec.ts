@@ -18,7 +18,15 @@ class FakeSource {
     this.closed = true;
   }
   deliver(partition: number, offset: number, runId: string, version: number): void {
-    const value = { runId, version, weightsUri: `file:///v${version}`, checksum: '0'.repeat(64), parentVersion: version - 1, learnerStep: version, createdAtMs: 0 } as PolicyVersionEvent;
+    const value = {
+      runId,
+      version,
+      weightsUri: `file:///v${version}`,
+      checksum: '0'.repeat(64),
+      parentVersion: version - 1,
+      learnerStep: version,
+      createdAtMs: 0,
+    } as PolicyVersionEvent;
     this.events$.next({ topic: 'versions', partition, offset: String(offset), key: null, timestamp: 0, value, generation: 1, ack: () => undefined });
   }
 }
@@ -28,7 +36,6 @@ function coordinatorLost(): Error {
   const cause = Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound' });
   return Object.assign(new Error('Failed to find group coordinator', { cause }), { name: 'KafkaJSNonRetriableError' });
 }
-
 
 function follow(lastAtStart: Map<number, bigint>) {
   const sources: FakeSource[] = [];
@@ -60,7 +67,13 @@ test('a broker outage starts a new consumer; versions read again are skipped, th
   assert.equal(sources[0]!.closed, true, 'the failed consumer is closed');
   assert.match(logs[0]!, /lost the broker.*following again/);
   // The new consumer reads from the beginning of the topic.
-  for (const [offset, run, version] of [[0, 'run-a', 0], [1, 'run-b', 7], [2, 'run-a', 1], [3, 'run-a', 2], [4, 'run-a', 3]] as const) {
+  for (const [offset, run, version] of [
+    [0, 'run-a', 0],
+    [1, 'run-b', 7],
+    [2, 'run-a', 1],
+    [3, 'run-a', 2],
+    [4, 'run-a', 3],
+  ] as const) {
     sources[1]!.deliver(0, offset, run, version);
   }
   await waitFor(() => seen.length === 4, 'v2 and v3');

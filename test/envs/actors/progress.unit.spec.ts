@@ -2,7 +2,16 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatProgress, type ActorStats } from '../../../envs/actors/index.js';
 
-const stats = (over: Partial<ActorStats>): ActorStats => ({ episodes: 0, steps: 0, successes: 0, totalReward: 0, policyVersion: 0, iteration: -1, blockedIteration: null, ...over });
+const stats = (over: Partial<ActorStats>): ActorStats => ({
+  episodes: 0,
+  steps: 0,
+  successes: 0,
+  totalReward: 0,
+  policyVersion: 0,
+  iteration: -1,
+  blockedIteration: null,
+  ...over,
+});
 
 test('the progress line shows rates, success so far and versions', () => {
   const line = formatProgress(

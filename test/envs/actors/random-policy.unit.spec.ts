@@ -2,7 +2,15 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { createEnv, createRandomPolicy, envNames, extractAnswer } from '../../../envs/index.js';
-import { ActionSpaceRequiredError, createRandomPolicyProvider, NoValidActionError, spreadLogProb, UniformRandomPolicy, uniformReplyLogProb, type PolicyRequest } from '../../../envs/policy/index.js';
+import {
+  ActionSpaceRequiredError,
+  createRandomPolicyProvider,
+  NoValidActionError,
+  spreadLogProb,
+  UniformRandomPolicy,
+  uniformReplyLogProb,
+  type PolicyRequest,
+} from '../../../envs/policy/index.js';
 import { decodeByteTokens } from '../../../tokenizer/contract.js';
 import type { PolicyVersionEvent } from '../../../schemas/index.js';
 
@@ -69,7 +77,16 @@ test('the same seed gives the same reply; the policy needs the action space', as
 
 test('the random provider switches to newer versions only', async () => {
   const provider = createRandomPolicyProvider();
-  const version = (v: number): PolicyVersionEvent => ({ runId: 'r', version: v, weightsUri: 'none://', checksum: '0'.repeat(64), parentVersion: null, learnerStep: v, createdAtMs: 1, metrics: {} });
+  const version = (v: number): PolicyVersionEvent => ({
+    runId: 'r',
+    version: v,
+    weightsUri: 'none://',
+    checksum: '0'.repeat(64),
+    parentVersion: null,
+    learnerStep: v,
+    createdAtMs: 1,
+    metrics: {},
+  });
   assert.equal(provider.current().version, 0);
   await provider.onVersion(version(2));
   assert.equal(provider.current().version, 2);

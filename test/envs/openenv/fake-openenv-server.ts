@@ -57,7 +57,11 @@ const schema = {
   state: { title: 'State', type: 'object', properties: { episode_id: { anyOf: [{ type: 'string' }, { type: 'null' }] }, step_count: { type: 'integer', minimum: 0 } } },
 };
 
-const metadata = { name: 'GuessNumber', description: `Guess the secret number between ${GUESS_MIN} and ${GUESS_MAX}; each wrong guess tells you to go higher or lower.`, version: '1.0.0' };
+const metadata = {
+  name: 'GuessNumber',
+  description: `Guess the secret number between ${GUESS_MIN} and ${GUESS_MAX}; each wrong guess tells you to go higher or lower.`,
+  version: '1.0.0',
+};
 
 export async function startFakeOpenEnvServer(options: FakeServerOptions = {}): Promise<FakeOpenEnvServer> {
   const { maxSteps = 4, reportTruncation = true, healthStatus = 'healthy' } = options;
@@ -94,8 +98,7 @@ export async function startFakeOpenEnvServer(options: FakeServerOptions = {}): P
   });
 
   const send = (ws: TextSocket, message: unknown): void => ws.send(JSON.stringify(message));
-  const error = (ws: TextSocket, code: string, message: string, extra: Record<string, unknown> = {}): void =>
-    send(ws, { type: 'error', data: { message, code, ...extra } });
+  const error = (ws: TextSocket, code: string, message: string, extra: Record<string, unknown> = {}): void => send(ws, { type: 'error', data: { message, code, ...extra } });
 
   function handle(ws: TextSocket, socket: Duplex, env: GuessNumberEnv, log: unknown[], text: string): void {
     let message: { type?: unknown; data?: unknown };

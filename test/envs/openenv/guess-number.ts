@@ -45,7 +45,10 @@ export class GuessNumberEnv {
   episodeId: string | null = null;
   stepCount = 0;
 
-  constructor(private readonly maxSteps: number, private readonly reportTruncation: boolean) {}
+  constructor(
+    private readonly maxSteps: number,
+    private readonly reportTruncation: boolean,
+  ) {}
 
   reset(seed: number | undefined, episodeId: string): Observed {
     this.seed = seed ?? 0;

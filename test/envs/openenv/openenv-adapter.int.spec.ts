@@ -104,7 +104,15 @@ describe('OpenEnv adapter: episodes', () => {
     };
     await withEnv({ reportTruncation: true }, {}, async (env) => {
       const results = await play(env, 3);
-      assert.deepEqual(results.map((r) => [r.terminated, r.truncated]), [[false, false], [false, false], [false, false], [false, true]]);
+      assert.deepEqual(
+        results.map((r) => [r.terminated, r.truncated]),
+        [
+          [false, false],
+          [false, false],
+          [false, false],
+          [false, true],
+        ],
+      );
       assert.equal(results[3]!.info.doneReason, 'server-truncated');
       assert.equal(results[3]!.info.metadata, canonicalJson({ truncated: true }));
       assert.equal(results[3]!.metrics.success, 0);
@@ -230,7 +238,10 @@ describe('OpenEnv adapter: errors and lifecycle', () => {
   test("a server error rejects with OpenEnvServerError carrying the server's message and code", async () => {
     await withEnv({}, {}, async (env) => {
       await env.reset(CRASHING_SEED);
-      const error = await env.step(reply(5)).then(() => null, (e: unknown) => e);
+      const error = await env.step(reply(5)).then(
+        () => null,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof OpenEnvServerError, String(error));
       assert.equal(error.serverCode, 'EXECUTION_ERROR');
       assert.match(error.message, /simulator crashed: unlucky seed/);
@@ -271,7 +282,10 @@ describe('OpenEnv adapter: errors and lifecycle', () => {
   test('a request with no reply times out (retriable), and the next reset opens a new connection', async () => {
     await withEnv({ stallOnGuess: 3 }, { requestTimeoutMs: 300 }, async (env, server) => {
       await env.reset(0);
-      const error = await env.step(reply(3)).then(() => null, (e: unknown) => e);
+      const error = await env.step(reply(3)).then(
+        () => null,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof OpenEnvTimeoutError, String(error));
       assert.equal(error.retriable, true);
       await env.reset(0);
@@ -283,7 +297,10 @@ describe('OpenEnv adapter: errors and lifecycle', () => {
   test('a dropped connection rejects the waiting step with OpenEnvConnectionError; reset reconnects', async () => {
     await withEnv({ dropOnGuess: 2 }, {}, async (env, server) => {
       await env.reset(0);
-      const error = await env.step(reply(2)).then(() => null, (e: unknown) => e);
+      const error = await env.step(reply(2)).then(
+        () => null,
+        (e: unknown) => e,
+      );
       assert.ok(error instanceof OpenEnvConnectionError, String(error));
       assert.equal(error.retriable, true);
       await env.reset(0);

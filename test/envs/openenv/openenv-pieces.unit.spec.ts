@@ -28,10 +28,16 @@ test('frames round-trip masked and unmasked, at every length class, across arbit
 });
 
 test('the decoder refuses oversize frames, reserved bits and long control frames', () => {
-  assert.throws(() => new FrameDecoder(10).push(encodeFrame(OPCODE.text, Buffer.alloc(11), false)), (e: unknown) => e instanceof WebSocketProtocolError && e.closeCode === 1009);
+  assert.throws(
+    () => new FrameDecoder(10).push(encodeFrame(OPCODE.text, Buffer.alloc(11), false)),
+    (e: unknown) => e instanceof WebSocketProtocolError && e.closeCode === 1009,
+  );
   const reserved = encodeFrame(OPCODE.text, Buffer.from('x'), false);
   reserved[0] = reserved[0]! | 0x40;
-  assert.throws(() => new FrameDecoder(10).push(reserved), (e: unknown) => e instanceof WebSocketProtocolError && e.closeCode === 1002);
+  assert.throws(
+    () => new FrameDecoder(10).push(reserved),
+    (e: unknown) => e instanceof WebSocketProtocolError && e.closeCode === 1002,
+  );
   assert.throws(() => new FrameDecoder(1000).push(encodeFrame(OPCODE.ping, Buffer.alloc(126), false)), WebSocketProtocolError);
 });
 
@@ -54,7 +60,13 @@ test('server messages: observation, state and error parse; anything else is a pr
     type: 'error',
     data: { message: 'boom', code: 'EXECUTION_ERROR' },
   });
-  for (const bad of ['nope', '{"type":"observation"}', '{"type":"mystery","data":{}}', '{"type":"observation","data":{"observation":{},"reward":"1","done":false}}', '{"type":"observation","data":{"observation":{},"reward":1}}']) {
+  for (const bad of [
+    'nope',
+    '{"type":"observation"}',
+    '{"type":"mystery","data":{}}',
+    '{"type":"observation","data":{"observation":{},"reward":"1","done":false}}',
+    '{"type":"observation","data":{"observation":{},"reward":1}}',
+  ]) {
     assert.throws(() => parseServerMessage(bad), OpenEnvProtocolError, bad);
   }
 });

@@ -18,7 +18,17 @@ function file(name: string, body: unknown): string {
 
 test('JSON values become flags: camelCase to kebab-case, switches, repeats, objects as JSON', () => {
   assert.deepEqual(settingsToArgs({ groupSize: 4, env: 'Sokoban', json: true, quiet: false, filter: ['a', 'b'], envOptions: { maxTurns: 8 } }, 'f.json'), [
-    '--group-size', '4', '--env', 'Sokoban', '--json', '--filter', 'a', '--filter', 'b', '--env-options', '{"maxTurns":8}',
+    '--group-size',
+    '4',
+    '--env',
+    'Sokoban',
+    '--json',
+    '--filter',
+    'a',
+    '--filter',
+    'b',
+    '--env-options',
+    '{"maxTurns":8}',
   ]);
   assert.throws(() => settingsToArgs({ '--lr': 1 }, 'f.json'), /"--lr" is not a setting name; use flag names without dashes/);
   assert.throws(() => settingsToArgs({ config: 'other.json' }, 'f.json'), /cannot name another config file/);
@@ -54,7 +64,10 @@ test('bad files say how to fix them', () => {
   assert.throws(() => withConfigFile('train', ['--config'], COMMANDS, {}), /--config needs a file name/);
   assert.throws(() => withConfigFile('train', ['--config', file('broken.json', '{"env": ')], COMMANDS, {}), /config file .*broken\.json: .*JSON.*give a JSON object/);
   assert.throws(() => withConfigFile('train', ['--config', file('array.json', [1])], COMMANDS, {}), /must hold a JSON object/);
-  assert.throws(() => withConfigFile('train', ['--config', file('mixed.json', { train: {}, lr: 1 })], COMMANDS, {}), /mixes command sections \(train\) with top-level settings \(lr\)/);
+  assert.throws(
+    () => withConfigFile('train', ['--config', file('mixed.json', { train: {}, lr: 1 })], COMMANDS, {}),
+    /mixes command sections \(train\) with top-level settings \(lr\)/,
+  );
   assert.throws(() => withConfigFile('train', ['--config', file('section.json', { train: 'Sokoban' })], COMMANDS, {}), /"train" must be an object of settings/);
   assert.throws(() => withConfigFile('train', [], COMMANDS, { TRAJFLOW_CONFIG: file('flat-env.json', { env: 'Sokoban' }) }), /TRAJFLOW_CONFIG=.* needs one section per command/);
 });

@@ -8,7 +8,10 @@ test('a known total: bar, percentage, count, rate and time left', () => {
     renderProgress({ label: 'eval', done: 50, total: 200, unit: 'episodes', elapsedMs: 10_000 }),
     'eval  [######------------------]   25%  50/200 episodes  5.0 episodes/s  eta 30s',
   );
-  assert.equal(renderProgress({ label: 'eval', done: 200, total: 200, unit: 'episodes', elapsedMs: 125_000, detail: 'done' }), 'eval  [########################]  100%  200/200 episodes  1.6 episodes/s  2m05s  done');
+  assert.equal(
+    renderProgress({ label: 'eval', done: 200, total: 200, unit: 'episodes', elapsedMs: 125_000, detail: 'done' }),
+    'eval  [########################]  100%  200/200 episodes  1.6 episodes/s  2m05s  done',
+  );
   assert.equal(renderProgress({ label: 'train', done: 7, unit: 'updates', elapsedMs: 3_600_000 * 2 }), 'train  7 updates  0.00 updates/s  2h00m');
 });
 
@@ -27,7 +30,10 @@ test('without a terminal: plain lines at most once per interval, and a last one 
   }
   bar.finish();
   bar.finish();
-  assert.ok(writes.every((w) => w.endsWith('\n') && !w.includes('\r')), 'no carriage returns in logs');
+  assert.ok(
+    writes.every((w) => w.endsWith('\n') && !w.includes('\r')),
+    'no carriage returns in logs',
+  );
   // t=300 (first), 1500, 2700 within the interval rule, plus the final line.
   assert.equal(writes.length, 4);
   assert.match(writes.at(-1)!, /10\/10 samples/);

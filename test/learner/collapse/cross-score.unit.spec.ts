@@ -18,7 +18,11 @@ after(() => disposeBundle(bundle));
 function learnerReplyLogProb(tokenIds: number[], replyLength: number, temperature: number): number {
   const lossMask = tokenIds.map((_, t) => (t >= tokenIds.length - replyLength ? 1 : 0));
   const [sample] = syntheticSamples(bundle, 1, 8);
-  const batch = buildBatch([{ ...sample!, tokenIds, lossMask, advantages: lossMask.map(() => 0), behaviourLogProbs: lossMask.map(() => 0) }], bundle.head, bundle.model.config.contextLength);
+  const batch = buildBatch(
+    [{ ...sample!, tokenIds, lossMask, advantages: lossMask.map(() => 0), behaviourLogProbs: lossMask.map(() => 0) }],
+    bundle.head,
+    bundle.model.config.contextLength,
+  );
   return tf.tidy(() => {
     const logits = tf.div(bundle.model.logits(tf.tensor2d(batch.ids, [1, batch.time], 'int32'), bundle.head), temperature) as tf.Tensor3D;
     const logp = tf.sum(tf.mul(tf.logSoftmax(logits), oneHotFloat(tf.tensor2d(batch.targets, [1, batch.time], 'int32'), bundle.head.size)), -1);

@@ -40,7 +40,10 @@ test('a template policy (replies scored alike under every prompt) has no MI and 
 });
 
 test('turns are the runs of loss-mask 1; pairs are seeded, one per trajectory, identical prompts share a column', () => {
-  assert.deepEqual(generatedTurns([0, 0, 1, 1, 0, 1, 0]), [[2, 4], [5, 6]]);
+  assert.deepEqual(generatedTurns([0, 0, 1, 1, 0, 1, 0]), [
+    [2, 4],
+    [5, 6],
+  ]);
   // Two trajectories with the same first observation (one group), a third with another.
   const a = { tokenIds: [9, 9, 4, 7, 8, 4, 6], lossMask: [0, 0, 0, 1, 0, 0, 1] };
   const b = { tokenIds: [9, 9, 4, 6, 8, 4, 7], lossMask: [0, 0, 0, 1, 0, 0, 1] };
@@ -49,7 +52,13 @@ test('turns are the runs of loss-mask 1; pairs are seeded, one per trajectory, i
   assert.equal(first.replies.length, 3);
   assert.equal(first.prompts.length, 2, 'a and b share their first prompt');
   const ownOfA = first.prompts.findIndex((p) => p.join() === '9,9,4');
-  assert.deepEqual(first.replies.filter((r) => r.own === ownOfA).map((r) => r.tokens).sort(), [[6], [7]]);
+  assert.deepEqual(
+    first.replies
+      .filter((r) => r.own === ownOfA)
+      .map((r) => r.tokens)
+      .sort(),
+    [[6], [7]],
+  );
   assert.deepEqual(choosePairs([a, b, c], 10, 7), choosePairs([a, b, c], 10, 7), 'seeded');
   assert.equal(choosePairs([a, b, c], 2, 7).replies.length, 2, 'capped at the count');
   const draws = new Set(Array.from({ length: 40 }, (_, seed) => JSON.stringify(choosePairs([a], 1, seed).replies[0]!.tokens)));

@@ -79,12 +79,19 @@ test('evaluateBundle puts the random policy on the same seeds next to the model'
   assert.deepEqual(Object.keys(report.random.passAtK), ['pass@1', 'pass@4']);
   assert.ok(report.random.success >= 0 && report.random.success <= 1);
   assert.ok(report.random.passHatK['pass^4']! <= report.random.passAtK['pass@4']!);
-  assert.deepEqual(report.policy, await evaluate({ createEnv: () => createEnv('Bandit'), seeds, greedy: policyOf(bundle, 0, { greedy: true }), sampling: policyOf(bundle, 0), samples: 4, ks: [1, 4] }));
+  assert.deepEqual(
+    report.policy,
+    await evaluate({ createEnv: () => createEnv('Bandit'), seeds, greedy: policyOf(bundle, 0, { greedy: true }), sampling: policyOf(bundle, 0), samples: 4, ks: [1, 4] }),
+  );
 });
 
 test('eval flags: what is wrong is named', () => {
   const fails = (args: string[], pattern: RegExp) =>
-    assert.throws(() => parseEvalArgs(args), (e: unknown) => e instanceof ConfigError && pattern.test(e.message), `${args.join(' ')} → ${pattern}`);
+    assert.throws(
+      () => parseEvalArgs(args),
+      (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+      `${args.join(' ')} → ${pattern}`,
+    );
   fails([], /--run-id \(or --checkpoint DIR\) is required/);
   fails(['--run-id', 'r', '--bogus', '1'], /unknown option '--bogus'/);
   fails(['--run-id'], /--run-id needs a value/);
@@ -138,7 +145,10 @@ test('trajflow eval on a checkpoint directory: --version, latest, one JSON objec
   assert.equal((await resolveCheckpoint(config, { runId: undefined, checkpoint: root, version: 2 })).manifest.version, 2);
   assert.equal((await resolveCheckpoint(config, { runId: undefined, checkpoint: join(root, 'v00000002'), version: 'latest' })).manifest.version, 2);
   await assert.rejects(resolveCheckpoint(config, { runId: undefined, checkpoint: root, version: 3 }), /no checkpoint of version 3 .*versions on disk: 2, 5/);
-  await assert.rejects(resolveCheckpoint(config, { runId: 'no-such-run-eval', checkpoint: undefined, version: 'latest' }), /no checkpoint for run no-such-run-eval under topic prefix/);
+  await assert.rejects(
+    resolveCheckpoint(config, { runId: 'no-such-run-eval', checkpoint: undefined, version: 'latest' }),
+    /no checkpoint for run no-such-run-eval under topic prefix/,
+  );
 
   const lines: string[] = [];
   const log = console.log;
@@ -167,7 +177,10 @@ test("eval knows the run: the checkpoint's environment and options, a different 
   assert.deepEqual(evalEnvironment(manifest, none), { envName: 'FrozenLake', envOptions: { slippery: false, maxTurns: 10 } });
   // The same options in another key order are the same task.
   assert.deepEqual(evalEnvironment(manifest, { ...none, envName: 'FrozenLake', envOptions: { maxTurns: 10, slippery: false } }).envOptions, { maxTurns: 10, slippery: false });
-  assert.throws(() => evalEnvironment(manifest, { ...none, envOptions: { slippery: true } }), (e: unknown) => e instanceof ConfigError && /was trained on FrozenLake .*--other-env/.test(e.message));
+  assert.throws(
+    () => evalEnvironment(manifest, { ...none, envOptions: { slippery: true } }),
+    (e: unknown) => e instanceof ConfigError && /was trained on FrozenLake .*--other-env/.test(e.message),
+  );
   assert.throws(() => evalEnvironment(manifest, { ...none, envName: 'Bandit' }), /--other-env/);
   assert.deepEqual(evalEnvironment(manifest, { envName: 'Bandit', envOptions: undefined, otherEnv: true }), { envName: 'Bandit', envOptions: {} });
   // A checkpoint from before runs recorded their environment: --env is needed.

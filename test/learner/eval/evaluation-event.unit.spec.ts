@@ -6,17 +6,37 @@ import { evaluationEvent, evaluationLine } from '../../../learner/eval/evaluatio
 import type { EvalComparison } from '../../../learner/eval/compare.js';
 import type { PolicyVersionEvent } from '../../../schemas/index.js';
 
-const version = (metrics: Record<string, number>): PolicyVersionEvent => ({ runId: 'r', version: 7, weightsUri: 'file:///ck/v7', checksum: 'c', parentVersion: 6, learnerStep: 6, createdAtMs: 1, metrics });
+const version = (metrics: Record<string, number>): PolicyVersionEvent => ({
+  runId: 'r',
+  version: 7,
+  weightsUri: 'file:///ck/v7',
+  checksum: 'c',
+  parentVersion: 6,
+  learnerStep: 6,
+  createdAtMs: 1,
+  metrics,
+});
 const result: EvalComparison = {
   policy: { tasks: 32, greedySuccess: 0.90625, meanReward: 0.9, meanSteps: 1, passAtK: {}, passHatK: {} },
   random: { success: 0.4375, meanReward: 0.4, meanSteps: 1, passAtK: {}, passHatK: {} },
 };
 
-test('the event: the version, what it was trained on, the environment, both policies\' results, timing', () => {
+test("the event: the version, what it was trained on, the environment, both policies' results, timing", () => {
   const event = evaluationEvent('r', version({ iteration: 6, envSteps: 448 }), { envName: 'Bandit', envOptions: { arms: 2 } }, result, 1500, 99);
   assert.deepEqual(event, {
-    runId: 'r', policyVersion: 7, trainedIteration: 6, envSteps: 448, envName: 'Bandit', envOptions: '{"arms":2}', tasks: 32,
-    greedySuccess: 0.90625, meanReward: 0.9, meanSteps: 1, randomSuccess: 0.4375, durationMs: 1500, eventTimeMs: 99,
+    runId: 'r',
+    policyVersion: 7,
+    trainedIteration: 6,
+    envSteps: 448,
+    envName: 'Bandit',
+    envOptions: '{"arms":2}',
+    tasks: 32,
+    greedySuccess: 0.90625,
+    meanReward: 0.9,
+    meanSteps: 1,
+    randomSuccess: 0.4375,
+    durationMs: 1500,
+    eventTimeMs: 99,
   });
   assert.equal(evaluationLine(event), 'evaluator: v7 held-out 0.906 (random 0.438, 32 tasks, 448 env steps, 1.5 s)');
 });

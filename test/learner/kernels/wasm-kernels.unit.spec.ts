@@ -32,14 +32,25 @@ function assertBitsEqual(actual: Float32Array, expected: Float32Array, label: st
 }
 
 test('the committed kernel bytes are batch-matmul.wat compiled (else: node scripts/build-wasm-kernels.mjs)', async () => {
-  assert.ok((await compiledKernel('BATCH_MATMUL_WASM_BASE64')) === BATCH_MATMUL_WASM_BASE64, 'learner/kernels/batch-matmul.wasm.ts is stale: run node scripts/build-wasm-kernels.mjs');
+  assert.ok(
+    (await compiledKernel('BATCH_MATMUL_WASM_BASE64')) === BATCH_MATMUL_WASM_BASE64,
+    'learner/kernels/batch-matmul.wasm.ts is stale: run node scripts/build-wasm-kernels.mjs',
+  );
 });
 
 test('batched products equal the backend bit for bit, every transpose, odd sizes, k past 48', () => {
   tf.setBackend('wasm');
   const shapes: [number, number, number, number][] = [
-    [2, 3, 5, 7], [4, 32, 128, 16], [3, 9, 17, 20], [2, 1, 1, 1], [5, 13, 31, 40],
-    [3, 32, 16, 128], [2, 7, 9, 49], [2, 12, 20, 97], [2, 5, 6, 144], [1, 6, 10, 50],
+    [2, 3, 5, 7],
+    [4, 32, 128, 16],
+    [3, 9, 17, 20],
+    [2, 1, 1, 1],
+    [5, 13, 31, 40],
+    [3, 32, 16, 128],
+    [2, 7, 9, 49],
+    [2, 12, 20, 97],
+    [2, 5, 6, 144],
+    [1, 6, 10, 50],
   ];
   const before = wasmKernelCounters.simdBatchMatMul;
   let seed = 1;
@@ -101,8 +112,34 @@ test('gradients through attention-like products are unchanged', () => {
 });
 
 test('plans: strides per layout, broadcasts it can do, and the ones it leaves to the backend', () => {
-  assert.deepEqual(planProduct([2, 3, 4], [2, 4, 5], false, false), { outShape: [2, 3, 5], batch: 2, m: 3, n: 5, k: 4, n8: 8, aBatch: 12, aRs: 4, aKs: 1, bBatch: 20, bKs: 5, bJs: 1 });
-  assert.deepEqual(planProduct([2, 4, 3], [2, 5, 4], true, true), { outShape: [2, 3, 5], batch: 2, m: 3, n: 5, k: 4, n8: 8, aBatch: 12, aRs: 1, aKs: 3, bBatch: 20, bKs: 1, bJs: 4 });
+  assert.deepEqual(planProduct([2, 3, 4], [2, 4, 5], false, false), {
+    outShape: [2, 3, 5],
+    batch: 2,
+    m: 3,
+    n: 5,
+    k: 4,
+    n8: 8,
+    aBatch: 12,
+    aRs: 4,
+    aKs: 1,
+    bBatch: 20,
+    bKs: 5,
+    bJs: 1,
+  });
+  assert.deepEqual(planProduct([2, 4, 3], [2, 5, 4], true, true), {
+    outShape: [2, 3, 5],
+    batch: 2,
+    m: 3,
+    n: 5,
+    k: 4,
+    n8: 8,
+    aBatch: 12,
+    aRs: 1,
+    aKs: 3,
+    bBatch: 20,
+    bKs: 1,
+    bJs: 4,
+  });
   assert.equal(planProduct([6, 3, 4], [4, 5], false, false)?.bBatch, 0);
   assert.equal(planProduct([2, 3, 4], [3, 4, 5], false, false), undefined); // 2 against 3: not broadcastable
   assert.equal(planProduct([2, 1, 3, 4], [1, 3, 4, 5], false, false), undefined); // a real broadcast of both: backend
@@ -110,7 +147,10 @@ test('plans: strides per layout, broadcasts it can do, and the ones it leaves to
 });
 
 test('Identity shares the data: a clone costs no memory and outlives its source', () => {
-  const source = tf.tensor2d([[1, 2], [3, 4]]);
+  const source = tf.tensor2d([
+    [1, 2],
+    [3, 4],
+  ]);
   const buffers = tf.backend().numDataIds();
   const copy = tf.clone(source);
   assert.equal(tf.backend().numDataIds(), buffers, 'the clone allocated a buffer of its own');

@@ -7,7 +7,10 @@ import type { StepEvent } from '../../../schemas/index.js';
 
 test('evaluatesAfter: every evalEvery iterations and after the last', () => {
   const run = { evalEvery: 3, iterations: 7 };
-  assert.deepEqual(Array.from({ length: 7 }, (_, i) => evaluatesAfter(i, run)), [false, false, true, false, false, true, true]);
+  assert.deepEqual(
+    Array.from({ length: 7 }, (_, i) => evaluatesAfter(i, run)),
+    [false, false, true, false, false, true, true],
+  );
   assert.ok(Array.from({ length: 4 }, (_, i) => i).every((i) => evaluatesAfter(i, { evalEvery: 1, iterations: 4 })));
 });
 
@@ -30,13 +33,39 @@ test('a point: success and mean reward of the training episodes, the update, the
 test('rawGroupsOf: one trajectory per episode, grouped by group in the order the groups came; stepsOf counts every step', () => {
   const step = (groupId: string, episodeId: string, stepIndex: number, last: boolean) =>
     ({
-      eventId: `${episodeId}/s${stepIndex}`, runId: 'r', groupId, episodeId, stepIndex, env: { name: 'Bandit', version: 'v1' }, policyVersion: 0,
-      observation: 'o', action: 'a', reward: last ? 1 : 0, terminated: last, truncated: false, info: { groupSize: '2' }, metrics: {}, eventTimeMs: 1,
-      observationTokenIds: null, actionTokenIds: [], behaviourLogProbs: [], stateKey: 's',
+      eventId: `${episodeId}/s${stepIndex}`,
+      runId: 'r',
+      groupId,
+      episodeId,
+      stepIndex,
+      env: { name: 'Bandit', version: 'v1' },
+      policyVersion: 0,
+      observation: 'o',
+      action: 'a',
+      reward: last ? 1 : 0,
+      terminated: last,
+      truncated: false,
+      info: { groupSize: '2' },
+      metrics: {},
+      eventTimeMs: 1,
+      observationTokenIds: null,
+      actionTokenIds: [],
+      behaviourLogProbs: [],
+      stateKey: 's',
     }) as unknown as StepEvent;
-  const episode = (groupId: string, episodeId: string, steps: number): PlayedEpisode => ({ steps: Array.from({ length: steps }, (_, i) => step(groupId, episodeId, i, i === steps - 1)), success: true, reward: 1 });
+  const episode = (groupId: string, episodeId: string, steps: number): PlayedEpisode => ({
+    steps: Array.from({ length: steps }, (_, i) => step(groupId, episodeId, i, i === steps - 1)),
+    success: true,
+    reward: 1,
+  });
   const episodes = [episode('g1', 'g1/e0', 2), episode('g0', 'g0/e0', 1), episode('g1', 'g1/e1', 1)];
   const groups = rawGroupsOf(episodes);
-  assert.deepEqual(groups.map((g) => [g.groupId, g.trajectories.map((t) => t.episodeId)]), [['g1', ['g1/e0', 'g1/e1']], ['g0', ['g0/e0']]]);
+  assert.deepEqual(
+    groups.map((g) => [g.groupId, g.trajectories.map((t) => t.episodeId)]),
+    [
+      ['g1', ['g1/e0', 'g1/e1']],
+      ['g0', ['g0/e0']],
+    ],
+  );
   assert.equal(stepsOf(episodes), 4);
 });

@@ -9,18 +9,28 @@ import { iterationEpisodes } from '../../../learner/local/rollout-plan.js';
 
 const plan = { runId: 'local-r', env: { name: 'FrozenLake', version: 'v1' }, groups: 3, groupSize: 4, seed: 5 };
 
-test('iteration 2: P·G episodes in the actors\' order, each with the actors\' ids, task seed and iteration', () => {
+test("iteration 2: P·G episodes in the actors' order, each with the actors' ids, task seed and iteration", () => {
   const episodes = iterationEpisodes(plan, 2);
   assert.equal(episodes.length, 12);
   episodes.forEach((episode, i) => {
     const c = coordinatesOf(2 * 12 + i, plan.groups, plan.groupSize);
     const groupId = groupIdOf('local-r', c.groupIndex);
     assert.deepEqual(episode, {
-      runId: 'local-r', env: plan.env, groupId, episodeId: episodeIdOf(groupId, c.rollout), groupSize: 4,
-      groupSeed: groupSeedOf(taskSeedBase(5), c.groupIndex), rollout: c.rollout, iteration: c.iteration, batchGroups: 3,
+      runId: 'local-r',
+      env: plan.env,
+      groupId,
+      episodeId: episodeIdOf(groupId, c.rollout),
+      groupSize: 4,
+      groupSeed: groupSeedOf(taskSeedBase(5), c.groupIndex),
+      rollout: c.rollout,
+      iteration: c.iteration,
+      batchGroups: 3,
     });
   });
-  assert.deepEqual(episodes.slice(0, 5).map((e) => e.episodeId), ['local-r/g6/e0', 'local-r/g6/e1', 'local-r/g6/e2', 'local-r/g6/e3', 'local-r/g7/e0']);
+  assert.deepEqual(
+    episodes.slice(0, 5).map((e) => e.episodeId),
+    ['local-r/g6/e0', 'local-r/g6/e1', 'local-r/g6/e2', 'local-r/g6/e3', 'local-r/g7/e0'],
+  );
   assert.equal(episodes[0]!.groupSeed, 5_000_006);
 });
 

@@ -31,7 +31,10 @@ describe('BatchAssembly', () => {
     a.add(delivery('s3', b0, { tokens: 100 }), 0);
     const unit = a.next(10);
     assert.deepEqual(ids(unit), ['s1', 's2', 's3']);
-    assert.deepEqual({ batchId: unit!.batchId, iteration: unit!.iteration, expected: unit!.expected, partial: unit!.partial }, { batchId: 'b0', iteration: 0, expected: 3, partial: false });
+    assert.deepEqual(
+      { batchId: unit!.batchId, iteration: unit!.iteration, expected: unit!.expected, partial: unit!.partial },
+      { batchId: 'b0', iteration: 0, expected: 3, partial: false },
+    );
     assert.equal(a.next(10), null);
     assert.equal(a.held, 0);
   });
@@ -86,7 +89,10 @@ describe('BatchAssembly', () => {
     a.add(delivery('p0b', batchOf(0, 1), { partition: 0 }), 0); // 101
     a.add(delivery('p1a', batchOf(1, 2), { partition: 1 }), 0); // 102
     assert.deepEqual(ids(a.next(0)), ['p0b']);
-    assert.deepEqual([...a.heldOffsets()].sort(), [['samples/0', 100n], ['samples/1', 102n]]);
+    assert.deepEqual([...a.heldOffsets()].sort(), [
+      ['samples/0', 100n],
+      ['samples/1', 102n],
+    ]);
     assert.deepEqual(ids(a.next(0)), ['p0a', 'p1a']);
     assert.equal(a.heldOffsets().size, 0);
   });

@@ -15,14 +15,45 @@ const SETTINGS: LedgerSettings = { runId: 'run', batchTokens: 1000, minSamples: 
 let nextOffset = 0;
 function delivery(id: string, batch: SampleBatch | null, options: { runId?: string; policyVersion?: number; estimator?: string; partition?: number } = {}): Delivered {
   const value = {
-    sampleId: id, runId: options.runId ?? 'run', groupId: 'g', episodeId: id, tokenIds: [1, 2, 3, 4], lossMask: [0, 1, 0, 1],
-    policyVersion: options.policyVersion ?? 0, estimator: options.estimator ?? 'gigpo', batch,
+    sampleId: id,
+    runId: options.runId ?? 'run',
+    groupId: 'g',
+    episodeId: id,
+    tokenIds: [1, 2, 3, 4],
+    lossMask: [0, 1, 0, 1],
+    policyVersion: options.policyVersion ?? 0,
+    estimator: options.estimator ?? 'gigpo',
+    batch,
   } as unknown as TrainingSampleEvent;
   return { value, topic: 'samples', partition: options.partition ?? 0, offset: String(nextOffset++) };
 }
 const batchOf = (iteration: number, samples: number): SampleBatch => ({ batchId: `b${iteration}`, iteration, samples });
 
-const METRICS = { loss: 0.5, pgLoss: 0.4, entropy: 1, kl: 0, klLoss: 0, entropyLoss: 0, ppoKl: 0.01, clipFracHigh: 0, clipFracLow: 0, clipFracDual: 0, gradNorm: 1, learningRate: 1e-3, optimizerSteps: 1, skippedSteps: 0, klEarlyStop: 0, klAtStop: 0, lossTokens: 2, tokens: 3, samples: 1, importanceWeightMean: 1, importanceWeightMax: 1, truncatedWeights: 0, durationMs: 5 } satisfies UpdateMetrics;
+const METRICS = {
+  loss: 0.5,
+  pgLoss: 0.4,
+  entropy: 1,
+  kl: 0,
+  klLoss: 0,
+  entropyLoss: 0,
+  ppoKl: 0.01,
+  clipFracHigh: 0,
+  clipFracLow: 0,
+  clipFracDual: 0,
+  gradNorm: 1,
+  learningRate: 1e-3,
+  optimizerSteps: 1,
+  skippedSteps: 0,
+  klEarlyStop: 0,
+  klAtStop: 0,
+  lossTokens: 2,
+  tokens: 3,
+  samples: 1,
+  importanceWeightMean: 1,
+  importanceWeightMax: 1,
+  truncatedWeights: 0,
+  durationMs: 5,
+} satisfies UpdateMetrics;
 
 /** The update the shell would make of a unit's kept samples. */
 function done(samples: readonly TrainingSampleEvent[], updates: number, extra: Partial<UpdateDone> = {}): UpdateDone {
@@ -54,7 +85,10 @@ describe('LearnerLedger', () => {
     ledger.deliver(delivery('old', batchOf(5, 3), { policyVersion: 1 }), 0);
     ledger.deliver(delivery('replay', batchOf(5, 3), { policyVersion: 0, estimator: `${REPLAY_ESTIMATOR_PREFIX}grpo` }), 0);
     const plan = ledger.plan(take(ledger));
-    assert.deepEqual(plan.kept.map((s) => s.sampleId), ['new', 'replay']);
+    assert.deepEqual(
+      plan.kept.map((s) => s.sampleId),
+      ['new', 'replay'],
+    );
     assert.deepEqual(plan.lines, ['learner: dropped 1 stale samples of b5 (iteration 5): sampled with v0, learner at v3, bound 1']);
     assert.equal(ledger.stats.droppedStale, 1);
     assert.equal(ledger.stats.iteration, 5);
@@ -83,11 +117,23 @@ describe('LearnerLedger', () => {
     assert.deepEqual([ledger.stats.version, ledger.stats.updates, ledger.stats.samplesTrained, ledger.stats.envSteps], [1, 1, 2, 4], 'two samples of two turns each');
     assert.deepEqual([step.step, step.policyVersion, step.stalenessMean, step.stalenessMax, step.backend, step.eventTimeMs], [0, 0, 0, 0, 'wasm', 1234]);
     assert.deepEqual(
-      { otherRuns: step.metrics.otherRuns, duplicates: step.metrics.duplicates, droppedStale: step.metrics.droppedStale, iteration: step.metrics['batch.iteration'], expected: step.metrics['batch.expected'], partial: step.metrics['batch.partial'], envSteps: step.metrics.envSteps },
+      {
+        otherRuns: step.metrics.otherRuns,
+        duplicates: step.metrics.duplicates,
+        droppedStale: step.metrics.droppedStale,
+        iteration: step.metrics['batch.iteration'],
+        expected: step.metrics['batch.expected'],
+        partial: step.metrics['batch.partial'],
+        envSteps: step.metrics.envSteps,
+      },
       { otherRuns: 1, duplicates: 0, droppedStale: 0, iteration: 0, expected: 2, partial: 0, envSteps: 4 },
     );
     assert.equal('template.mi' in step.metrics, false);
-    assert.deepEqual(checkpoint, { version: 1, parentVersion: 0, updates: 1, offsets: { 'samples/0': '3', 'samples/1': '3' }, recentSampleIds: ['a', 'b'], lastStep: step, trainedIteration: 0 }, 'partition 1 held back at the sample of iteration 1');
+    assert.deepEqual(
+      checkpoint,
+      { version: 1, parentVersion: 0, updates: 1, offsets: { 'samples/0': '3', 'samples/1': '3' }, recentSampleIds: ['a', 'b'], lastStep: step, trainedIteration: 0 },
+      'partition 1 held back at the sample of iteration 1',
+    );
     assert.deepEqual(ledger.announcement(), { version: 1, learnerStep: 0, progress: { iteration: 0, envSteps: 4 } });
     // The next update reports only what was refused since, and the cross-scoring when it was measured.
     ledger.deliver(delivery('later2', batchOf(1, 2), { partition: 1 }), 0);
@@ -114,14 +160,21 @@ describe('LearnerLedger', () => {
 
   test('staleness of an update: over its live samples, against the version before it', () => {
     const ledger = new LearnerLedger<Delivered>({ ...SETTINGS, maxStaleness: null }, restored({ version: 2 }));
-    for (const [id, v] of [['a', 2], ['b', 0]] as const) ledger.deliver(delivery(id, batchOf(0, 2), { policyVersion: v }), 0);
+    for (const [id, v] of [
+      ['a', 2],
+      ['b', 0],
+    ] as const)
+      ledger.deliver(delivery(id, batchOf(0, 2), { policyVersion: v }), 0);
     const unit = take(ledger);
     const { step } = ledger.updated(unit, done(ledger.plan(unit).kept, 1));
     assert.deepEqual([step.stalenessMean, step.stalenessMax], [1, 2]);
   });
 
   test('a resumed run: version, updates, iteration, env steps, positions and trained ids from its checkpoint', () => {
-    const ledger = new LearnerLedger<Delivered>(SETTINGS, restored({ version: 3, updates: 3, trainedIteration: 2, offsets: { 'samples/0': '17' }, recentSampleIds: ['t1'], envSteps: 40 }));
+    const ledger = new LearnerLedger<Delivered>(
+      SETTINGS,
+      restored({ version: 3, updates: 3, trainedIteration: 2, offsets: { 'samples/0': '17' }, recentSampleIds: ['t1'], envSteps: 40 }),
+    );
     assert.deepEqual([ledger.stats.version, ledger.stats.updates, ledger.stats.iteration, ledger.stats.envSteps], [3, 3, 2, 40]);
     assert.deepEqual([...ledger.positions.start], [['samples/0', 17n]]);
     assert.equal(ledger.deliver(delivery('t1', batchOf(3, 1)), 0), 'refused');

@@ -58,14 +58,33 @@ test('the real path and the in-process loop give the same samples and the same u
   const realSteps: LearnerStepEvent[] = [];
   const learner = await startLearner(
     scoped,
-    buildLearnerConfig(config, { runId, envName: 'FrozenLake', envOptions: ENV_OPTIONS, model: MODEL, optimizer: OPTIMIZER, maxStaleness: 0, maxUpdates: ITERATIONS, templateCollapse: { every: 0 } }),
+    buildLearnerConfig(config, {
+      runId,
+      envName: 'FrozenLake',
+      envOptions: ENV_OPTIONS,
+      model: MODEL,
+      optimizer: OPTIMIZER,
+      maxStaleness: 0,
+      maxUpdates: ITERATIONS,
+      templateCollapse: { every: 0 },
+    }),
     { log: () => {}, onStep: (step) => realSteps.push(step) },
   );
   const processors = await startProcessors(scoped, { consumerGroupId: uniqueName('processors'), processing: PROCESSING, groupSize: GROUP_SIZE, flushIntervalMs: 50 });
   const provider = await transformerProvider('FrozenLake', { backend: 'wasm', model: MODEL });
   const actors = await startActors(
     scoped,
-    actorsConfig({ runId, envName: 'FrozenLake', envOptions: ENV_OPTIONS, groups: GROUPS, groupSize: GROUP_SIZE, seedBase: taskSeedBase(SEED), iterations: ITERATIONS, maxStaleness: 0, progressEveryMs: 0 }),
+    actorsConfig({
+      runId,
+      envName: 'FrozenLake',
+      envOptions: ENV_OPTIONS,
+      groups: GROUPS,
+      groupSize: GROUP_SIZE,
+      seedBase: taskSeedBase(SEED),
+      iterations: ITERATIONS,
+      maxStaleness: 0,
+      progressEveryMs: 0,
+    }),
     { provider, write: () => {} },
   );
   try {
@@ -83,8 +102,18 @@ test('the real path and the in-process loop give the same samples and the same u
   const curve: CurvePoint[] = [];
   await runLocal(
     {
-      env: 'FrozenLake', envOptions: ENV_OPTIONS, runId: localRunId, iterations: ITERATIONS, groups: GROUPS, groupSize: GROUP_SIZE,
-      processing: PROCESSING, model: MODEL, optimizer: OPTIMIZER, seed: SEED, evalEvery: 1_000, evalTasks: 1,
+      env: 'FrozenLake',
+      envOptions: ENV_OPTIONS,
+      runId: localRunId,
+      iterations: ITERATIONS,
+      groups: GROUPS,
+      groupSize: GROUP_SIZE,
+      processing: PROCESSING,
+      model: MODEL,
+      optimizer: OPTIMIZER,
+      seed: SEED,
+      evalEvery: 1_000,
+      evalTasks: 1,
       onBatch: (_, __, out) => localSamples.push(...out.samples),
     },
     (point) => curve.push(point),
@@ -97,7 +126,19 @@ test('the real path and the in-process loop give the same samples and the same u
     const place = placeOf(local, localRunId);
     const other = realByPlace.get(place);
     assert.ok(other, `the real path has the sample of ${place}`);
-    for (const field of ['tokenIds', 'lossMask', 'advantages', 'behaviourLogProbs', 'stepAdvantages', 'policyVersion', 'reward', 'groupSize', 'groupRewardMean', 'groupRewardStd', 'estimator'] as const) {
+    for (const field of [
+      'tokenIds',
+      'lossMask',
+      'advantages',
+      'behaviourLogProbs',
+      'stepAdvantages',
+      'policyVersion',
+      'reward',
+      'groupSize',
+      'groupRewardMean',
+      'groupRewardStd',
+      'estimator',
+    ] as const) {
       assert.deepStrictEqual(other[field], local[field], `${place}: ${field}`);
     }
     assert.ok(other.batch && local.batch, `${place}: both name their rollout batch`);
@@ -106,7 +147,10 @@ test('the real path and the in-process loop give the same samples and the same u
   }
   // Iteration 1 was sampled with version 1 on both paths: the same behaviour log-probs above mean the actors'
   // version 1 (loaded from the learner's checkpoint) is the in-process loop's updated policy.
-  assert.ok(real.some((s) => s.policyVersion === 1), 'the second iteration was sampled with version 1');
+  assert.ok(
+    real.some((s) => s.policyVersion === 1),
+    'the second iteration was sampled with version 1',
+  );
 
   assert.equal(realSteps.length, ITERATIONS);
   for (let i = 0; i < ITERATIONS; i++) {

@@ -22,7 +22,13 @@ test('past every delivery seen; a held sample holds its partition back', () => {
 test('restored positions stay for partitions not seen since, and the start map is the same object throughout', () => {
   const positions = new ReadPositions({ 'samples/0': '40', 'samples/2': '7' });
   const start = positions.start;
-  assert.deepEqual([...start], [['samples/0', 40n], ['samples/2', 7n]]);
+  assert.deepEqual(
+    [...start],
+    [
+      ['samples/0', 40n],
+      ['samples/2', 7n],
+    ],
+  );
   positions.see(at(0, 40));
   positions.advance(new Map());
   assert.equal(positions.start, start, 'the consumer reads this map as it goes');

@@ -53,7 +53,17 @@ test('actors → processors → learner → new version → actors, on the real 
   const runId = uniqueName('run');
   const learner = await startLearner(
     scoped,
-    buildLearnerConfig(config, { runId, envName: 'FrozenLake', model: SMALL_MODEL, batchTokens: 800, minSamples: 4, maxWaitMs: 300, maxUpdates: 3, optimizer: { learningRate: 1e-3 }, templateCollapse: { every: 2, pairs: 8 } }),
+    buildLearnerConfig(config, {
+      runId,
+      envName: 'FrozenLake',
+      model: SMALL_MODEL,
+      batchTokens: 800,
+      minSamples: 4,
+      maxWaitMs: 300,
+      maxUpdates: 3,
+      optimizer: { learningRate: 1e-3 },
+      templateCollapse: { every: 2, pairs: 8 },
+    }),
     { log: () => {} },
   );
   const processors = await startProcessors(scoped, { consumerGroupId: uniqueName('processors'), processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
@@ -75,10 +85,16 @@ test('actors → processors → learner → new version → actors, on the real 
   const versions = (await readAll(config, 'policy.versions', 'policy_version')).filter((v) => v.runId === runId);
   assert.deepEqual([...new Set(versions.map((v) => v.version))], [0, 1, 2, 3], 'versions 0..3 once each, in order');
   const steps = (await readAll(config, 'learner.steps', 'learner_step')).filter((s) => s.runId === runId);
-  assert.deepEqual(steps.map((s) => s.step), [0, 1, 2]);
+  assert.deepEqual(
+    steps.map((s) => s.step),
+    [0, 1, 2],
+  );
   for (const s of steps) assert.ok(Number.isFinite(s.totalLoss) && Number.isFinite(s.gradNormPreClip) && s.samples > 0 && s.backend === 'wasm', JSON.stringify(s));
   // RAGEN-2 cross-scoring every 2 updates: on updates 0 and 2, within its bounds; not on update 1.
-  assert.deepEqual(steps.map((s) => 'template.mi' in s.metrics), [true, false, true]);
+  assert.deepEqual(
+    steps.map((s) => 'template.mi' in s.metrics),
+    [true, false, true],
+  );
   for (const s of [steps[0]!, steps[2]!]) {
     const m = s.metrics;
     assert.ok(m['template.prompts']! >= 2 && m['template.pairs']! <= 8, JSON.stringify(m));
@@ -86,8 +102,14 @@ test('actors → processors → learner → new version → actors, on the real 
   }
   const stepEvents = (await readAll(config, 'env.steps', 'step')).filter((s) => s.runId === runId);
   const sampledWith = new Set(stepEvents.map((s) => s.policyVersion));
-  assert.ok([...sampledWith].some((v) => v >= 1), `actors sampled with a learned version (versions seen: ${[...sampledWith]})`);
-  assert.ok(stepEvents.every((s) => s.observationTokenIds !== null && s.actionTokenIds.length > 0), 'the transformer sends its own tokens');
+  assert.ok(
+    [...sampledWith].some((v) => v >= 1),
+    `actors sampled with a learned version (versions seen: ${[...sampledWith]})`,
+  );
+  assert.ok(
+    stepEvents.every((s) => s.observationTokenIds !== null && s.actionTokenIds.length > 0),
+    'the transformer sends its own tokens',
+  );
   console.log(`rl loop: ${stepEvents.length} steps, versions sampled with ${[...sampledWith].sort()}, learner steps ${steps.length}`);
 });
 
@@ -118,7 +140,10 @@ const cli = fileURLToPath(new URL('../../../bin/trajflow.mjs', import.meta.url))
 
 function runLearnerProcess(config: TrajflowConfig, args: string[]): { exited: Promise<number | null>; kill: () => void; output: () => string } {
   let output = '';
-  const child = spawn(process.execPath, [cli, 'learner', ...args], { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix, TRAJFLOW_HOME: config.home }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [cli, 'learner', ...args], {
+    env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix, TRAJFLOW_HOME: config.home },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   return { exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))), kill: () => child.kill('SIGKILL'), output: () => output };
@@ -131,7 +156,28 @@ test('a learner SIGKILLed mid-run resumes from its checkpoint: every sample trai
   for (const sample of samples) await backbone.producer.send(topicName(config, 'samples'), 'sample', sample, sample.groupId);
   await backbone.producer.flush();
   const perSample = Math.max(...samples.map((s) => s.tokenIds.length));
-  const args = ['--run-id', runId, '--env', 'FrozenLake', '--batch-tokens', String(perSample * 3), '--min-samples', '1', '--max-wait-ms', '0', '--width', '32', '--layers', '1', '--heads', '2', '--context', '128', '--backend', 'wasm'];
+  const args = [
+    '--run-id',
+    runId,
+    '--env',
+    'FrozenLake',
+    '--batch-tokens',
+    String(perSample * 3),
+    '--min-samples',
+    '1',
+    '--max-wait-ms',
+    '0',
+    '--width',
+    '32',
+    '--layers',
+    '1',
+    '--heads',
+    '2',
+    '--context',
+    '128',
+    '--backend',
+    'wasm',
+  ];
 
   const first = runLearnerProcess(config, [...args, '--updates', '1000']);
   const checkpoints = join(config.home, 'checkpoints', config.topicPrefix, runId);
@@ -151,7 +197,10 @@ test('a learner SIGKILLed mid-run resumes from its checkpoint: every sample trai
   await second.exited;
 
   const trainedIds = async () => {
-    const newest = (await readdir(checkpoints)).filter((d) => /^v\d{8}$/.test(d)).sort().at(-1)!;
+    const newest = (await readdir(checkpoints))
+      .filter((d) => /^v\d{8}$/.test(d))
+      .sort()
+      .at(-1)!;
     return (JSON.parse(await readFile(join(checkpoints, newest, 'manifest.json'), 'utf8')) as { recentSampleIds: string[] }).recentSampleIds;
   };
   const ids = await trainedIds();
@@ -162,7 +211,11 @@ test('a learner SIGKILLed mid-run resumes from its checkpoint: every sample trai
   const trainedSamples = [...byStep.values()].reduce((sum, s) => sum + s.samples, 0);
   assert.equal(trainedSamples, 24, `learner steps account for each sample once (${[...byStep.values()].map((s) => s.samples)})`);
   const versions = [...new Set((await readAll(config, 'policy.versions', 'policy_version')).filter((v) => v.runId === runId).map((v) => v.version))];
-  assert.deepEqual(versions, Array.from({ length: versions.length }, (_, i) => i), 'versions without gaps');
+  assert.deepEqual(
+    versions,
+    Array.from({ length: versions.length }, (_, i) => i),
+    'versions without gaps',
+  );
   assert.match(second.output(), /resumed run/);
   console.log(`learner crash-resume: 24 samples, ${byStep.size} updates, versions 0..${versions.at(-1)}, trained twice 0, skipped 0`);
 });
@@ -179,7 +232,16 @@ test('a sample delivered twice into one batch (redelivery after a reconnect, or 
     { ...backbone, config },
     // One update over the six distinct samples: the token budget holds them and it waits for six; the repeat is
     // refused as it arrives (the fourth of seven deliveries), before the six are in.
-    buildLearnerConfig(config, { runId, envName: 'FrozenLake', model: SMALL_MODEL, batchTokens: 100_000, minSamples: 6, maxWaitMs: 300, maxUpdates: 1, optimizer: { learningRate: 1e-3 } }),
+    buildLearnerConfig(config, {
+      runId,
+      envName: 'FrozenLake',
+      model: SMALL_MODEL,
+      batchTokens: 100_000,
+      minSamples: 6,
+      maxWaitMs: 300,
+      maxUpdates: 1,
+      optimizer: { learningRate: 1e-3 },
+    }),
     { log: () => {} },
   );
   const stats = await learner.done;

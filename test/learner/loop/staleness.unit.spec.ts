@@ -12,15 +12,25 @@ const replayed = (id: string, policyVersion: number) => sample(id, policyVersion
 test('dropStale: past the bound dropped and counted, within it kept in order; null is no bound', () => {
   const samples = [sample('a', 5), sample('b', 3), sample('c', 4), sample('d', 2)];
   const { kept, dropped } = dropStale(samples, 5, 1);
-  assert.deepEqual(kept.map((s) => s.id), ['a', 'c']);
+  assert.deepEqual(
+    kept.map((s) => s.id),
+    ['a', 'c'],
+  );
   assert.equal(dropped, 2);
-  assert.deepEqual(dropStale(samples, 5, 0).kept.map((s) => s.id), ['a'], 'K = 0: only the learner\'s own version');
+  assert.deepEqual(
+    dropStale(samples, 5, 0).kept.map((s) => s.id),
+    ['a'],
+    "K = 0: only the learner's own version",
+  );
   assert.deepEqual(dropStale(samples, 5, null), { kept: samples, dropped: 0 });
 });
 
 test('dropStale: a replayed sample is never dropped, however old', () => {
   const { kept, dropped } = dropStale([replayed('r', 0), sample('s', 0)], 10, 1);
-  assert.deepEqual(kept.map((s) => s.id), ['r']);
+  assert.deepEqual(
+    kept.map((s) => s.id),
+    ['r'],
+  );
   assert.equal(dropped, 1);
   assert.equal(isReplayed(replayed('r', 0)), true);
   assert.equal(isReplayed(sample('s', 0)), false);
@@ -32,9 +42,6 @@ test('stalenessOf: mean and max over the live samples; all of them when every on
 });
 
 test('staleDropLine: which batch, the oldest version that sampled it, the learner version and the bound', () => {
-  assert.equal(
-    staleDropLine(3, { batchId: 'b7', iteration: 7 }, [5, 3, 4], 6, 1),
-    'learner: dropped 3 stale samples of b7 (iteration 7): sampled with v3, learner at v6, bound 1',
-  );
+  assert.equal(staleDropLine(3, { batchId: 'b7', iteration: 7 }, [5, 3, 4], 6, 1), 'learner: dropped 3 stale samples of b7 (iteration 7): sampled with v3, learner at v6, bound 1');
   assert.match(staleDropLine(1, { batchId: null, iteration: -1 }, [0], 2, 0), /of a batch by token budget \(iteration -1\)/);
 });

@@ -42,8 +42,28 @@ function readAll<N extends EventName>(config: TrajflowConfig, topic: string, eve
 function actorProcess(config: TrajflowConfig, runId: string, shard: string): { exited: Promise<number | null>; output: () => string } {
   let output = '';
   const args = [
-    cli, 'actors', '--env', 'FrozenLake', '--run-id', runId, '--groups', String(GROUPS), '--group-size', String(GROUP_SIZE), '--iterations', String(ITERATIONS),
-    '--max-staleness', String(K), '--env-options', JSON.stringify(ENV_OPTIONS), '--model', JSON.stringify(MODEL), '--shard', shard, '--progress-ms', '0',
+    cli,
+    'actors',
+    '--env',
+    'FrozenLake',
+    '--run-id',
+    runId,
+    '--groups',
+    String(GROUPS),
+    '--group-size',
+    String(GROUP_SIZE),
+    '--iterations',
+    String(ITERATIONS),
+    '--max-staleness',
+    String(K),
+    '--env-options',
+    JSON.stringify(ENV_OPTIONS),
+    '--model',
+    JSON.stringify(MODEL),
+    '--shard',
+    shard,
+    '--progress-ms',
+    '0',
   ];
   const child = spawn(process.execPath, args, { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix }, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -51,7 +71,10 @@ function actorProcess(config: TrajflowConfig, runId: string, shard: string): { e
   return { exited: new Promise((resolve) => child.on('exit', resolve)), output: () => output };
 }
 
-for (const [label, batchTokens] of [['a token budget smaller than one batch', 200], ['a token budget larger than two batches', 1_000_000]] as const) {
+for (const [label, batchTokens] of [
+  ['a token budget smaller than one batch', 200],
+  ['a token budget larger than two batches', 1_000_000],
+] as const) {
   test(`${label}: one whole batch per update, every sample once, staleness ≤ ${K}, two actor processes`, { timeout: 300_000 }, async () => {
     const config: TrajflowConfig = { ...loadConfig(), topicPrefix: uniqueName('vfd') };
     await ensureTopics(config);
@@ -61,8 +84,17 @@ for (const [label, batchTokens] of [['a token budget smaller than one batch', 20
     const learner = await startLearner(
       scoped,
       buildLearnerConfig(config, {
-        runId, envName: 'FrozenLake', envOptions: ENV_OPTIONS, model: MODEL, batchTokens, minSamples: 1, maxWaitMs: 0, maxStaleness: K, maxUpdates: ITERATIONS,
-        optimizer: { learningRate: 1e-3, epochs: 2, minibatches: 4 }, templateCollapse: { every: 0 },
+        runId,
+        envName: 'FrozenLake',
+        envOptions: ENV_OPTIONS,
+        model: MODEL,
+        batchTokens,
+        minSamples: 1,
+        maxWaitMs: 0,
+        maxStaleness: K,
+        maxUpdates: ITERATIONS,
+        optimizer: { learningRate: 1e-3, epochs: 2, minibatches: 4 },
+        templateCollapse: { every: 0 },
       }),
       { log: () => {}, onStep: (step) => steps.push(step) },
     );
@@ -91,9 +123,17 @@ for (const [label, batchTokens] of [['a token budget smaller than one batch', 20
     assert.equal(trainedSamples, samples.length, 'every sample on the topic trained, none twice');
     const byIteration = new Map<number, number>();
     for (const s of samples) byIteration.set(s.batch!.iteration, (byIteration.get(s.batch!.iteration) ?? 0) + 1);
-    assert.deepEqual([...byIteration].sort((a, b) => a[0] - b[0]), Array.from({ length: ITERATIONS }, (_, i) => [i, GROUPS * GROUP_SIZE]), 'one batch per iteration on the topic');
+    assert.deepEqual(
+      [...byIteration].sort((a, b) => a[0] - b[0]),
+      Array.from({ length: ITERATIONS }, (_, i) => [i, GROUPS * GROUP_SIZE]),
+      'one batch per iteration on the topic',
+    );
     const versions = (await readAll(config, 'policy.versions', 'policy_version')).filter((v) => v.runId === runId);
-    assert.deepEqual(versions.map((v) => v.metrics.iteration), [-1, 0, 1, 2, 3], 'version v was trained on iterations 0 … v − 1');
+    assert.deepEqual(
+      versions.map((v) => v.metrics.iteration),
+      [-1, 0, 1, 2, 3],
+      'version v was trained on iterations 0 … v − 1',
+    );
     console.log(`versions follow data (${label}): ${ITERATIONS} updates of ${GROUPS * GROUP_SIZE} samples, staleness max ${Math.max(...steps.map((s) => s.stalenessMax))}`);
   });
 }

@@ -20,11 +20,22 @@ test('two known 3-logit cases', () => {
   // z = [1, 2, 3]: lse = 3 + ln(1 + e^{−1} + e^{−2}) = 3 + ln 1.50321472 = 3.40760596
   //   softmax = e^{z − lse} = [0.09003057, 0.24472847, 0.66524096]
   //   Σ p·z = 0.09003057 + 0.48945694 + 1.99572288 = 2.57521039 → H = 3.40760596 − 2.57521039 = 0.83239558
-  const h = tf.tidy(() => values(entropyFromLogits(tf.tensor3d([[[0, LN2, 0], [1, 2, 3]]]))));
+  const h = tf.tidy(() =>
+    values(
+      entropyFromLogits(
+        tf.tensor3d([
+          [
+            [0, LN2, 0],
+            [1, 2, 3],
+          ],
+        ]),
+      ),
+    ),
+  );
   near(h, [1.5 * LN2, 0.83239558]);
 });
 
-test('temperature is the caller\'s: logits / 2 flatten the distribution', () => {
+test("temperature is the caller's: logits / 2 flatten the distribution", () => {
   // z = [1, 2, 3] / 2 = [0.5, 1, 1.5]: lse = 1.5 + ln(1 + e^{−0.5} + e^{−1}) = 1.5 + ln 1.97441945 = 2.18026967
   //   softmax = [0.18632372, 0.30719589, 0.50648039], Σ p·z = 0.09316186 + 0.30719589 + 0.75972059 = 1.16007834
   //   H = 2.18026967 − 1.16007834 = 1.02019133 (> 0.83239558 at temperature 1)
@@ -46,7 +57,10 @@ test('gradient: dH/dz_i = −p_i·(log p_i + H)', () => {
 });
 
 test('logits must be [B, T, V]; no tensor is left behind', () => {
-  assert.throws(() => entropyFromLogits(tf.zeros([2, 3])), (e: unknown) => e instanceof TrajflowError && /logits must be \[B, T, V\]/.test(e.message));
+  assert.throws(
+    () => entropyFromLogits(tf.zeros([2, 3])),
+    (e: unknown) => e instanceof TrajflowError && /logits must be \[B, T, V\]/.test(e.message),
+  );
   const logits = tf.tensor3d([[[1, 2, 3]]]);
   const before = tf.memory().numTensors;
   tf.tidy(() => {

@@ -11,8 +11,7 @@ const ref = () => tf.tensor2d([[-0.5, 0.5, 1, 0]]);
 const E = Math.exp;
 
 const valueOf = (estimator: KlEstimator, refLogp = ref(), lp = logp()) => tf.tidy(() => values(klPenalty(lp, refLogp, estimator)));
-const gradOf = (estimator: KlEstimator, refLogp = ref(), lp = logp()) =>
-  tf.tidy(() => values(tf.grad((x: tf.Tensor) => tf.sum(klPenalty(x, refLogp, estimator)))(lp)));
+const gradOf = (estimator: KlEstimator, refLogp = ref(), lp = logp()) => tf.tidy(() => values(tf.grad((x: tf.Tensor) => tf.sum(klPenalty(x, refLogp, estimator)))(lp)));
 
 test('k1 = d, gradient 1', () => {
   near(valueOf('k1'), [0.5, -0.5, -1, 0]);
@@ -58,13 +57,16 @@ test('k1+ and k3+: the value of k1 / k3, the gradient of k2 (= d)', () => {
   near(gradOf('k3+', far()), [-25, 25, -3, -2]);
 });
 
-test('gradient wrt refLogp of the straight-through variants is k2\'s too (−d)', () => {
+test("gradient wrt refLogp of the straight-through variants is k2's too (−d)", () => {
   const grad = tf.tidy(() => values(tf.grad((r: tf.Tensor) => tf.sum(klPenalty(logp(), r, 'k3+')))(ref())));
   near(grad, [-0.5, 0.5, 1, 0]);
 });
 
 test('bad estimator or shapes throw', () => {
-  assert.throws(() => klPenalty(logp(), ref(), 'low_var_kl' as KlEstimator), (e: unknown) => e instanceof ConfigError && /KL estimator must be one of 'k1'/.test(e.message));
+  assert.throws(
+    () => klPenalty(logp(), ref(), 'low_var_kl' as KlEstimator),
+    (e: unknown) => e instanceof ConfigError && /KL estimator must be one of 'k1'/.test(e.message),
+  );
   assert.throws(() => klPenalty(logp(), tf.zeros([1, 3]), 'k1'), /refLogp must be \[B, T\]/);
 });
 

@@ -14,15 +14,18 @@ const rejects = (overrides: Record<string, unknown>, message: RegExp) =>
 
 test('defaults: DAPO clip 0.2/0.28, dual clip 3, token-mean, no entropy bonus, no KL (k3 when on)', () => {
   const config = buildPolicyLossConfig();
-  assert.deepEqual({ ...config }, {
-    clipRatioLow: 0.2,
-    clipRatioHigh: 0.28,
-    clipRatioC: 3,
-    lossAggMode: 'token-mean',
-    entropyCoeff: 0,
-    klCoeff: 0,
-    klEstimator: 'k3',
-  });
+  assert.deepEqual(
+    { ...config },
+    {
+      clipRatioLow: 0.2,
+      clipRatioHigh: 0.28,
+      clipRatioC: 3,
+      lossAggMode: 'token-mean',
+      entropyCoeff: 0,
+      klCoeff: 0,
+      klEstimator: 'k3',
+    },
+  );
   assert.ok(Object.isFrozen(config));
   assert.deepEqual({ ...config }, { ...DEFAULT_POLICY_LOSS_CONFIG });
 });
@@ -57,8 +60,11 @@ test('an unknown aggregation mode lists the valid ones', () => {
   );
 });
 
-test('KL estimator: verl\'s long names get pointed at the short one', () => {
-  rejects({ klEstimator: 'low_var_kl' }, /klEstimator must be one of 'k1', 'abs', 'k2', 'k3', 'k1\+', 'k3\+'; got 'low_var_kl' \('low_var_kl' is verl's name for 'k3': use 'k3'\)\./);
+test("KL estimator: verl's long names get pointed at the short one", () => {
+  rejects(
+    { klEstimator: 'low_var_kl' },
+    /klEstimator must be one of 'k1', 'abs', 'k2', 'k3', 'k1\+', 'k3\+'; got 'low_var_kl' \('low_var_kl' is verl's name for 'k3': use 'k3'\)\./,
+  );
   rejects({ klEstimator: 'mse' }, /use 'k2'/);
   rejects({ klEstimator: 'k4' }, /klEstimator must be one of .*; got 'k4'\.$/);
 });
@@ -66,8 +72,14 @@ test('KL estimator: verl\'s long names get pointed at the short one', () => {
 test('coefficients, lossScaleFactor and unknown options', () => {
   rejects({ entropyCoeff: -0.001 }, /entropyCoeff must be a number ≥ 0; got -0\.001/);
   rejects({ klCoeff: Number.NaN }, /klCoeff must be a number ≥ 0 \(0 = no KL loss\); got NaN/);
-  rejects({ lossScaleFactor: 0 }, /lossScaleFactor must be a number > 0 \(e\.g\. the max response length\); got 0\. Set it to such a number or leave it unset \(default T of the batch\)\./);
-  rejects({ clipRatio: 0.2 }, /unknown policy loss option 'clipRatio': the options are clipRatioLow, clipRatioHigh, clipRatioC, lossAggMode, lossScaleFactor, entropyCoeff, klCoeff, klEstimator\./);
+  rejects(
+    { lossScaleFactor: 0 },
+    /lossScaleFactor must be a number > 0 \(e\.g\. the max response length\); got 0\. Set it to such a number or leave it unset \(default T of the batch\)\./,
+  );
+  rejects(
+    { clipRatio: 0.2 },
+    /unknown policy loss option 'clipRatio': the options are clipRatioLow, clipRatioHigh, clipRatioC, lossAggMode, lossScaleFactor, entropyCoeff, klCoeff, klEstimator\./,
+  );
 });
 
 test('policyLoss checks a config that did not come from the builder', () => {

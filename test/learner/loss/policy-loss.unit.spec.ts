@@ -35,10 +35,19 @@ function read(out: PolicyLossOutput) {
 //       t2, t3: masked, with wild values (A ±100, log_ratio 5 and 20).
 // pg sum over the 6 valid tokens = −1.28 + 0.8 − 2.2 + 0.5 + 3 − 0.5 = 0.32 → token-mean 0.32/6 = 0.05333333
 const clipInputs = (): PolicyLossInputs => ({
-  logp: tf.tensor2d([[L(1.5) - 1, L(0.5) - 1, L(1.1) - 1, -1], [L(10) - 1, L(0.5) - 1, 4, 19]]),
+  logp: tf.tensor2d([
+    [L(1.5) - 1, L(0.5) - 1, L(1.1) - 1, -1],
+    [L(10) - 1, L(0.5) - 1, 4, 19],
+  ]),
   oldLogp: tf.fill([2, 4], -1),
-  advantages: tf.tensor2d([[1, -1, 2, -0.5], [-1, 1, 100, -100]]),
-  mask: tf.tensor2d([[1, 1, 1, 1], [1, 1, 0, 0]]),
+  advantages: tf.tensor2d([
+    [1, -1, 2, -0.5],
+    [-1, 1, 100, -100],
+  ]),
+  mask: tf.tensor2d([
+    [1, 1, 1, 1],
+    [1, 1, 0, 0],
+  ]),
 });
 
 test('clipped surrogate with Clip-Higher and dual clip, and the clip fractions', () => {
@@ -83,12 +92,22 @@ test('a larger dual-clip constant bites later', () => {
 // The masking example: ratio 1 everywhere (inside the clip range), so pg = −A on every token.
 //   A = [[1, −2, 3], [0.5, 7, −7]], mask = [[1, 1, 0], [1, 0, 0]] → pg on the 3 valid tokens: −1, 2, −0.5
 //   token-mean = (−1 + 2 − 0.5)/3 = 0.5/3 = 0.16666667; gradient −A/3 on valid tokens.
-const maskLogp = () => tf.tensor2d([[-0.7, -1.2, -2], [-0.1, -3, -0.5]]);
+const maskLogp = () =>
+  tf.tensor2d([
+    [-0.7, -1.2, -2],
+    [-0.1, -3, -0.5],
+  ]);
 const maskInputs = (logp = maskLogp()): PolicyLossInputs => ({
   logp,
   oldLogp: maskLogp(),
-  advantages: tf.tensor2d([[1, -2, 3], [0.5, 7, -7]]),
-  mask: tf.tensor2d([[1, 1, 0], [1, 0, 0]]),
+  advantages: tf.tensor2d([
+    [1, -2, 3],
+    [0.5, 7, -7],
+  ]),
+  mask: tf.tensor2d([
+    [1, 1, 0],
+    [1, 0, 0],
+  ]),
 });
 
 test('masked tokens change nothing in the loss', () => {
@@ -99,10 +118,22 @@ test('masked tokens change nothing in the loss', () => {
     read(
       policyLoss(
         {
-          logp: tf.tensor2d([[-0.7, -1.2, 30], [-0.1, -50, 8]]),
-          oldLogp: tf.tensor2d([[-0.7, -1.2, -40], [-0.1, 60, -9]]),
-          advantages: tf.tensor2d([[1, -2, -1e6], [0.5, 1e6, 3]]),
-          mask: tf.tensor2d([[1, 1, 0], [1, 0, 0]]),
+          logp: tf.tensor2d([
+            [-0.7, -1.2, 30],
+            [-0.1, -50, 8],
+          ]),
+          oldLogp: tf.tensor2d([
+            [-0.7, -1.2, -40],
+            [-0.1, 60, -9],
+          ]),
+          advantages: tf.tensor2d([
+            [1, -2, -1e6],
+            [0.5, 1e6, 3],
+          ]),
+          mask: tf.tensor2d([
+            [1, 1, 0],
+            [1, 0, 0],
+          ]),
         },
         defaults,
       ),
@@ -119,7 +150,10 @@ test('gradient wrt logp is exactly zero on masked tokens and −A/N on the other
   const grad = tf.tidy(() => values(tf.grad((logp: tf.Tensor) => policyLoss({ ...inputs, logp }, defaults).loss)(inputs.logp)));
   // valid: −1/3 = −0.33333333, +2/3 = 0.66666667, −0.5/3 = −0.16666667; masked: exactly 0
   near(grad, [-1 / 3, 2 / 3, 0, -0.5 / 3, 0, 0]);
-  assert.deepEqual([2, 4, 5].map((i) => grad[i] === 0), [true, true, true]);
+  assert.deepEqual(
+    [2, 4, 5].map((i) => grad[i] === 0),
+    [true, true, true],
+  );
   assert.ok([0, 1, 3].every((i) => grad[i] !== 0));
 });
 
@@ -137,20 +171,31 @@ test('tokenCount divides the token-mean by the whole batch count', () => {
 
 test('isWeights multiply the per-token loss and its gradient, and get no gradient themselves', () => {
   const inputs = maskInputs();
-  const isWeights = tf.tensor2d([[2, 0.5, 9], [3, 9, 9]]);
+  const isWeights = tf.tensor2d([
+    [2, 0.5, 9],
+    [3, 9, 9],
+  ]);
   // pg·w on valid tokens: −1·2 = −2, 2·0.5 = 1, −0.5·3 = −1.5 → (−2 + 1 − 1.5)/3 = −2.5/3 = −0.83333333
   const r = tf.tidy(() => read(policyLoss({ ...inputs, isWeights }, defaults)));
   near(r.pgLoss, -2.5 / 3);
   const [gLogp, gWeights] = tf.tidy(() =>
-    tf.grads((logp: tf.Tensor, w: tf.Tensor) => policyLoss({ ...inputs, logp, isWeights: w }, defaults).loss)([inputs.logp, isWeights]).map(values),
+    tf
+      .grads((logp: tf.Tensor, w: tf.Tensor) => policyLoss({ ...inputs, logp, isWeights: w }, defaults).loss)([inputs.logp, isWeights])
+      .map(values),
   );
   near(gLogp!, [-2 / 3, 1 / 3, 0, -1.5 / 3, 0, 0]); // −A·w/3
-  assert.ok(gWeights!.every((g) => g === 0), `isWeights gradient ${gWeights}`);
+  assert.ok(
+    gWeights!.every((g) => g === 0),
+    `isWeights gradient ${gWeights}`,
+  );
 });
 
 test('entropy bonus and KL loss enter the total; returned entropy/kl are masked token means', () => {
   const inputs = maskInputs();
-  const entropy = tf.tensor2d([[1, 2, 50], [3, 50, 50]]); // masked mean (1 + 2 + 3)/3 = 2
+  const entropy = tf.tensor2d([
+    [1, 2, 50],
+    [3, 50, 50],
+  ]); // masked mean (1 + 2 + 3)/3 = 2
   const refLogp = tf.sub(inputs.logp, 0.5); // d = 0.5 on every token; k1 mean 0.5
   const config = buildPolicyLossConfig({ entropyCoeff: 0.01, klCoeff: 0.1, klEstimator: 'k1' });
   const r = tf.tidy(() => read(policyLoss({ ...inputs, entropy, refLogp }, config)));
@@ -161,7 +206,9 @@ test('entropy bonus and KL loss enter the total; returned entropy/kl are masked 
   near(r.kl, 0.5);
   // Gradients: wrt logp, −A/3 + 0.1·(1/3) from k1 (= 0.03333333); wrt entropy, −0.01/3 = −0.00333333 on valid tokens.
   const [gLogp, gEntropy] = tf.tidy(() =>
-    tf.grads((logp: tf.Tensor, h: tf.Tensor) => policyLoss({ ...inputs, logp, entropy: h, refLogp }, config).loss)([inputs.logp, entropy]).map(values),
+    tf
+      .grads((logp: tf.Tensor, h: tf.Tensor) => policyLoss({ ...inputs, logp, entropy: h, refLogp }, config).loss)([inputs.logp, entropy])
+      .map(values),
   );
   near(gLogp!, [-1 / 3 + 0.1 / 3, 2 / 3 + 0.1 / 3, 0, -0.5 / 3 + 0.1 / 3, 0, 0]);
   near(gEntropy!, [-0.01 / 3, -0.01 / 3, 0, -0.01 / 3, 0, 0]);
@@ -169,7 +216,10 @@ test('entropy bonus and KL loss enter the total; returned entropy/kl are masked 
 
 test('the entropy and KL terms use the configured aggregation; the logged values stay token means', () => {
   const inputs = maskInputs();
-  const entropy = tf.tensor2d([[1, 2, 50], [3, 50, 50]]);
+  const entropy = tf.tensor2d([
+    [1, 2, 50],
+    [3, 50, 50],
+  ]);
   const refLogp = tf.sub(inputs.logp, 0.5);
   const config = buildPolicyLossConfig({ entropyCoeff: 0.01, klCoeff: 0.1, klEstimator: 'k1', lossAggMode: 'seq-mean-token-sum' });
   const r = tf.tidy(() => read(policyLoss({ ...inputs, entropy, refLogp }, config)));
@@ -183,7 +233,10 @@ test('the entropy and KL terms use the configured aggregation; the logged values
 
 test('with zero coefficients entropy and KL are only logged; without inputs they are 0', () => {
   const inputs = maskInputs();
-  const entropy = tf.tensor2d([[1, 2, 50], [3, 50, 50]]);
+  const entropy = tf.tensor2d([
+    [1, 2, 50],
+    [3, 50, 50],
+  ]);
   const refLogp = tf.sub(inputs.logp, 0.5);
   const logged = tf.tidy(() => read(policyLoss({ ...inputs, entropy, refLogp }, defaults)));
   near(logged.loss, 0.5 / 3);

@@ -39,7 +39,9 @@ test('dense: value and gradients (x, kernel, bias) equal plain matMul + bias dif
     tf.tidy(() => {
       const inputs = [tf.tensor2d(x, [n, k]), tf.tensor2d(w, [k, m]), tf.tensor1d(b)] as const;
       const r = tf.tensor2d(weights, [n, m]);
-      const value = op(...inputs).dataSync().slice();
+      const value = op(...inputs)
+        .dataSync()
+        .slice();
       const grads = tf.grads((a: tf.Tensor, c: tf.Tensor, d: tf.Tensor) => tf.sum(tf.mul(op(a as tf.Tensor2D, c as tf.Tensor2D, d as tf.Tensor1D), r)))([...inputs]);
       return { value, grads: grads.map((g) => g.dataSync().slice()) };
     });
@@ -60,7 +62,10 @@ test('embed: value and table gradient equal gather differentiated by tfjs on cpu
       const i = tf.tensor1d(ids, 'int32');
       const r = tf.tensor2d(weights, [ids.length, d]);
       const value = op(t, i).dataSync().slice();
-      const grad = tf.grad((tt: tf.Tensor) => tf.sum(tf.mul(op(tt as tf.Tensor2D, i), r)))(t).dataSync().slice();
+      const grad = tf
+        .grad((tt: tf.Tensor) => tf.sum(tf.mul(op(tt as tf.Tensor2D, i), r)))(t)
+        .dataSync()
+        .slice();
       return { value, grad };
     });
   const custom = run(embed);
@@ -84,11 +89,24 @@ test('gelu equals 0.5·x·(1 + tanh(√(2/π)(x + 0.044715x³))) in value and gr
   tf.tidy(() => {
     const x = tf.tensor2d(values, [1, values.length]);
     assertClose(gelu(x as tf.Tensor2D).dataSync(), tanhForm(x).dataSync(), 'value', 1e-6);
-    assertClose(tf.grad((t: tf.Tensor) => tf.sum(gelu(t as tf.Tensor2D)))(x).dataSync(), tf.grad((t: tf.Tensor) => tf.sum(tanhForm(t)))(x).dataSync(), 'gradient', 1e-5);
+    assertClose(
+      tf
+        .grad((t: tf.Tensor) => tf.sum(gelu(t as tf.Tensor2D)))(x)
+        .dataSync(),
+      tf
+        .grad((t: tf.Tensor) => tf.sum(tanhForm(t)))(x)
+        .dataSync(),
+      'gradient',
+      1e-5,
+    );
   });
 });
 
 test('oneHotFloat is exactly 0/1 on wasm (tf.oneHot float32 is not)', () => {
-  const out = tf.tidy(() => oneHotFloat(tf.tensor1d([2, 0, 1], 'int32'), 3).dataSync().slice());
+  const out = tf.tidy(() =>
+    oneHotFloat(tf.tensor1d([2, 0, 1], 'int32'), 3)
+      .dataSync()
+      .slice(),
+  );
   assert.deepEqual(Array.from(out), [0, 0, 1, 1, 0, 0, 0, 1, 0]);
 });

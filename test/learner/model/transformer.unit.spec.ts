@@ -38,13 +38,17 @@ function referenceLogits(ids: number[][]): Float32Array {
       return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, 1e-5))), p(`${prefix}/gain`)), p(`${prefix}/bias`));
     };
     const lin = (x: tf.Tensor, prefix: string) => tf.add(tf.matMul(x as tf.Tensor2D, p(`${prefix}/kernel`) as tf.Tensor2D), p(`${prefix}/bias`));
-    const mask = tf.tensor2d(Array.from({ length: time * time }, (_, i) => (i % time > Math.floor(i / time) ? -1e9 : 0)), [time, time]);
+    const mask = tf.tensor2d(
+      Array.from({ length: time * time }, (_, i) => (i % time > Math.floor(i / time) ? -1e9 : 0)),
+      [time, time],
+    );
     // Turn-relative positions (the default): the count restarts at every BOS/OBS id.
     const positionIds = ids.map((row) => {
       let at = 0;
-      return row.map((id) => (id === SpecialToken.OBS || id === SpecialToken.BOS ? (at = 1, 0) : at++));
+      return row.map((id) => (id === SpecialToken.OBS || id === SpecialToken.BOS ? ((at = 1), 0) : at++));
     });
-    const positions = c.positionMode === 'turn' ? tf.gather(p('embed/positions'), tf.tensor2d(positionIds, undefined, 'int32')) : tf.slice(p('embed/positions'), [0, 0], [time, c.width]);
+    const positions =
+      c.positionMode === 'turn' ? tf.gather(p('embed/positions'), tf.tensor2d(positionIds, undefined, 'int32')) : tf.slice(p('embed/positions'), [0, 0], [time, c.width]);
     let x: tf.Tensor = tf.reshape(tf.add(tf.gather(p('embed/tokens'), tf.tensor2d(ids, undefined, 'int32')), positions), [batch * time, c.width]);
     for (let l = 0; l < c.layers; l++) {
       const qkv = lin(ln(x, `block${l}/ln1`), `block${l}/attn/qkv`);
@@ -77,7 +81,12 @@ for (const time of [1, 9, 40, 100, 160]) {
 }
 
 test('causal: logits at positions ≤ t do not change when tokens after t change', () => {
-  for (const [time, t] of [[20, 7], [100, 30], [100, 74], [160, 120]] as const) {
+  for (const [time, t] of [
+    [20, 7],
+    [100, 30],
+    [100, 74],
+    [160, 120],
+  ] as const) {
     const ids = randomIds(2, time, 1000 + time);
     const changed = ids.map((row) => row.map((id, i) => (i > t ? (id + 1 + i) % config.vocabSize : id)));
     const a = logitsOf(ids);
@@ -94,7 +103,7 @@ test('causal: logits at positions ≤ t do not change when tokens after t change
   }
 });
 
-test('the reply head gives the full head\'s logits at the reply ids', () => {
+test("the reply head gives the full head's logits at the reply ids", () => {
   const replyIds = [2, 17, 5, 39];
   const head = new ReplyHead(replyIds, config.vocabSize);
   try {

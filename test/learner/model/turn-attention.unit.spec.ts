@@ -127,7 +127,7 @@ test('splitTurnRows keeps every scored token with its context and log-prob', () 
   head.dispose();
 });
 
-test("gridPositions: rows count newlines, columns restart after each one and at every turn", () => {
+test('gridPositions: rows count newlines, columns restart after each one and at every turn', () => {
   const nl = 15; // '\n' is byte 10 → id BYTE_OFFSET + 10
   const ids = [SpecialToken.BOS, SpecialToken.OBS, 20, 21, nl, 22, 23, SpecialToken.ACT, 9, SpecialToken.OBS, 20, nl, 21];
   const { rows, columns } = gridPositions(ids, 1, ids.length);
@@ -196,45 +196,69 @@ test('nonEmptyReplies: EOS gets no probability right after ACT, and only there',
   m.dispose();
 });
 
-for (const gridNeighbours of [false, true]) test(`sampler (current turn only) and learner (one row per turn) agree on log-probs with the grid policy${gridNeighbours ? ' and its neighbour stem' : ''}`, () => {
-  const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width: 32, layers: 2, heads: 4, seed: 4, attentionSpan: 'turn', positionMode: 'grid', nonEmptyReplies: true, gridNeighbours });
-  const requests: PolicyRequest[] = Array.from({ length: 6 }, (_, i) => {
-    const env = createEnv('FrozenLake', { slippery: false, maxActionsPerTurn: 2, maxTurns: 10, maxActionsPerEpisode: 20 });
-    let observation = env.reset(700 + i).observation;
-    const history: HistoryEntry[] = [];
-    for (let turn = 0; turn < i % 4; turn++) {
-      const text = formatReply([['Left'], ['Down', 'Right'], ['Up']][(i + turn) % 3]!);
-      const result = env.step(text);
-      history.push({ role: 'observation', text: observation }, { role: 'action', text });
-      observation = result.observation;
-      if (result.terminated || result.truncated) break;
-    }
-    return { systemPrompt: '', history, observation, seed: 40 + i, actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: 2 } };
+for (const gridNeighbours of [false, true])
+  test(`sampler (current turn only) and learner (one row per turn) agree on log-probs with the grid policy${gridNeighbours ? ' and its neighbour stem' : ''}`, () => {
+    const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], {
+      width: 32,
+      layers: 2,
+      heads: 4,
+      seed: 4,
+      attentionSpan: 'turn',
+      positionMode: 'grid',
+      nonEmptyReplies: true,
+      gridNeighbours,
+    });
+    const requests: PolicyRequest[] = Array.from({ length: 6 }, (_, i) => {
+      const env = createEnv('FrozenLake', { slippery: false, maxActionsPerTurn: 2, maxTurns: 10, maxActionsPerEpisode: 20 });
+      let observation = env.reset(700 + i).observation;
+      const history: HistoryEntry[] = [];
+      for (let turn = 0; turn < i % 4; turn++) {
+        const text = formatReply([['Left'], ['Down', 'Right'], ['Up']][(i + turn) % 3]!);
+        const result = env.step(text);
+        history.push({ role: 'observation', text: observation }, { role: 'action', text });
+        observation = result.observation;
+        if (result.terminated || result.truncated) break;
+      }
+      return { systemPrompt: '', history, observation, seed: 40 + i, actionSpace: { validActions: [...env.validActions()], maxActionsPerTurn: 2 } };
+    });
+    const replies = policyOf(bundle, 0, {}).actBatch(requests);
+    replies.forEach((reply) => assert.ok(reply.tokenIds[0] !== SpecialToken.EOS, 'a reply never starts with EOS'));
+    const samples: TrainingSampleEvent[] = requests.map((request, i) => {
+      const context = contextIds(bundle.tokenizer, bundle.vocabulary, request.history, request.observation, 2).context;
+      const tokenIds = [...context, ...replies[i]!.tokenIds];
+      const lossMask = tokenIds.map((_, t) => (t >= context.length ? 1 : 0));
+      return {
+        sampleId: `s${i}`,
+        runId: 'r',
+        groupId: 'g',
+        episodeId: `e${i}`,
+        policyVersion: 0,
+        tokenIds,
+        lossMask,
+        advantages: lossMask.map(() => 0),
+        behaviourLogProbs: lossMask.map((m, t) => (m ? replies[i]!.logProbs[t - context.length]! : 0)),
+        reward: 0,
+        estimator: 'grpo',
+        groupSize: 1,
+        groupRewardMean: 0,
+        groupRewardStd: 0,
+        stepAdvantages: null,
+        eventTimeMs: 0,
+        batch: null,
+      };
+    });
+    const batch = splitTurnRows(buildBatch(samples, bundle.head, bundle.model.config.contextLength));
+    assert.equal(batch.rows, samples.length, 'only the last turn of each sample is scored');
+    const logp = tf.tidy(() => tf.logSoftmax(bundle.model.logits(tf.tensor2d(batch.ids, [batch.rows, batch.time], 'int32'), bundle.head)).dataSync() as Float32Array);
+    let compared = 0;
+    batch.mask.forEach((m, t) => {
+      if (m !== 1) return;
+      assert.ok(Math.abs(logp[t * bundle.head.size + batch.targets[t]!]! - batch.behaviourLogProbs[t]!) < 1e-4);
+      compared++;
+    });
+    assert.equal(compared, batch.lossTokens);
+    disposeBundle(bundle);
   });
-  const replies = policyOf(bundle, 0, {}).actBatch(requests);
-  replies.forEach((reply) => assert.ok(reply.tokenIds[0] !== SpecialToken.EOS, 'a reply never starts with EOS'));
-  const samples: TrainingSampleEvent[] = requests.map((request, i) => {
-    const context = contextIds(bundle.tokenizer, bundle.vocabulary, request.history, request.observation, 2).context;
-    const tokenIds = [...context, ...replies[i]!.tokenIds];
-    const lossMask = tokenIds.map((_, t) => (t >= context.length ? 1 : 0));
-    return {
-      sampleId: `s${i}`, runId: 'r', groupId: 'g', episodeId: `e${i}`, policyVersion: 0, tokenIds, lossMask,
-      advantages: lossMask.map(() => 0), behaviourLogProbs: lossMask.map((m, t) => (m ? replies[i]!.logProbs[t - context.length]! : 0)),
-      reward: 0, estimator: 'grpo', groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0, batch: null,
-    };
-  });
-  const batch = splitTurnRows(buildBatch(samples, bundle.head, bundle.model.config.contextLength));
-  assert.equal(batch.rows, samples.length, 'only the last turn of each sample is scored');
-  const logp = tf.tidy(() => tf.logSoftmax(bundle.model.logits(tf.tensor2d(batch.ids, [batch.rows, batch.time], 'int32'), bundle.head)).dataSync() as Float32Array);
-  let compared = 0;
-  batch.mask.forEach((m, t) => {
-    if (m !== 1) return;
-    assert.ok(Math.abs(logp[t * bundle.head.size + batch.targets[t]!]! - batch.behaviourLogProbs[t]!) < 1e-4);
-    compared++;
-  });
-  assert.equal(compared, batch.lossTokens);
-  disposeBundle(bundle);
-});
 
 test('turnRows: an episode longer than the context is trained on every turn (cutting the sample dropped its first turns)', () => {
   const head = new ReplyHead([SpecialToken.EOS, 5, 6, 7, 8], config.vocabSize);
@@ -243,9 +267,23 @@ test('turnRows: an episode longer than the context is trained on every turn (cut
     assert.ok(ids.length > config.contextLength + 1, `${ids.length} tokens`);
     const lossMask = ids.map((_, t) => (t > 0 && ids[t - 1] === SpecialToken.ACT ? 1 : 0));
     const sample: TrainingSampleEvent = {
-      sampleId: 's', runId: 'r', groupId: 'g', episodeId: 'e', policyVersion: 0, tokenIds: ids, lossMask,
-      advantages: lossMask.map((m, t) => m * t), behaviourLogProbs: lossMask.map((m) => -m), reward: 0, estimator: 'grpo',
-      groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0, batch: null,
+      sampleId: 's',
+      runId: 'r',
+      groupId: 'g',
+      episodeId: 'e',
+      policyVersion: 0,
+      tokenIds: ids,
+      lossMask,
+      advantages: lossMask.map((m, t) => m * t),
+      behaviourLogProbs: lossMask.map((m) => -m),
+      reward: 0,
+      estimator: 'grpo',
+      groupSize: 1,
+      groupRewardMean: 0,
+      groupRewardStd: 0,
+      stepAdvantages: null,
+      eventTimeMs: 0,
+      batch: null,
     };
     const cut = buildBatch([sample], head, config.contextLength);
     assert.ok(cut.lossTokens < 12, `the whole-sample cut keeps ${cut.lossTokens} of 12 turns`);
@@ -255,11 +293,19 @@ test('turnRows: an episode longer than the context is trained on every turn (cut
     assert.ok(rows.time <= config.contextLength);
     // Every turn's action with its own advantage (the position of its token in the episode).
     const trained = [...rows.mask.keys()].filter((i) => rows.mask[i] === 1).map((i) => rows.advantages[i]);
-    assert.deepEqual(trained, lossMask.flatMap((m, t) => (m ? [t] : [])));
+    assert.deepEqual(
+      trained,
+      lossMask.flatMap((m, t) => (m ? [t] : [])),
+    );
     // A turn longer than the context keeps its last contextLength positions, with its action.
     const long = [SpecialToken.BOS, SpecialToken.OBS, ...new Array(80).fill(9), SpecialToken.ACT, 6];
     const longMask = long.map((_, t) => (t === long.length - 1 ? 1 : 0));
-    const one = splitTurnRows(buildBatch([{ ...sample, tokenIds: long, lossMask: longMask, advantages: longMask, behaviourLogProbs: longMask.map((m) => -m) }], head, config.contextLength, { turnRows: true }), config.contextLength);
+    const one = splitTurnRows(
+      buildBatch([{ ...sample, tokenIds: long, lossMask: longMask, advantages: longMask, behaviourLogProbs: longMask.map((m) => -m) }], head, config.contextLength, {
+        turnRows: true,
+      }),
+      config.contextLength,
+    );
     assert.deepEqual([one.rows, one.time, one.lossTokens], [1, config.contextLength, 1]);
   } finally {
     head.dispose();

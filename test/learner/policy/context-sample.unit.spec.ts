@@ -15,7 +15,7 @@ import type { StepEvent } from '../../../schemas/index.js';
 
 await selectBackend('wasm');
 
-test('sample.tokenIds before each action = the policy\'s context for that turn; actions and log-probs follow', async () => {
+test("sample.tokenIds before each action = the policy's context for that turn; actions and log-probs follow", async () => {
   const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width: 32, layers: 2, heads: 4, seed: 4 });
   try {
     const inner = new TransformerPolicy({ ...bundle, version: 3, temperature: 1.3 });
@@ -38,7 +38,11 @@ test('sample.tokenIds before each action = the policy\'s context for that turn; 
       const context = { runId: 'run-ctx', env: env.id, groupId, episodeId: episodeIdOf(groupId, 0), groupSize: 1, groupSeed: 4000 + rollout, rollout: 0, iteration: 0 };
       await runEpisode({ context, env, policy: recording, clock: () => 0, publish: async (e) => void steps.push(e) });
       const { trajectory } = trajectoryFromSteps(steps);
-      const sample = buildSample(trajectory, { level: 'trajectory', advantage: 0.5 }, { estimator: 'grpo', group: { size: 1, rewardMean: 0, rewardStd: 0 }, tokenizer: bundle.tokenizer });
+      const sample = buildSample(
+        trajectory,
+        { level: 'trajectory', advantage: 0.5 },
+        { estimator: 'grpo', group: { size: 1, rewardMean: 0, rewardStd: 0 }, tokenizer: bundle.tokenizer },
+      );
 
       assert.equal(turns.length, steps.length);
       if (turns.length > 1) multiTurn++;
@@ -46,10 +50,16 @@ test('sample.tokenIds before each action = the policy\'s context for that turn; 
       for (const [t, { request, reply }] of turns.entries()) {
         const expected = contextIds(bundle.tokenizer, bundle.vocabulary, request.history, request.observation, request.actionSpace!.maxActionsPerTurn).context;
         assert.deepEqual(sample.tokenIds.slice(0, expected.length), expected, `rollout ${rollout} turn ${t}: context`);
-        assert.ok(sample.lossMask.slice(at, expected.length).every((m) => m === 0), `rollout ${rollout} turn ${t}: the turn's prompt tokens are masked`);
+        assert.ok(
+          sample.lossMask.slice(at, expected.length).every((m) => m === 0),
+          `rollout ${rollout} turn ${t}: the turn's prompt tokens are masked`,
+        );
         const end = expected.length + reply.tokenIds.length;
         assert.deepEqual(sample.tokenIds.slice(expected.length, end), reply.tokenIds, `rollout ${rollout} turn ${t}: action tokens`);
-        assert.deepEqual(sample.lossMask.slice(expected.length, end), reply.tokenIds.map(() => 1));
+        assert.deepEqual(
+          sample.lossMask.slice(expected.length, end),
+          reply.tokenIds.map(() => 1),
+        );
         assert.deepEqual(sample.behaviourLogProbs.slice(expected.length, end), reply.logProbs.map(Math.fround));
         at = end;
         turnsChecked++;

@@ -42,9 +42,23 @@ function learnerLogProbs(context: number[], reply: PolicyReply, temperature: num
   const tokenIds = [...context, ...reply.tokenIds];
   const lossMask = tokenIds.map((_, i) => (i >= context.length ? 1 : 0));
   const sample: TrainingSampleEvent = {
-    sampleId: 's', runId: 'r', groupId: 'g', episodeId: 'e', policyVersion: 0, tokenIds, lossMask,
-    advantages: lossMask.map(() => 0), behaviourLogProbs: lossMask.map((m, i) => (m ? reply.logProbs[i - context.length]! : 0)),
-    reward: 0, estimator: 'grpo', groupSize: 1, groupRewardMean: 0, groupRewardStd: 0, stepAdvantages: null, eventTimeMs: 0, batch: null,
+    sampleId: 's',
+    runId: 'r',
+    groupId: 'g',
+    episodeId: 'e',
+    policyVersion: 0,
+    tokenIds,
+    lossMask,
+    advantages: lossMask.map(() => 0),
+    behaviourLogProbs: lossMask.map((m, i) => (m ? reply.logProbs[i - context.length]! : 0)),
+    reward: 0,
+    estimator: 'grpo',
+    groupSize: 1,
+    groupRewardMean: 0,
+    groupRewardStd: 0,
+    stepAdvantages: null,
+    eventTimeMs: 0,
+    batch: null,
   };
   const batch = buildBatch([sample], bundle.head, bundle.model.config.contextLength);
   const logp = tf.tidy(() => {
@@ -55,7 +69,10 @@ function learnerLogProbs(context: number[], reply: PolicyReply, temperature: num
   batch.mask.forEach((m, t) => {
     if (m === 1) out.push(logp[t * bundle.head.size + batch.targets[t]!]!);
   });
-  assert.deepEqual(Array.from(batch.behaviourLogProbs).filter((_, t) => batch.mask[t] === 1), reply.logProbs.map(Math.fround));
+  assert.deepEqual(
+    Array.from(batch.behaviourLogProbs).filter((_, t) => batch.mask[t] === 1),
+    reply.logProbs.map(Math.fround),
+  );
   return out;
 }
 
@@ -71,17 +88,23 @@ test('the same request seed gives the same reply (text, token ids, log-probs), b
   alone.logProbs.forEach((lp, j) => assert.ok(Math.abs(lp - first[5]!.logProbs[j]!) <= 1e-5));
   // Other seeds sample other replies for some requests.
   const reseeded = policy.actBatch(batch.map((r) => ({ ...r, seed: r.seed + 1000 })));
-  assert.ok(reseeded.some((r, i) => r.text !== first[i]!.text), 'new seeds change some reply');
+  assert.ok(
+    reseeded.some((r, i) => r.text !== first[i]!.text),
+    'new seeds change some reply',
+  );
 });
 
-test('log-probs are ≤ 0 and equal the learner\'s log-softmax for the built sample, within 1e-4', () => {
+test("log-probs are ≤ 0 and equal the learner's log-softmax for the built sample, within 1e-4", () => {
   for (const temperature of [1, 0.7]) {
     const policy = policyOf(bundle, 0, { temperature });
     const batch = requests(16);
     const replies = policy.actBatch(batch);
     replies.forEach((reply, i) => {
       assert.equal(reply.logProbs.length, reply.tokenIds.length);
-      assert.ok(reply.logProbs.every((lp) => lp <= 0 && Number.isFinite(lp)), `reply ${i}: ${reply.logProbs}`);
+      assert.ok(
+        reply.logProbs.every((lp) => lp <= 0 && Number.isFinite(lp)),
+        `reply ${i}: ${reply.logProbs}`,
+      );
       assert.deepEqual(reply.promptTokenIds, contextOf(batch[i]!).slice(-reply.promptTokenIds!.length));
       const learner = learnerLogProbs(contextOf(batch[i]!), reply, temperature);
       learner.forEach((lp, j) => assert.ok(Math.abs(lp - reply.logProbs[j]!) <= 1e-4, `T=${temperature} reply ${i} token ${j}: sampler ${reply.logProbs[j]} vs learner ${lp}`));
@@ -101,7 +124,10 @@ test('replies have at most maxActionsPerTurn words, and end with EOS exactly whe
       else assert.equal(eos, -1, `no EOS after the limit: ${reply.tokenIds}`);
       assert.equal(reply.text.includes('<answer>'), true);
     }
-    assert.ok(replies.some((r) => wordsOf(r) === limit), `some reply reaches the limit ${limit}`);
+    assert.ok(
+      replies.some((r) => wordsOf(r) === limit),
+      `some reply reaches the limit ${limit}`,
+    );
   }
 });
 
@@ -130,7 +156,7 @@ test('no tensor leak: numTensors is the same after several actBatch calls', () =
   assert.equal(tf.memory().numTensors, before);
 });
 
-test('no tensor leak: a bundle created and disposed leaves no tensor behind (its variables\' initial tensors too)', () => {
+test("no tensor leak: a bundle created and disposed leaves no tensor behind (its variables' initial tensors too)", () => {
   const before = tf.memory().numTensors;
   for (let i = 0; i < 3; i++) disposeBundle(createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width: 16, layers: 1, heads: 2, seed: 5 + i }));
   assert.equal(tf.memory().numTensors, before);

@@ -58,7 +58,16 @@ before(async () => {
       for (let e = 0; e < GROUP_SIZE; e++) {
         const steps: StepEvent[] = [];
         await runEpisode({
-          context: { runId, env: { name: 'Bandit', version: 'v1' }, groupId: `g${g}`, episodeId: `g${g}-e${e}`, groupSize: GROUP_SIZE, groupSeed: 100 + g, rollout: e, iteration: g },
+          context: {
+            runId,
+            env: { name: 'Bandit', version: 'v1' },
+            groupId: `g${g}`,
+            episodeId: `g${g}-e${e}`,
+            groupSize: GROUP_SIZE,
+            groupSeed: 100 + g,
+            rollout: e,
+            iteration: g,
+          },
           env: createEnv('Bandit'),
           policy,
           // A real clock: events dated 0 are invalid (eventTimeMs must be a positive epoch time).
@@ -90,11 +99,20 @@ async function readAll<N extends EventName>(topic: string, event: N): Promise<Ev
 }
 
 const episodes = (selected: readonly SelectedTrajectory[]) => selected.map((s) => s.trajectory.episodeId).sort();
-const expected = (keep: (t: TrajectoryEvent) => boolean) => [...stored.values()].filter(keep).map((t) => t.episodeId).sort();
+const expected = (keep: (t: TrajectoryEvent) => boolean) =>
+  [...stored.values()]
+    .filter(keep)
+    .map((t) => t.episodeId)
+    .sort();
 
 test('replay from Kafka by policy version and by success → marked samples → the learner trains them with importance weights', { timeout: 240_000 }, async () => {
   const progress: [number, number][] = [];
-  const byVersion = await startReplay(scoped, { runId, source: 'kafka', minPolicyVersion: 1 }, { replayId: 'by-version' }, { onPublished: (done, total) => progress.push([done, total]) });
+  const byVersion = await startReplay(
+    scoped,
+    { runId, source: 'kafka', minPolicyVersion: 1 },
+    { replayId: 'by-version' },
+    { onPublished: (done, total) => progress.push([done, total]) },
+  );
   assert.deepEqual(progress.at(-1), [2 * GROUP_SIZE, 2 * GROUP_SIZE], 'publishing progress reaches the total');
   assert.equal(progress.length, 2 * GROUP_SIZE);
   assert.equal(byVersion.trajectoriesRead, GROUPS * GROUP_SIZE);
@@ -124,7 +142,10 @@ test('replay from Kafka by policy version and by success → marked samples → 
   assert.deepEqual(new Set(samples.filter((s) => successIds.has(s.sampleId)).map((s) => s.sampleId)), successIds);
   assert.equal(samples.filter((s) => versionIds.has(s.sampleId) || successIds.has(s.sampleId)).length, samples.length, 'nothing else');
   for (const s of samples) assert.equal(s.estimator, successIds.has(s.sampleId) ? 'replay:reinforce_plus_plus' : 'replay:grpo', 'marked as replayed');
-  assert.ok(samples.every((s) => s.sampleId !== sampleIdOf(runId, s.episodeId)), 'no id of a live sample');
+  assert.ok(
+    samples.every((s) => s.sampleId !== sampleIdOf(runId, s.episodeId)),
+    'no id of a live sample',
+  );
   assert.ok(samples.filter((s) => versionIds.has(s.sampleId)).every((s) => s.policyVersion >= 1));
 
   // The learner: a fresh run (version 0) trained on version-0 trajectories replayed into it. (Samples of
@@ -135,7 +156,17 @@ test('replay from Kafka by policy version and by success → marked samples → 
   assert.equal(into.runId, learnerRun);
   const learner = await startLearner(
     scoped,
-    buildLearnerConfig(config, { runId: learnerRun, envName: 'Bandit', model: SMALL_MODEL, minSamples: 1, maxWaitMs: 0, maxUpdates: 1, backend: 'wasm', batchTokens: 100_000, optimizer: { importanceCap: 1 } }),
+    buildLearnerConfig(config, {
+      runId: learnerRun,
+      envName: 'Bandit',
+      model: SMALL_MODEL,
+      minSamples: 1,
+      maxWaitMs: 0,
+      maxUpdates: 1,
+      backend: 'wasm',
+      batchTokens: 100_000,
+      optimizer: { importanceCap: 1 },
+    }),
     { log: () => {} },
   );
   const stats = await learner.done;
@@ -148,12 +179,17 @@ test('replay from Kafka by policy version and by success → marked samples → 
   assert.ok(step.samples <= GROUP_SIZE);
   // Cap 1 (the lowest allowed): every token whose learner/behaviour ratio is above 1 is truncated and counted.
   assert.equal(typeof step.metrics.truncatedWeights, 'number');
-  assert.ok(step.metrics.truncatedWeights! > 0 && step.metrics.truncatedWeights! <= step.metrics.lossTokens!, `truncatedWeights ${step.metrics.truncatedWeights} of ${step.metrics.lossTokens} tokens`);
+  assert.ok(
+    step.metrics.truncatedWeights! > 0 && step.metrics.truncatedWeights! <= step.metrics.lossTokens!,
+    `truncatedWeights ${step.metrics.truncatedWeights} of ${step.metrics.lossTokens} tokens`,
+  );
   assert.ok(step.metrics.importanceWeightMax! > 1, 'the raw maximum is reported before truncation');
   assert.ok(Number.isFinite(step.metrics.importanceWeightMean) && step.metrics.importanceWeightMean! > 0, `importanceWeightMean ${step.metrics.importanceWeightMean}`);
   assert.ok(step.metrics.importanceWeightMax! >= step.metrics.importanceWeightMean!);
   assert.ok(Number.isFinite(step.totalLoss));
-  console.log(`replay → learner: ${step.samples} samples, importance weights mean ${step.metrics.importanceWeightMean!.toFixed(3)} max ${step.metrics.importanceWeightMax!.toFixed(3)}, truncated ${step.metrics.truncatedWeights}`);
+  console.log(
+    `replay → learner: ${step.samples} samples, importance weights mean ${step.metrics.importanceWeightMean!.toFixed(3)} max ${step.metrics.importanceWeightMax!.toFixed(3)}, truncated ${step.metrics.truncatedWeights}`,
+  );
 });
 
 test('replay selection by time and by offsets on Kafka', { timeout: 120_000 }, async () => {
@@ -161,31 +197,53 @@ test('replay selection by time and by offsets on Kafka', { timeout: 120_000 }, a
   const after = await selectTrajectories(scoped, { runId, source: 'kafka', fromMs: Math.max(...times) + 1 });
   assert.equal(after.trajectories.length, 0);
   const all = await selectTrajectories(scoped, { runId, source: 'kafka', fromMs: Math.min(...times), toMs: Math.max(...times) + 1 });
-  assert.deepEqual(episodes(all.trajectories), expected(() => true));
+  assert.deepEqual(
+    episodes(all.trajectories),
+    expected(() => true),
+  );
   const middle = [...times].sort((a, b) => a - b)[6]!;
   const late = await selectTrajectories(scoped, { runId, source: 'kafka', fromMs: middle });
-  assert.deepEqual(episodes(late.trajectories), expected((t) => t.lastEventTimeMs >= middle));
+  assert.deepEqual(
+    episodes(late.trajectories),
+    expected((t) => t.lastEventTimeMs >= middle),
+  );
 
   // Offsets: one partition, from its second event on; and a limit.
   const partition = all.trajectories[0]!.partition;
   const onPartition = all.trajectories.filter((t) => t.partition === partition).sort((a, b) => Number(a.offset) - Number(b.offset));
   const firstOffset = Number(onPartition[0]!.offset);
   const ranged = await selectTrajectories(scoped, { runId, source: 'kafka', partition, fromOffset: firstOffset + 1 });
-  assert.deepEqual(episodes(ranged.trajectories), onPartition.slice(1).map((t) => t.trajectory.episodeId).sort());
+  assert.deepEqual(
+    episodes(ranged.trajectories),
+    onPartition
+      .slice(1)
+      .map((t) => t.trajectory.episodeId)
+      .sort(),
+  );
   const limited = await selectTrajectories(scoped, { runId, source: 'kafka', limit: 5 });
   assert.equal(limited.trajectories.length, 5);
 });
 
 test('replay from ClickHouse: rows selected in SQL, events fetched from Kafka or rebuilt from the steps table, identical', { timeout: 180_000 }, async () => {
-  const sink = await startSink(scoped, { groupId: uniqueName('sink'), events: ['step', 'trajectory'], flushIntervalMs: 100, clickhouse: { url: config.clickhouse.url, database: config.clickhouse.database } });
+  const sink = await startSink(scoped, {
+    groupId: uniqueName('sink'),
+    events: ['step', 'trajectory'],
+    flushIntervalMs: 100,
+    clickhouse: { url: config.clickhouse.url, database: config.clickhouse.database },
+  });
   const ch = clickHouseClient(config);
   const stepCount = [...stored.values()].reduce((n, t) => n + t.stepCount, 0);
   try {
-    await waitFor(async () => {
-      const [t] = await ch.queryJson<{ n: number }>(`SELECT count() AS n FROM trajectories FINAL WHERE run_id = '${runId}'`);
-      const [s] = await ch.queryJson<{ n: number }>(`SELECT count() AS n FROM steps FINAL WHERE run_id = '${runId}'`);
-      return t!.n === stored.size && s!.n === stepCount;
-    }, 'the sink stored every trajectory and step', 60_000, 200);
+    await waitFor(
+      async () => {
+        const [t] = await ch.queryJson<{ n: number }>(`SELECT count() AS n FROM trajectories FINAL WHERE run_id = '${runId}'`);
+        const [s] = await ch.queryJson<{ n: number }>(`SELECT count() AS n FROM steps FINAL WHERE run_id = '${runId}'`);
+        return t!.n === stored.size && s!.n === stepCount;
+      },
+      'the sink stored every trajectory and step',
+      60_000,
+      200,
+    );
   } finally {
     await sink.close();
   }
@@ -200,14 +258,24 @@ test('replay from ClickHouse: rows selected in SQL, events fetched from Kafka or
   assert.deepEqual(episodes(viaSteps.trajectories), failures);
   assert.ok(viaSteps.trajectories.every((s) => s.from === 'steps'));
   assert.deepEqual(viaSteps.unavailable, []);
-  for (const s of viaSteps.trajectories) assert.deepEqual(s.trajectory, stored.get(s.trajectory.episodeId), `episode ${s.trajectory.episodeId} rebuilt exactly from the steps table`);
+  for (const s of viaSteps.trajectories)
+    assert.deepEqual(s.trajectory, stored.get(s.trajectory.episodeId), `episode ${s.trajectory.episodeId} rebuilt exactly from the steps table`);
 
   // The same selection from either source gives the same samples.
   const settings = buildReplayProcessing({ replayId: 'same' });
   const fromKafka = await selectTrajectories(scoped, { runId, source: 'kafka', maxPolicyVersion: 1 });
   const fromClickHouse = await selectTrajectories(scoped, { runId, source: 'clickhouse', maxPolicyVersion: 1 });
   assert.equal(fromClickHouse.trajectories.length, 2 * GROUP_SIZE);
-  assert.deepEqual(planReplay(fromClickHouse.trajectories.map((t) => t.trajectory), settings), planReplay(fromKafka.trajectories.map((t) => t.trajectory), settings));
+  assert.deepEqual(
+    planReplay(
+      fromClickHouse.trajectories.map((t) => t.trajectory),
+      settings,
+    ),
+    planReplay(
+      fromKafka.trajectories.map((t) => t.trajectory),
+      settings,
+    ),
+  );
 
   const dry = await startReplay(scoped, { runId, source: 'clickhouse', minReward: 0.5, limit: 100 }, { replayId: 'dry' }, { dryRun: true });
   assert.equal(dry.trajectoriesSelected, expected((t) => t.totalReward >= 0.5).length);

@@ -50,7 +50,11 @@ test("the replay marker is the learner's", () => {
 
 test('buildSelection: checked fields, each error names the field', () => {
   const fails = (input: Record<string, unknown>, pattern: RegExp) =>
-    assert.throws(() => buildSelection(input), (e: unknown) => e instanceof ConfigError && pattern.test(e.message), JSON.stringify(input));
+    assert.throws(
+      () => buildSelection(input),
+      (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+      JSON.stringify(input),
+    );
   fails({}, /runId=undefined must be/);
   fails({ runId: "x' OR 1=1" }, /runId=.* must be 1-100 letters/);
   fails({ runId: 'r', source: 'postgres' }, /source="postgres" must be one of kafka, clickhouse/);
@@ -95,7 +99,20 @@ test('matchesSelection: run, time, versions, reward, success, incomplete', () =>
 
 test('trajectorySelectSql: every condition, literals only from checked values', () => {
   const sql = trajectorySelectSql(
-    buildSelection({ runId: 'r-1', source: 'clickhouse', fromMs: 5, toMs: 9, partition: 2, fromOffset: 10, toOffset: 20, minPolicyVersion: 1, maxPolicyVersion: 4, minReward: 0.5, success: true, limit: 7 }),
+    buildSelection({
+      runId: 'r-1',
+      source: 'clickhouse',
+      fromMs: 5,
+      toMs: 9,
+      partition: 2,
+      fromOffset: 10,
+      toOffset: 20,
+      minPolicyVersion: 1,
+      maxPolicyVersion: 4,
+      minReward: 0.5,
+      success: true,
+      limit: 7,
+    }),
     "pre.fix's.trajectories",
   );
   for (const part of [
@@ -139,12 +156,16 @@ test('rebuildTrajectory: the steps table gives back the assembled trajectory, or
   const dup = { ...stepRows[1]!, event_id: 'another', reward: 5, kafka_offset: 99 };
   assert.deepEqual(rebuildTrajectory(row, [...stepRows, dup], t.metrics), t);
   assert.deepEqual(rebuildTrajectory(row, [], undefined), { episodeId: t.episodeId, reason: 'no-steps', detail: `no rows in steps for episode ${t.episodeId}` });
-  const gap = rebuildTrajectory(row, stepRows.filter((s) => s.step_index !== 1), t.metrics);
+  const gap = rebuildTrajectory(
+    row,
+    stepRows.filter((s) => s.step_index !== 1),
+    t.metrics,
+  );
   assert.ok('reason' in gap && gap.reason === 'rebuild-mismatch', JSON.stringify(gap));
   assert.match((gap as { detail: string }).detail, /outcome stored terminated, rebuilt incomplete/);
 });
 
-test('planReplay: groups, today\'s processing, marked samples with scoped ids', () => {
+test("planReplay: groups, today's processing, marked samples with scoped ids", () => {
   const trajectories = [...fourOf(0), ...fourOf(1), trajectory(2, 0)];
   const settings = buildReplayProcessing({ replayId: 'r1' });
   const plan = planReplay(trajectories, settings);
@@ -166,7 +187,10 @@ test('planReplay: groups, today\'s processing, marked samples with scoped ids', 
     assert.equal(s.sampleId, sampleIdOf(RUN, s.episodeId, 'replay-r1'));
     assert.notEqual(s.sampleId, sampleIdOf(RUN, s.episodeId), 'never a live sample id');
   }
-  assert.ok(plan.samples.some((s) => s.advantages.some((a) => a !== 0)), 'group-relative advantages recomputed');
+  assert.ok(
+    plan.samples.some((s) => s.advantages.some((a) => a !== 0)),
+    'group-relative advantages recomputed',
+  );
   // Input order does not matter.
   assert.deepEqual(planReplay([...trajectories].reverse(), settings).samples, plan.samples);
   // Another estimator and run.
@@ -179,7 +203,10 @@ test('planReplay: complete groups, filters and unbuildable samples are accounted
   const threeOfFour = fourOf(0).slice(0, 3);
   assert.equal(threeOfFour[0]!.metrics.groupSize, 4);
   const complete = planReplay([...threeOfFour, ...fourOf(1)], buildReplayProcessing({ replayId: 'c', completeGroups: true }));
-  assert.deepEqual(complete.dropped.map((d) => [d.groupId, d.reason]), [['g0', 'incomplete-group']]);
+  assert.deepEqual(
+    complete.dropped.map((d) => [d.groupId, d.reason]),
+    [['g0', 'incomplete-group']],
+  );
   assert.equal(complete.samples.length, 4);
 
   const allLose = [0, 1, 2, 3].map((e) => trajectory(5, e, { win: false }));
@@ -191,14 +218,21 @@ test('planReplay: complete groups, filters and unbuildable samples are accounted
 
   const broken = fourOf(2).map((t, i) => (i === 0 ? { ...t, steps: t.steps.map((s) => ({ ...s, actionLogProbs: [] })) } : t));
   const isolated = planReplay([...broken, ...fourOf(1)], buildReplayProcessing({ replayId: 'b' }));
-  assert.deepEqual(isolated.dropped.map((d) => [d.groupId, d.reason]), [['g2', 'sample-error']]);
+  assert.deepEqual(
+    isolated.dropped.map((d) => [d.groupId, d.reason]),
+    [['g2', 'sample-error']],
+  );
   assert.equal(isolated.samples.length, 4);
   assert.ok(isolated.samples.every((s) => s.groupId === 'g1'));
 });
 
 test('replay flags: selection and processing checked, switches without values', () => {
   const fails = (args: string[], pattern: RegExp) =>
-    assert.throws(() => parseReplayArgs(args), (e: unknown) => e instanceof ConfigError && pattern.test(e.message), `${args.join(' ')} → ${pattern}`);
+    assert.throws(
+      () => parseReplayArgs(args),
+      (e: unknown) => e instanceof ConfigError && pattern.test(e.message),
+      `${args.join(' ')} → ${pattern}`,
+    );
   fails([], /--run-id is required/);
   fails(['--run-id', 'r', '--nope', '1'], /unknown option '--nope'/);
   fails(['--run-id', 'r', '--success', 'yes'], /--success needs true or false/);
@@ -212,7 +246,24 @@ test('replay flags: selection and processing checked, switches without values', 
   fails(['--run-id', 'r', '--replay-id', 'a b'], /replayId="a b" must be/);
   fails(['--run-id', 'r', '--processing', '/nonexistent/processing.json'], /--processing \/nonexistent\/processing.json: ENOENT/);
   fails(['--run-id', 'r', '--replay-id', '--json'], /--replay-id needs a value/);
-  const parsed = parseReplayArgs(['--run-id', 'r', '--dry-run', '--source', 'clickhouse', '--success', 'true', '--min-version', '2', '--estimator', 'rloo', '--filters', 'dynamic_sampling', '--replay-id', 'x1', '--json']);
+  const parsed = parseReplayArgs([
+    '--run-id',
+    'r',
+    '--dry-run',
+    '--source',
+    'clickhouse',
+    '--success',
+    'true',
+    '--min-version',
+    '2',
+    '--estimator',
+    'rloo',
+    '--filters',
+    'dynamic_sampling',
+    '--replay-id',
+    'x1',
+    '--json',
+  ]);
   assert.deepEqual(parsed.selection, { runId: 'r', source: 'clickhouse', success: true, minPolicyVersion: 2 });
   assert.equal(parsed.processing.processing.estimator.name, 'rloo');
   assert.deepEqual(parsed.processing.processing.filters, [{ name: 'dynamic_sampling' }]);

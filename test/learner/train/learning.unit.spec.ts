@@ -40,13 +40,19 @@ test('Bandit, dr_grpo: greedy eval success ends ≥ 0.9', async () => {
   const trainSuccess = curve.map((p) => p.trainSuccess);
   const message = `untrained greedy success ${before}; greedy success by iteration ${greedy.join(', ')}; sampled train success ${trainSuccess.map((s) => s.toFixed(2)).join(', ')}; sampled held-out pass@1 ${sampled.map((s) => s.toFixed(2)).join(', ')}; ${((performance.now() - started) / 1000).toFixed(1)} s`;
   console.log(`bandit dr_grpo: ${message}`);
-  assert.ok(curve.every((p) => p.update && p.update.skippedSteps === 0), `every iteration updates: ${message}`);
+  assert.ok(
+    curve.every((p) => p.update && p.update.skippedSteps === 0),
+    `every iteration updates: ${message}`,
+  );
   assert.ok(greedy.at(-1)! >= 0.9, message);
   // Sampling moves too (the run is seeded, so this is not a flaky statistic): the last three iterations
   // pull the high arm clearly more often than the first, sampled from the untrained policy.
   const late = trainSuccess.slice(-3).reduce((a, b) => a + b, 0) / 3;
   assert.ok(late >= trainSuccess[0]! + 0.1, message);
   // evalSamples: 4 sampled trials per held-out task give pass@1 at every evaluation, rising as training does.
-  assert.ok(sampled.every((s) => s >= 0 && s <= 1), message);
+  assert.ok(
+    sampled.every((s) => s >= 0 && s <= 1),
+    message,
+  );
   assert.ok(sampled.at(-1)! >= sampled[0]! + 0.1, message);
 });

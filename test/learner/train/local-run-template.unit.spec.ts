@@ -27,7 +27,10 @@ test('cross-scoring every 2nd update: measured at updates 0 and 2, finite, and t
   const plain = await runLocal(base);
   const measured = await runLocal({ ...base, templateCollapse: { every: 2, pairs: 8, turns: 'uniform' } });
   assert.deepEqual(comparable(measured), comparable(plain));
-  assert.deepEqual(measured.map((p) => p.template !== undefined), [true, false, true]);
+  assert.deepEqual(
+    measured.map((p) => p.template !== undefined),
+    [true, false, true],
+  );
   assert.ok(plain.every((p) => p.template === undefined));
   for (const p of measured.filter((q) => q.template)) {
     const t = p.template!;

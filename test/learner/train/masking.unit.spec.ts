@@ -26,7 +26,13 @@ function gradients(bundle: PolicyBundle, batch: TrainingBatch): Map<string, Floa
     const { grads } = tf.variableGrads(() => {
       const logits = bundle.model.logits(ids, bundle.head);
       const logp = tf.sum(tf.mul(tf.logSoftmax(logits), oneHotFloat(targets, bundle.head.size)), -1);
-      const inputs = { logp, oldLogp: tf.tensor2d(batch.behaviourLogProbs, shape), advantages: tf.tensor2d(batch.advantages, shape), mask: tf.tensor2d(batch.mask, shape), entropy: entropyFromLogits(logits) };
+      const inputs = {
+        logp,
+        oldLogp: tf.tensor2d(batch.behaviourLogProbs, shape),
+        advantages: tf.tensor2d(batch.advantages, shape),
+        mask: tf.tensor2d(batch.mask, shape),
+        entropy: entropyFromLogits(logits),
+      };
       return policyLoss(inputs, lossConfig).loss;
     }, bundle.model.variables());
     for (const [name, variable] of bundle.model.parameters) out.set(name, grads[variable.name]!.dataSync().slice() as Float32Array);

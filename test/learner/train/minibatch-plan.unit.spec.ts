@@ -11,7 +11,11 @@ test('unshuffled: every epoch the same consecutive ranges, rows as built', () =>
   assert.equal(plan.length, 2);
   for (const epoch of plan) {
     assert.equal(epoch.order, null);
-    assert.deepEqual(epoch.minibatches, [[0, 3], [3, 6], [6, 10]]);
+    assert.deepEqual(epoch.minibatches, [
+      [0, 3],
+      [3, 6],
+      [6, 10],
+    ]);
   }
 });
 
@@ -24,5 +28,8 @@ test('shuffled: each epoch in the order shuffledRows(rows, update, epoch) gives'
 
 test('one minibatch is never shuffled; fewer rows than minibatches gives one row each', () => {
   assert.equal(minibatchPlan(10, { epochs: 1, minibatches: 1, shuffleMinibatches: true }, 0)[0]!.order, null);
-  assert.deepEqual(minibatchPlan(2, { epochs: 1, minibatches: 4, shuffleMinibatches: false }, 0)[0]!.minibatches, [[0, 1], [1, 2]]);
+  assert.deepEqual(minibatchPlan(2, { epochs: 1, minibatches: 4, shuffleMinibatches: false }, 0)[0]!.minibatches, [
+    [0, 1],
+    [1, 2],
+  ]);
 });

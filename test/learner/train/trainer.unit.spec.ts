@@ -76,7 +76,10 @@ for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINIT
       assert.equal(next.skippedSteps, 0);
       assert.ok(Number.isFinite(next.gradNorm) && next.gradNorm > 0);
       const after = await weightsOf(bundle);
-      assert.ok([...after].some(([name, w]) => w.some((x, i) => x !== before.get(name)![i])), 'a clean update changes the weights');
+      assert.ok(
+        [...after].some(([name, w]) => w.some((x, i) => x !== before.get(name)![i])),
+        'a clean update changes the weights',
+      );
     } finally {
       trainer.dispose();
       disposeBundle(bundle);
@@ -107,7 +110,14 @@ test('shuffled minibatches: an epoch deals the rows in shuffledRows order — th
       order.forEach((from, to) => out.set(values.subarray(from * batch.time, (from + 1) * batch.time), to * batch.time));
       return out;
     };
-    return { ...batch, ids: take(batch.ids), targets: take(batch.targets), mask: take(batch.mask), advantages: take(batch.advantages), behaviourLogProbs: take(batch.behaviourLogProbs) };
+    return {
+      ...batch,
+      ids: take(batch.ids),
+      targets: take(batch.targets),
+      mask: take(batch.mask),
+      advantages: take(batch.advantages),
+      behaviourLogProbs: take(batch.behaviourLogProbs),
+    };
   };
   const run = async (optimizer: Partial<OptimizerConfig>, order?: Int32Array) => {
     const bundle = smallBundle();
@@ -128,7 +138,10 @@ test('shuffled minibatches: an epoch deals the rows in shuffledRows order — th
   const consecutive = await run({});
   assert.deepEqual(shuffled.metrics, byHand.metrics);
   assertSameWeights(shuffled.weights, byHand.weights, 'shuffled vs permuted by hand');
-  assert.ok([...consecutive.weights].some(([name, w]) => w.some((x, i) => x !== shuffled.weights.get(name)![i])), 'consecutive minibatches give another update');
+  assert.ok(
+    [...consecutive.weights].some(([name, w]) => w.some((x, i) => x !== shuffled.weights.get(name)![i])),
+    'consecutive minibatches give another update',
+  );
   // Two epochs: a second order, still the same run to run.
   const twice = [await run({ shuffleMinibatches: true, epochs: 2 }), await run({ shuffleMinibatches: true, epochs: 2 })];
   assert.deepEqual(twice[0]!.metrics, twice[1]!.metrics);
@@ -136,8 +149,17 @@ test('shuffled minibatches: an epoch deals the rows in shuffledRows order — th
 });
 
 test('shuffledRows: a permutation of the rows, fixed by (update, epoch), different across them', () => {
-  const orders = [[0, 0], [0, 1], [1, 0], [7, 3]].map(([update, epoch]) => [...shuffledRows(64, update!, epoch!)]);
-  for (const order of orders) assert.deepEqual([...order].sort((a, b) => a - b), Array.from({ length: 64 }, (_, i) => i));
+  const orders = [
+    [0, 0],
+    [0, 1],
+    [1, 0],
+    [7, 3],
+  ].map(([update, epoch]) => [...shuffledRows(64, update!, epoch!)]);
+  for (const order of orders)
+    assert.deepEqual(
+      [...order].sort((a, b) => a - b),
+      Array.from({ length: 64 }, (_, i) => i),
+    );
   assert.deepEqual([...shuffledRows(64, 7, 3)], orders[3]);
   assert.equal(new Set(orders.map((o) => o.join())).size, orders.length);
   assert.deepEqual([...shuffledRows(1, 0, 0)], [0]);

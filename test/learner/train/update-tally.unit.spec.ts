@@ -33,7 +33,11 @@ test('a non-finite gradient norm skips its step: counted in optimizerSteps and s
 
 test('metrics: sums in step order, averaged over applied steps; the KL and entropy terms as they entered the loss', () => {
   const tally = new UpdateTally();
-  for (const [norm, loss] of [[0.3, 0.1], [0.9, 0.2], [0.4, 0.3]] as const) {
+  for (const [norm, loss] of [
+    [0.3, 0.1],
+    [0.9, 0.2],
+    [0.4, 0.3],
+  ] as const) {
     assert.equal(tally.step(norm), true);
     tally.add(values(loss));
   }

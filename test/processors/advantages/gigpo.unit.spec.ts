@@ -18,9 +18,30 @@ const approx = (actual: readonly number[], expected: readonly number[], toleranc
 //   B: s0 (r 0) → s3 (r 0) → s1 (r 0) → s4 (r 0) score 0  returns [0, 0, 0, 0]
 //   C: s0 (r 0) → s6 (r 0.5)                    score 0.5 returns [0.25, 0.5]
 const group: GigpoTrajectory[] = [
-  { score: 1, steps: [{ reward: 0, anchor: 's0' }, { reward: 0, anchor: 's1' }, { reward: 1, anchor: 's2' }] },
-  { score: 0, steps: [{ reward: 0, anchor: 's0' }, { reward: 0, anchor: 's3' }, { reward: 0, anchor: 's1' }, { reward: 0, anchor: 's4' }] },
-  { score: 0.5, steps: [{ reward: 0, anchor: 's0' }, { reward: 0.5, anchor: 's6' }] },
+  {
+    score: 1,
+    steps: [
+      { reward: 0, anchor: 's0' },
+      { reward: 0, anchor: 's1' },
+      { reward: 1, anchor: 's2' },
+    ],
+  },
+  {
+    score: 0,
+    steps: [
+      { reward: 0, anchor: 's0' },
+      { reward: 0, anchor: 's3' },
+      { reward: 0, anchor: 's1' },
+      { reward: 0, anchor: 's4' },
+    ],
+  },
+  {
+    score: 0.5,
+    steps: [
+      { reward: 0, anchor: 's0' },
+      { reward: 0.5, anchor: 's6' },
+    ],
+  },
 ];
 
 test('GiGPO mean_norm: a state visited at different steps by two trajectories forms one anchor group', () => {
@@ -28,7 +49,11 @@ test('GiGPO mean_norm: a state visited at different steps by two trajectories fo
   approx(out.stepReturns[0]!, [0.25, 0.5, 1]);
   approx(out.stepReturns[2]!, [0.25, 0.5]);
   // Clusters in row order: s0 = 0 {A0, B0, C0}, s1 = 1 {A1, B2}, s2 = 2, s3 = 3, s4 = 4, s6 = 5 (singletons).
-  assert.deepEqual(out.anchorGroups, [[0, 1, 2], [0, 3, 1, 4], [0, 5]]);
+  assert.deepEqual(out.anchorGroups, [
+    [0, 1, 2],
+    [0, 3, 1, 4],
+    [0, 5],
+  ]);
   assert.deepEqual(out.anchorGroupSizes, [3, 2, 1, 1, 1, 1]);
   // Episode level over all 9 step rows: (3·1 + 4·0 + 2·0.5)/9 = 4/9.
   // A^E: A 1 − 4/9 = 5/9; B −4/9; C 0.5 − 4/9 = 1/18.
@@ -70,9 +95,7 @@ test("GiGPO episodeStatsOver 'trajectories' counts each trajectory once", () => 
 });
 
 test('GiGPO invalid-action penalty: subtracted from the row score and from R_t after discounting', () => {
-  const penalised = group.map((traj, i) =>
-    i === 1 ? { ...traj, steps: traj.steps.map((step, t) => ({ ...step, actionValid: t !== 1 })) } : traj,
-  );
+  const penalised = group.map((traj, i) => (i === 1 ? { ...traj, steps: traj.steps.map((step, t) => ({ ...step, actionValid: t !== 1 })) } : traj));
   const out = gigpoAdvantages(penalised, { gamma: 0.5, invalidActionPenalty: 0.1 });
   // B returns: discounted first ([0, 0, 0, 0]), then step 1 − 0.1 → [0, −0.1, 0, 0]; B0 is not −0.05.
   approx(out.stepReturns[1]!, [0, -0.1, 0, 0]);
@@ -83,13 +106,18 @@ test('GiGPO invalid-action penalty: subtracted from the row score and from R_t a
 test('GiGPO singleton group: one trajectory of one step keeps its score; longer ones centre to 0', () => {
   // One row: mean 0, std 1 → A^E = score; its cluster is a singleton → A^S = 0.
   approx(gigpoAdvantages([{ score: 0.8, steps: [{ reward: 0.8, anchor: 's' }] }]).advantages[0]!, [0.8]);
-  approx(
-    gigpoAdvantages([{ score: 0.8, steps: [{ reward: 0.8, anchor: 's' }] }], { mode: 'mean_std_norm' }).advantages[0]!,
-    [0.8 / (1 + 1e-6)],
-  );
+  approx(gigpoAdvantages([{ score: 0.8, steps: [{ reward: 0.8, anchor: 's' }] }], { mode: 'mean_std_norm' }).advantages[0]!, [0.8 / (1 + 1e-6)]);
   // One trajectory of 2 steps: rows [0.8, 0.8], mean 0.8 → A^E = 0; distinct states → A^S = 0.
   approx(
-    gigpoAdvantages([{ score: 0.8, steps: [{ reward: 0, anchor: 'a' }, { reward: 0.8, anchor: 'b' }] }]).advantages[0]!,
+    gigpoAdvantages([
+      {
+        score: 0.8,
+        steps: [
+          { reward: 0, anchor: 'a' },
+          { reward: 0.8, anchor: 'b' },
+        ],
+      },
+    ]).advantages[0]!,
     [0, 0],
   );
 });
@@ -129,8 +157,20 @@ test('the gigpo registry entry takes stateKey as anchor and the reward pipeline 
   const g = scoreGroup(
     'g',
     [
-      makeTrajectory([{ reward: 0, stateKey: 's0' }, { reward: 1, stateKey: 's1' }], { episodeId: 'a' }),
-      makeTrajectory([{ reward: 0, stateKey: 's0' }, { reward: 0, stateKey: 's2' }], { episodeId: 'b' }),
+      makeTrajectory(
+        [
+          { reward: 0, stateKey: 's0' },
+          { reward: 1, stateKey: 's1' },
+        ],
+        { episodeId: 'a' },
+      ),
+      makeTrajectory(
+        [
+          { reward: 0, stateKey: 's0' },
+          { reward: 0, stateKey: 's2' },
+        ],
+        { episodeId: 'b' },
+      ),
     ],
     rewardFn,
   );

@@ -41,7 +41,13 @@ test('Q(s, a) backs up the best continuation the group observed, not the traject
 test('repeated (state, action) with different outcomes averages them', () => {
   // s0 'X' once gives 1 (end) and once leads to s2 whose only move gives 0: Q(s0,X) = (1 + 0.5·0)/2.
   const q = groupBellmanValues(
-    [[{ anchor: 's0', action: 'X', reward: 1 }], [{ anchor: 's0', action: 'X', reward: 0 }, { anchor: 's2', action: 'Y', reward: 0 }]],
+    [
+      [{ anchor: 's0', action: 'X', reward: 1 }],
+      [
+        { anchor: 's0', action: 'X', reward: 0 },
+        { anchor: 's2', action: 'Y', reward: 0 },
+      ],
+    ],
     0.5,
   );
   approx(q[0]!, [0.5]);
@@ -52,8 +58,14 @@ test('a null anchor is a state of its own, and self-loops converge', () => {
   // s0 'bump' stays in s0 (γ·V(s0)), 'go' reaches the goal: V(s0) = 1, Q(bump) = 0.9.
   const q = groupBellmanValues(
     [
-      [{ anchor: 's0', action: 'bump', reward: 0 }, { anchor: 's0', action: 'go', reward: 1 }],
-      [{ anchor: null, action: 'go', reward: 0 }, { anchor: 's0', action: 'go', reward: 1 }],
+      [
+        { anchor: 's0', action: 'bump', reward: 0 },
+        { anchor: 's0', action: 'go', reward: 1 },
+      ],
+      [
+        { anchor: null, action: 'go', reward: 0 },
+        { anchor: 's0', action: 'go', reward: 1 },
+      ],
       [{ anchor: null, action: 'go', reward: 0.25 }],
     ],
     0.9,
@@ -77,10 +89,7 @@ test("GiGPO stepReturns 'group_bellman' normalises Q within anchor clusters", ()
   assert.ok(paper.stepAdvantages[0]![0]! < 0);
   assert.throws(() => gigpoAdvantages(trajectories, { stepReturns: 'bellman' as never }), ConfigError);
   assert.throws(() => gigpoAdvantages(trajectories, { stepReturn: 'group_bellman' } as never), /unknown option\(s\) stepReturn/);
-  assert.throws(
-    () => gigpoAdvantages(trajectories, { stepReturns: 'group_bellman', similarity: { fn: () => 1, threshold: 0.5 } }),
-    /exact anchor keys/,
-  );
+  assert.throws(() => gigpoAdvantages(trajectories, { stepReturns: 'group_bellman', similarity: { fn: () => 1, threshold: 0.5 } }), /exact anchor keys/);
 });
 
 test('the gigpo registry entry passes each step’s action text to the group graph', () => {
@@ -88,8 +97,20 @@ test('the gigpo registry entry passes each step’s action text to the group gra
   const g = scoreGroup(
     'g',
     [
-      makeTrajectory([{ reward: 0, stateKey: 's0', action: 'R' }, { reward: 0, stateKey: 's1', action: 'L' }], { episodeId: 'a' }),
-      makeTrajectory([{ reward: 0, stateKey: 's0', action: 'R' }, { reward: 1, stateKey: 's1', action: 'R' }], { episodeId: 'b' }),
+      makeTrajectory(
+        [
+          { reward: 0, stateKey: 's0', action: 'R' },
+          { reward: 0, stateKey: 's1', action: 'L' },
+        ],
+        { episodeId: 'a' },
+      ),
+      makeTrajectory(
+        [
+          { reward: 0, stateKey: 's0', action: 'R' },
+          { reward: 1, stateKey: 's1', action: 'R' },
+        ],
+        { episodeId: 'b' },
+      ),
     ],
     rewardFn,
   );

@@ -10,11 +10,17 @@ const runs = { seed: 42, numRuns: 200 };
 const sum = (xs: readonly number[]) => xs.reduce((s, x) => s + x, 0);
 
 test('GRPO advantages sum to ~0 within a group', () => {
-  fc.assert(fc.property(group, (scores) => Math.abs(sum(grpoAdvantages(scores))) < 1e-6), runs);
+  fc.assert(
+    fc.property(group, (scores) => Math.abs(sum(grpoAdvantages(scores))) < 1e-6),
+    runs,
+  );
 });
 
 test('Dr. GRPO advantages have mean ~0', () => {
-  fc.assert(fc.property(group, (scores) => Math.abs(sum(drGrpoAdvantages(scores)) / scores.length) < 1e-9), runs);
+  fc.assert(
+    fc.property(group, (scores) => Math.abs(sum(drGrpoAdvantages(scores)) / scores.length) < 1e-9),
+    runs,
+  );
 });
 
 test('RLOO equals r minus the mean of the others', () => {

@@ -1,12 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TrajflowError } from '../../../core/errors.js';
-import {
-  computeAdvantages,
-  maskedDiscountedReturns,
-  reinforcePlusPlusAdvantages,
-  reinforcePlusPlusBaselineAdvantages,
-} from '../../../processors/advantages/index.js';
+import { computeAdvantages, maskedDiscountedReturns, reinforcePlusPlusAdvantages, reinforcePlusPlusBaselineAdvantages } from '../../../processors/advantages/index.js';
 import { scoreGroup } from '../../../processors/group.js';
 import { buildRewardFn } from '../../../processors/rewards/index.js';
 import { close, makeTrajectory } from '../rewards/fixtures.js';
@@ -28,10 +23,7 @@ test('REINFORCE++: returns whitened over every valid position of the batch', () 
   // B: rewards [0, 0.5, 0], mask [1, 1, 0] → returns [0.5, 0.5, 0] (the padded position is out)
   // valid values [1, 1, 1, 0.5, 0.5]: mean 0.8; ss = 3·0.04 + 2·0.09 = 0.3; var = 0.3/5 · 5/4 = 0.075
   const scale = 1 / Math.sqrt(0.075 + 1e-8);
-  const [a, b] = reinforcePlusPlusAdvantages([
-    { rewards: [0, 0, 1] },
-    { rewards: [0, 0.5, 0], mask: [1, 1, 0] },
-  ]);
+  const [a, b] = reinforcePlusPlusAdvantages([{ rewards: [0, 0, 1] }, { rewards: [0, 0.5, 0], mask: [1, 1, 0] }]);
   approx(a!, [0.2 * scale, 0.2 * scale, 0.2 * scale]); // ≈ 0.730297
   approx(b!, [-0.3 * scale, -0.3 * scale, 0]); // ≈ −1.095445
   assert.ok(close(0.2 * scale, 0.730297, 1e-6));
@@ -44,7 +36,10 @@ test('REINFORCE++ refuses a batch with fewer than 2 valid positions (verl raises
 test('REINFORCE++-baseline: r − group mean (0 for a group of one), whitened over the batch', () => {
   // groups [[1, 0], [1, 1, 1]] → centred [[0.5, −0.5], [0, 0, 0]]; mean 0, ss 0.5, var 0.5/4 = 0.125
   const s = 1 / Math.sqrt(0.125 + 1e-8); // ≈ 2.828427
-  const [g1, g2] = reinforcePlusPlusBaselineAdvantages([[1, 0], [1, 1, 1]]);
+  const [g1, g2] = reinforcePlusPlusBaselineAdvantages([
+    [1, 0],
+    [1, 1, 1],
+  ]);
   approx(g1!, [0.5 * s, -0.5 * s]); // ≈ ±1.414213
   approx(g2!, [0, 0, 0]);
   // singleton [2] keeps 2 (mean 0); [1, 0] → [0.5, −0.5]. Values [2, 0.5, −0.5]: mean 2/3,
@@ -67,7 +62,13 @@ test('the registry runs REINFORCE++ per step, weighting each step by its action 
   const group = scoreGroup(
     'g',
     [
-      makeTrajectory([{ reward: 0, tokens: 2 }, { reward: 1, tokens: 1 }], { episodeId: 'a' }),
+      makeTrajectory(
+        [
+          { reward: 0, tokens: 2 },
+          { reward: 1, tokens: 1 },
+        ],
+        { episodeId: 'a' },
+      ),
       makeTrajectory([{ reward: 0, tokens: 1 }], { episodeId: 'b' }),
     ],
     rewardFn,

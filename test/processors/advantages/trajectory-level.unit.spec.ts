@@ -66,7 +66,10 @@ test('the registry broadcasts trajectory-level advantages to every step and name
   approx(out!.perTrajectory!, [-1.5, 0, 1.5]);
   assert.deepEqual(out!.perStep, [[-1.5], [0], [1.5]]);
   assert.deepEqual(estimatorNames, ['grpo', 'dr_grpo', 'rloo', 'starpo', 'reinforce_plus_plus', 'reinforce_plus_plus_baseline', 'gigpo']);
-  assert.throws(() => estimatorByName('ppo'), (e: unknown) => e instanceof ConfigError && /use one of grpo, dr_grpo/.test(e.message));
+  assert.throws(
+    () => estimatorByName('ppo'),
+    (e: unknown) => e instanceof ConfigError && /use one of grpo, dr_grpo/.test(e.message),
+  );
   const misaligned = { ...groupOfRewards('bad', [1, 0]), rewards: [] };
   assert.throws(() => computeAdvantages('grpo', [misaligned]), /2 trajectories but 0 rewards/);
 });

@@ -46,8 +46,12 @@ describe('assembleGroups', () => {
     const testScheduler = createTestScheduler();
     testScheduler.run(({ hot, expectObservable, expectSubscriptions }) => {
       const trajectories = {
-        a: assembled('a'), b: assembled('b'), c: assembled('c'),
-        p: assembled('p', { group: 'g2' }), q: assembled('q', { group: 'g2' }), r: assembled('r', { group: 'g2' }),
+        a: assembled('a'),
+        b: assembled('b'),
+        c: assembled('c'),
+        p: assembled('p', { group: 'g2' }),
+        q: assembled('q', { group: 'g2' }),
+        r: assembled('r', { group: 'g2' }),
       };
       const source = hot('  a-p-b-q-c-r---', trajectories);
       const expected = '    --------x-y---';
@@ -69,9 +73,7 @@ describe('assembleGroups', () => {
       const expected = '    ----------x--------';
       //                    timeout 10 from a (frame 0), not from b
       const values = { x: { group: 'g1', members: ['a', 'b'], expected: 4, partial: true, closedBy: 'timeout' } };
-      expectObservable(
-        source.pipe(assembleGroups({ groupSize: 4, minGroupSize: 2, groupTimeoutMs: 10, scheduler: testScheduler, stats }), map(summary)),
-      ).toBe(expected, values);
+      expectObservable(source.pipe(assembleGroups({ groupSize: 4, minGroupSize: 2, groupTimeoutMs: 10, scheduler: testScheduler, stats }), map(summary))).toBe(expected, values);
     });
     assert.equal(stats.groups, 1);
     assert.equal(stats.partialGroups, 1);
@@ -85,9 +87,7 @@ describe('assembleGroups', () => {
       const trajectories = { a: assembled('a'), b: assembled('b') };
       const source = hot('  a-------------b--', trajectories);
       const expected = '    -----------------';
-      expectObservable(
-        source.pipe(assembleGroups({ groupSize: 4, minGroupSize: 2, groupTimeoutMs: 10, scheduler: testScheduler, stats, onDrop }), map(summary)),
-      ).toBe(expected);
+      expectObservable(source.pipe(assembleGroups({ groupSize: 4, minGroupSize: 2, groupTimeoutMs: 10, scheduler: testScheduler, stats, onDrop }), map(summary))).toBe(expected);
     });
     assert.deepEqual(drops, [
       [10, 'too-small', 'g1', ['a']],

@@ -4,11 +4,7 @@ import fc from 'fast-check';
 import { Subject, firstValueFrom, from, map, toArray } from 'rxjs';
 import type { StepEvent } from '../../../schemas/index.js';
 import { validateEvent } from '../../../schemas/index.js';
-import {
-  assembleTrajectories,
-  createAssemblyStats,
-  type AssembledTrajectory,
-} from '../../../processors/assembly/index.js';
+import { assembleTrajectories, createAssemblyStats, type AssembledTrajectory } from '../../../processors/assembly/index.js';
 import { ConfigError } from '../../../core/errors.js';
 import { createTestScheduler } from './test-scheduler.js';
 import { step } from './steps.js';
@@ -80,9 +76,7 @@ describe('assembleTrajectories', () => {
         x: { episode: 'e1', outcome: 'incomplete', steps: [0, 2], gaps: 1, sources: 2, closedBy: 'idle', complete: false },
       };
       const onDiscard = (item: StepEvent, reason: string) => discarded.push([item.stepIndex, reason]);
-      expectObservable(
-        source.pipe(assembleTrajectories({ idleTimeoutMs: 10, scheduler: testScheduler, stats, onDiscard }), map(summary)),
-      ).toBe(expected, values);
+      expectObservable(source.pipe(assembleTrajectories({ idleTimeoutMs: 10, scheduler: testScheduler, stats, onDiscard }), map(summary))).toBe(expected, values);
     });
     assert.deepEqual(discarded, [[1, 'late']]);
     assert.equal(stats.gaps, 1);
@@ -136,10 +130,7 @@ describe('assembleTrajectories', () => {
       const values = {
         x: { episode: 'e2', outcome: 'incomplete', steps: [0], gaps: 0, sources: 1, closedBy: 'evicted', complete: false },
       };
-      expectObservable(
-        source.pipe(assembleTrajectories({ idleTimeoutMs: 100, maxOpenEpisodes: 2, scheduler: testScheduler, stats }), map(summary)),
-        unsub,
-      ).toBe(expected, values);
+      expectObservable(source.pipe(assembleTrajectories({ idleTimeoutMs: 100, maxOpenEpisodes: 2, scheduler: testScheduler, stats }), map(summary)), unsub).toBe(expected, values);
     });
     assert.equal(stats.evicted, 1);
   });
@@ -201,8 +192,18 @@ describe('assembleTrajectories', () => {
   });
 
   test('works over envelopes: every envelope is acked, but only once its trajectory has been handled', () => {
-    interface FakeEnvelope { readonly value: StepEvent; acked: number; ack(): void }
-    const envelope = (value: StepEvent): FakeEnvelope => ({ value, acked: 0, ack() { this.acked++; } });
+    interface FakeEnvelope {
+      readonly value: StepEvent;
+      acked: number;
+      ack(): void;
+    }
+    const envelope = (value: StepEvent): FakeEnvelope => ({
+      value,
+      acked: 0,
+      ack() {
+        this.acked++;
+      },
+    });
     const envelopes = [
       envelope(step({ episode: 'e1', index: 1, end: 'terminated' })),
       envelope(step({ episode: 'e2', index: 0 })),
@@ -212,19 +213,27 @@ describe('assembleTrajectories', () => {
     ];
     const input = new Subject<FakeEnvelope>();
     const handled: string[] = [];
-    const subscription = input
-      .pipe(assembleTrajectories({ stepOf: (e: FakeEnvelope) => e.value, onDiscard: (e) => e.ack() }))
-      .subscribe((out) => {
-        handled.push(out.trajectory.episodeId);
-        for (const source of out.sources) source.ack();
-      });
+    const subscription = input.pipe(assembleTrajectories({ stepOf: (e: FakeEnvelope) => e.value, onDiscard: (e) => e.ack() })).subscribe((out) => {
+      handled.push(out.trajectory.episodeId);
+      for (const source of out.sources) source.ack();
+    });
     for (const e of envelopes.slice(0, 3)) input.next(e);
-    assert.deepEqual(envelopes.map((e) => e.acked), [0, 0, 0, 0, 0], 'nothing is acked while its episode is open');
+    assert.deepEqual(
+      envelopes.map((e) => e.acked),
+      [0, 0, 0, 0, 0],
+      'nothing is acked while its episode is open',
+    );
     input.next(envelopes[3]!);
     assert.deepEqual(handled, ['e1']);
-    assert.deepEqual(envelopes.map((e) => e.acked), [1, 0, 1, 1, 0]);
+    assert.deepEqual(
+      envelopes.map((e) => e.acked),
+      [1, 0, 1, 1, 0],
+    );
     input.next(envelopes[4]!);
-    assert.deepEqual(envelopes.map((e) => e.acked), [1, 0, 1, 1, 1]);
+    assert.deepEqual(
+      envelopes.map((e) => e.acked),
+      [1, 0, 1, 1, 1],
+    );
     subscription.unsubscribe(); // also clears e2's (real) idle timer
     assert.equal(envelopes[1]!.acked, 0, 'an episode dropped by teardown stays unacked, so it is delivered again');
   });
@@ -254,7 +263,10 @@ describe('assembleTrajectories', () => {
     const stats = createAssemblyStats();
     const steps = [step({ episode: 'e1', index: 3 }), step({ episode: 'e1', index: 1, end: 'terminated' }), step({ episode: 'e1', index: 0 })];
     const [out] = await firstValueFrom(from(steps).pipe(assembleTrajectories({ stats }), toArray()));
-    assert.deepEqual(out!.trajectory.steps.map((s) => s.stepIndex), [0, 1]);
+    assert.deepEqual(
+      out!.trajectory.steps.map((s) => s.stepIndex),
+      [0, 1],
+    );
     assert.equal(out!.sources.length, 3);
     assert.equal(stats.stepsAfterEnd, 1);
   });
@@ -264,18 +276,16 @@ describe('assembleTrajectories', () => {
     assert.throws(() => assembleTrajectories({ maxOpenEpisodes: 0 }), /maxOpenEpisodes must be an integer >= 1/);
   });
 
-  test('property: any arrival order of an episode\'s steps, with repeats, assembles to the same trajectory', async () => {
+  test("property: any arrival order of an episode's steps, with repeats, assembles to the same trajectory", async () => {
     const episodes = fc.integer({ min: 1, max: 8 }).chain((length) => {
-      const steps = Array.from({ length }, (_, i) =>
-        step({ episode: `p${length}`, index: i, reward: i * 0.25, end: i === length - 1 ? 'terminated' : undefined }),
-      );
+      const steps = Array.from({ length }, (_, i) => step({ episode: `p${length}`, index: i, reward: i * 0.25, end: i === length - 1 ? 'terminated' : undefined }));
       return fc.tuple(
         fc.constant(steps),
         fc.shuffledSubarray(steps, { minLength: length, maxLength: length }),
         fc.array(fc.nat({ max: length - 1 }), { maxLength: 3 }), // steps to repeat (positions in the arrival order)
       );
     });
-    const assemble = async (steps: StepEvent[]) => (await firstValueFrom(from(steps).pipe(assembleTrajectories(), toArray())));
+    const assemble = async (steps: StepEvent[]) => await firstValueFrom(from(steps).pipe(assembleTrajectories(), toArray()));
     await fc.assert(
       fc.asyncProperty(episodes, async ([inOrder, shuffled, repeats]) => {
         const [reference] = await assemble(inOrder);

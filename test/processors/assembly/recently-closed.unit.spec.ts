@@ -42,7 +42,10 @@ test('remembers and forgets exactly the keys the reference Set does, re-adds inc
 test('at capacity, a new key evicts the one added longest ago; a key added again is the youngest', () => {
   const memory = new RecentlyClosed(3);
   for (const key of ['a', 'b', 'c', 'a', 'd']) memory.add(key);
-  assert.deepEqual(['a', 'b', 'c', 'd'].map((k) => memory.has(k)), [true, false, true, true]);
+  assert.deepEqual(
+    ['a', 'b', 'c', 'd'].map((k) => memory.has(k)),
+    [true, false, true, true],
+  );
   const none = new RecentlyClosed(0);
   none.add('a');
   assert.equal(none.has('a'), false);

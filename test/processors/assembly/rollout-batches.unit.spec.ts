@@ -31,7 +31,11 @@ describe('rolloutBatches', () => {
     const scheduler = createTestScheduler();
     scheduler.run(({ cold, expectObservable }) => {
       expectObservable(cold('-a-b|', { a: 'a', b: 'b' }).pipe(rolloutBatches({ windowMs: 50, maxGroups: 10, scheduler }))).toBe('----(x|)', { x: ['a', 'b'] });
-      expectObservable(cold('-a-b-#', { a: 'a', b: 'b' }, new Error('boom')).pipe(rolloutBatches({ windowMs: 50, maxGroups: 10, scheduler }))).toBe('-----#', undefined, new Error('boom'));
+      expectObservable(cold('-a-b-#', { a: 'a', b: 'b' }, new Error('boom')).pipe(rolloutBatches({ windowMs: 50, maxGroups: 10, scheduler }))).toBe(
+        '-----#',
+        undefined,
+        new Error('boom'),
+      );
       // Unsubscribed at 3, before the window of a (opened at 1) would close at 6: nothing is emitted.
       expectObservable(cold('-a----', { a: 'a' }).pipe(rolloutBatches({ windowMs: 5, maxGroups: 10, scheduler })), '---!').toBe('---');
     });
@@ -47,7 +51,11 @@ describe('rolloutBatches', () => {
       // for the unnamed batch's window (7 + 20 = 27).
       const source = hot('-a-b-c-u-d------------------', values);
       const expected = '   -----x---y-----------------z';
-      expectObservable(source.pipe(rolloutBatches({ windowMs: 20, maxGroups: 10, iterationIdleMs: 100, keyOf, scheduler }))).toBe(expected, { x: ['0:a', '0:c'], y: ['1:b', '1:d'], z: ['u'] });
+      expectObservable(source.pipe(rolloutBatches({ windowMs: 20, maxGroups: 10, iterationIdleMs: 100, keyOf, scheduler }))).toBe(expected, {
+        x: ['0:a', '0:c'],
+        y: ['1:b', '1:d'],
+        z: ['u'],
+      });
     });
   });
 
@@ -67,7 +75,10 @@ describe('rolloutBatches', () => {
     const scheduler = createTestScheduler();
     const keyOf = (g: string) => ({ key: g.split(':')[0]!, groups: 5 });
     scheduler.run(({ cold, expectObservable }) => {
-      expectObservable(cold('-a-b-c|', { a: '1:a', b: '0:b', c: '1:c' }).pipe(rolloutBatches({ windowMs: 50, maxGroups: 10, keyOf, scheduler }))).toBe('------(xy|)', { x: ['1:a', '1:c'], y: ['0:b'] });
+      expectObservable(cold('-a-b-c|', { a: '1:a', b: '0:b', c: '1:c' }).pipe(rolloutBatches({ windowMs: 50, maxGroups: 10, keyOf, scheduler }))).toBe('------(xy|)', {
+        x: ['1:a', '1:c'],
+        y: ['0:b'],
+      });
     });
   });
 

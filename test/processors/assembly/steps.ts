@@ -15,7 +15,7 @@ export interface StepSpec {
 
 /** A step of `episode` at `index`; seeded from both so different steps differ in content. */
 export function step({ episode, index, group = 'g1', end, reward = 0, eventId, success, groupSize }: StepSpec): StepEvent {
-  const base = makeStep({}, index + 8 * [...episode].reduce((h, c) => h * 31 + c.charCodeAt(0), 7) % 4096);
+  const base = makeStep({}, index + ((8 * [...episode].reduce((h, c) => h * 31 + c.charCodeAt(0), 7)) % 4096));
   return {
     ...base,
     eventId: eventId ?? `${episode}/${index}`,

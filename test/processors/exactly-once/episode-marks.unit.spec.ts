@@ -26,4 +26,3 @@ test('a mark is released once the committed offset of its partition has passed i
   assert.deepEqual(marks.release([{ topic: 'steps', partition: 1, offset: 6n }]), [episodeMarkKey('g', 'run', 'e3')]);
   assert.equal(marks.size, 1);
 });
-

@@ -55,7 +55,10 @@ test('after stop() no write starts; a failed write reports once and stops', asyn
   failing.calls[0]!.reject(new Error('transaction failed'));
   await turn();
   await turn();
-  assert.deepEqual(errors.map((e) => (e as Error).message), ['transaction failed']);
+  assert.deepEqual(
+    errors.map((e) => (e as Error).message),
+    ['transaction failed'],
+  );
   b.kick();
   await turn();
   assert.equal(failing.calls.length, 1, 'no write after a failure (the pipeline restarts)');

@@ -23,7 +23,14 @@ test('a slow write on one partition does not hold back another partition', async
   await turn();
   lanes.submit(1, 'b1');
   await turn();
-  assert.deepEqual(writes.map((w) => [w.partition, w.batches]), [[0, ['a1']], [1, ['b1']]], 'partition 1 writes while 0 is in flight');
+  assert.deepEqual(
+    writes.map((w) => [w.partition, w.batches]),
+    [
+      [0, ['a1']],
+      [1, ['b1']],
+    ],
+    'partition 1 writes while 0 is in flight',
+  );
   writes[1]!.resolve();
   lanes.submit(1, 'b2');
   await turn();
@@ -38,14 +45,23 @@ test('batches submitted to a busy lane go into its next write together, in order
   lanes.submit(2, 'x1');
   lanes.submit(2, 'x2');
   await turn();
-  assert.deepEqual(writes.map((w) => w.batches), [['x1', 'x2']]);
+  assert.deepEqual(
+    writes.map((w) => w.batches),
+    [['x1', 'x2']],
+  );
   lanes.submit(2, 'x3');
   lanes.submit(2, 'x4');
   await turn();
   assert.equal(writes.length, 1, 'one write per lane at a time');
   writes[0]!.resolve();
   await turn();
-  assert.deepEqual(writes.map((w) => w.batches), [['x1', 'x2'], ['x3', 'x4']]);
+  assert.deepEqual(
+    writes.map((w) => w.batches),
+    [
+      ['x1', 'x2'],
+      ['x3', 'x4'],
+    ],
+  );
   writes[1]!.resolve();
   await lanes.idle();
   lanes.submit(2, 'x5');
@@ -64,7 +80,10 @@ test('a batch submitted in the microtask right after a write resolves is not los
   await Promise.resolve();
   lanes.submit(0, 'second');
   await turn();
-  assert.deepEqual(writes.map((w) => w.batches), [['first'], ['second']]);
+  assert.deepEqual(
+    writes.map((w) => w.batches),
+    [['first'], ['second']],
+  );
   writes[1]!.resolve();
   await lanes.idle();
 });
@@ -96,7 +115,10 @@ test('an exclusive write waits for every lane, runs alone, and the lanes go on a
   assert.equal(lanes.exclusive, false);
   lanes.submit(0, 'after');
   await turn();
-  assert.deepEqual(writes.map((w) => w.batches), [['a'], ['b'], ['after']]);
+  assert.deepEqual(
+    writes.map((w) => w.batches),
+    [['a'], ['b'], ['after']],
+  );
   writes[2]!.resolve();
   await lanes.idle();
 });
@@ -110,7 +132,10 @@ test('the first failure is reported once; nothing is written after it and idle()
   writes[0]!.reject(new Error('transaction failed'));
   writes[1]!.reject(new Error('second failure'));
   await lanes.idle();
-  assert.deepEqual(errors.map((e) => (e as Error).message), ['transaction failed']);
+  assert.deepEqual(
+    errors.map((e) => (e as Error).message),
+    ['transaction failed'],
+  );
   assert.equal((lanes.failed as Error).message, 'transaction failed');
   lanes.submit(2, 'later');
   await turn();

@@ -47,6 +47,9 @@ test('each topic is cut into slices of at most the limit, request i holding slic
 
 test('a message above the limit goes alone; the default limit is under a Kafka cluster’s default max.message.bytes', () => {
   const requests = splitIntoRequests([{ topic: 't', messages: [message('a', 10), message('b', 5000), message('c', 10)] }], 1000);
-  assert.deepEqual(requests.map((r) => r[0]!.messages.map((m) => m.key)), [['a'], ['b'], ['c']]);
+  assert.deepEqual(
+    requests.map((r) => r[0]!.messages.map((m) => m.key)),
+    [['a'], ['b'], ['c']],
+  );
   assert.ok(MAX_REQUEST_TOPIC_BYTES < 1_048_588 - 1024);
 });

@@ -22,7 +22,10 @@ test('3 MB in one transaction to a topic that takes 1 MB per batch: committed wh
   const admin = kafka.admin();
   await admin.connect();
   try {
-    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'max.message.bytes', value: '1048588' }] }], waitForLeaders: true });
+    await admin.createTopics({
+      topics: [{ topic, numPartitions: 1, replicationFactor: 1, configEntries: [{ name: 'max.message.bytes', value: '1048588' }] }],
+      waitForLeaders: true,
+    });
   } finally {
     await admin.disconnect();
   }
@@ -44,5 +47,8 @@ test('3 MB in one transaction to a topic that takes 1 MB per batch: committed wh
   } finally {
     await consumer.disconnect();
   }
-  assert.deepEqual(seen, messages.map((_, i) => String(i).padStart(6, '0')));
+  assert.deepEqual(
+    seen,
+    messages.map((_, i) => String(i).padStart(6, '0')),
+  );
 });

@@ -8,16 +8,37 @@ import { packMessages, transferables, unpackMessages, type TopicMessages } from 
 const pooled = (text: string) => Buffer.from(text); // small Buffers are slices of node's shared pool
 
 const batch: TopicMessages[] = [
-  { topic: 'samples', messages: [{ key: 'g1', value: pooled('sample one') }, { key: 'g2', value: Buffer.alloc(0) }] },
+  {
+    topic: 'samples',
+    messages: [
+      { key: 'g1', value: pooled('sample one') },
+      { key: 'g2', value: Buffer.alloc(0) },
+    ],
+  },
   { topic: 'empty', messages: [] },
-  { topic: 'dead', messages: [{ key: Buffer.from([0, 255, 7]), value: pooled('letter') }, { key: null, value: pooled('unkeyed') }] },
-  { topic: 'state', messages: [{ key: 'mark-a', value: null }, { key: 'mark-b', value: pooled('{"status":"emitted"}') }] },
+  {
+    topic: 'dead',
+    messages: [
+      { key: Buffer.from([0, 255, 7]), value: pooled('letter') },
+      { key: null, value: pooled('unkeyed') },
+    ],
+  },
+  {
+    topic: 'state',
+    messages: [
+      { key: 'mark-a', value: null },
+      { key: 'mark-b', value: pooled('{"status":"emitted"}') },
+    ],
+  },
 ];
 
 function plain(topics: readonly TopicMessages[]) {
   return topics.map((t) => ({
     topic: t.topic,
-    messages: t.messages.map((m) => ({ key: m.key === null ? null : Buffer.isBuffer(m.key) ? ['bytes', [...m.key]] : m.key, value: m.value === null ? null : m.value.toString('latin1') })),
+    messages: t.messages.map((m) => ({
+      key: m.key === null ? null : Buffer.isBuffer(m.key) ? ['bytes', [...m.key]] : m.key,
+      value: m.value === null ? null : m.value.toString('latin1'),
+    })),
   }));
 }
 
@@ -41,8 +62,24 @@ test('packed messages cross a thread boundary with their buffers transferred, no
 });
 
 test('a transaction of tombstones only packs to an empty values buffer', () => {
-  const packed = packMessages([{ topic: 'state', messages: [{ key: 'a', value: null }, { key: 'b', value: null }] }]);
+  const packed = packMessages([
+    {
+      topic: 'state',
+      messages: [
+        { key: 'a', value: null },
+        { key: 'b', value: null },
+      ],
+    },
+  ]);
   assert.equal(packed.values.byteLength, 0);
   assert.deepEqual([...packed.ends], [-1, -1]);
-  assert.deepEqual(plain(unpackMessages(packed)), [{ topic: 'state', messages: [{ key: 'a', value: null }, { key: 'b', value: null }] }]);
+  assert.deepEqual(plain(unpackMessages(packed)), [
+    {
+      topic: 'state',
+      messages: [
+        { key: 'a', value: null },
+        { key: 'b', value: null },
+      ],
+    },
+  ]);
 });

@@ -20,9 +20,10 @@ test('DAPO dynamic sampling drops groups whose rewards are all equal, keeps sing
   assert.deepEqual(ids(kept), ['mixed', 'single']);
   assert.deepEqual(reasons(dropped), ['all-half:all_rewards_equal', 'all-tenth:all_rewards_equal', 'empty:empty_group']);
   assert.match(dropped[0]!.detail, /all 3 trajectories got reward 0.5/);
-  assert.deepEqual(reasons(dynamicSamplingFilter(groups, { keepSingletons: false }).dropped).filter((r) => r.startsWith('single')), [
-    'single:singleton_group',
-  ]);
+  assert.deepEqual(
+    reasons(dynamicSamplingFilter(groups, { keepSingletons: false }).dropped).filter((r) => r.startsWith('single')),
+    ['single:singleton_group'],
+  );
 });
 
 // Groups of two rewards [0, d]: unbiased std = sqrt(2·(d/2)²/1) = d/√2, so the ranking follows d.

@@ -47,9 +47,21 @@ test('a unit of episodes: their trajectories, one mark each, every step they wer
   const unit = episodesUnit('cg', 3, g.members, 'dropped');
   assert.equal(unit.generation, 3);
   assert.deepEqual(unit.samples, []);
-  assert.deepEqual(unit.trajectories, g.members.map((m) => m.trajectory));
-  assert.deepEqual(unit.marks.map((m) => [m.status, m.maxOffset]), [['dropped', '1'], ['dropped', '3']]);
-  assert.deepEqual(unit.sources.map((s) => (s as StepEnvelope).offset), ['0', '1', '2', '3']);
+  assert.deepEqual(
+    unit.trajectories,
+    g.members.map((m) => m.trajectory),
+  );
+  assert.deepEqual(
+    unit.marks.map((m) => [m.status, m.maxOffset]),
+    [
+      ['dropped', '1'],
+      ['dropped', '3'],
+    ],
+  );
+  assert.deepEqual(
+    unit.sources.map((s) => (s as StepEnvelope).offset),
+    ['0', '1', '2', '3'],
+  );
 });
 
 test('a step that feeds no output is only acknowledged: no events, no marks', () => {
@@ -63,8 +75,17 @@ test("a rollout batch: a kept group's unit holds its samples and 'emitted' marks
   const result = process(batch.map((g) => ({ groupId: g.groupId, trajectories: g.members.map((m) => m.trajectory) })));
   const units = rolloutBatchUnits('cg', 3, batch, result);
   assert.equal(units.length, 2);
-  assert.deepEqual(units.map((u) => u.marks.map((m) => m.status)), [['dropped', 'dropped'], ['emitted', 'emitted']]);
-  assert.deepEqual(units.map((u) => u.samples.length), [0, 2]);
+  assert.deepEqual(
+    units.map((u) => u.marks.map((m) => m.status)),
+    [
+      ['dropped', 'dropped'],
+      ['emitted', 'emitted'],
+    ],
+  );
+  assert.deepEqual(
+    units.map((u) => u.samples.length),
+    [0, 2],
+  );
   assert.ok(units[1]!.samples.every((s) => s.groupId === 'mixed'));
   assert.equal(units[0]!.rolloutStats?.[0]?.scope, 'batch');
   assert.equal(units[0]!.rolloutStats?.[0]?.eventTimeMs, Math.max(...batch.flatMap((g) => g.members.map((m) => m.trajectory.lastEventTimeMs))));

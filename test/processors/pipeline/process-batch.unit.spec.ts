@@ -20,7 +20,10 @@ test('a batch: equal-reward groups are dropped by dynamic sampling, the rest bec
   });
   const out = process([group('flat', [1, 1, 1]), group('mixed', [1, 0, 0])]);
   assert.deepEqual(out.keptGroupIds, ['mixed']);
-  assert.deepEqual(out.dropped.map((d) => [d.groupId, d.reason]), [['flat', 'all_rewards_equal']]);
+  assert.deepEqual(
+    out.dropped.map((d) => [d.groupId, d.reason]),
+    [['flat', 'all_rewards_equal']],
+  );
   assert.equal(out.samples.length, 3);
   // RLOO: r_i minus the mean of the others → 1 − 0 = 1, 0 − 0.5 = −0.5, 0 − 0.5 = −0.5.
   const perEpisode = out.samples.map((s) => s.advantages.find((_, i) => s.lossMask[i] === 1));
@@ -46,7 +49,11 @@ test("every sample names its rollout batch: an id from the batch's groups, the a
   const batch = out.samples[0]!.batch!;
   assert.equal(batch.iteration, 7);
   assert.equal(batch.samples, 6);
-  assert.equal(batch.batchId, process([withIteration(group('flat', [0, 0, 0]), 7), withIteration(group('b', [0, 1, 1]), 7), withIteration(group('a', [1, 0, 1]), 7)]).samples[0]!.batch!.batchId, 'the id depends on the groups, not their order');
+  assert.equal(
+    batch.batchId,
+    process([withIteration(group('flat', [0, 0, 0]), 7), withIteration(group('b', [0, 1, 1]), 7), withIteration(group('a', [1, 0, 1]), 7)]).samples[0]!.batch!.batchId,
+    'the id depends on the groups, not their order',
+  );
   for (const sample of out.samples) assert.deepEqual(validateEvent('sample', sample), { ok: true });
   // Trajectories that name no iteration (or different ones) make a batch of iteration -1.
   assert.equal(process([group('a', [1, 0, 1])]).samples[0]!.batch!.iteration, -1);

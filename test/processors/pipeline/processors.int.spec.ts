@@ -54,9 +54,15 @@ test('steps in, samples out: every complete group becomes one sample per episode
   await waitFor(() => handle.emitter.stats.samples >= 24, '24 samples written', 60_000);
   await handle.close();
   assert.equal(handle.emitter.phaseLog.length, handle.emitter.stats.transactions);
-  assert.ok(handle.emitter.phaseLog.some((t) => t.sendMs > 0 && t.offsetsMs > 0 && t.commitMs > 0), JSON.stringify(handle.emitter.phaseLog));
+  assert.ok(
+    handle.emitter.phaseLog.some((t) => t.sendMs > 0 && t.offsetsMs > 0 && t.commitMs > 0),
+    JSON.stringify(handle.emitter.phaseLog),
+  );
   // The hand-over to the worker thread and back: the main thread's round trip less the worker's own time.
-  assert.ok(handle.emitter.phaseLog.every((t) => t.handOffMs >= 0 && t.handOffMs < 60_000), JSON.stringify(handle.emitter.phaseLog));
+  assert.ok(
+    handle.emitter.phaseLog.every((t) => t.handOffMs >= 0 && t.handOffMs < 60_000),
+    JSON.stringify(handle.emitter.phaseLog),
+  );
 
   const samples = await readSamples(config);
   assert.equal(samples.length, 24);
@@ -65,15 +71,26 @@ test('steps in, samples out: every complete group becomes one sample per episode
     // Episodes alternate reward 0 and 1 within a group of 4: mean 0.5, unbiased std √(1/3); GRPO gives ±0.866.
     const expected = (sample.reward - 0.5) / (Math.sqrt(1 / 3) + 1e-6);
     const actionAdvantages = sample.advantages.filter((_, i) => sample.lossMask[i] === 1);
-    assert.ok(actionAdvantages.every((a) => Math.abs(a - expected) < 1e-5), `advantages of ${sample.episodeId}`);
+    assert.ok(
+      actionAdvantages.every((a) => Math.abs(a - expected) < 1e-5),
+      `advantages of ${sample.episodeId}`,
+    );
     assert.equal(sample.groupSize, 4);
   }
 
-  const replay = await createReplay(backbone.kafka, { topic: topicName(config, 'rollout.stats'), decode: eventDecoder(backbone.codec, 'rollout_stats'), classify: classifyDecodeError });
+  const replay = await createReplay(backbone.kafka, {
+    topic: topicName(config, 'rollout.stats'),
+    decode: eventDecoder(backbone.codec, 'rollout_stats'),
+    classify: classifyDecodeError,
+  });
   const stats = (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value);
   const batches = stats.filter((s) => s.scope === 'batch');
   const groups = stats.filter((s) => s.scope === 'group');
-  assert.equal(batches.reduce((n, b) => n + b.trajectories, 0), 24, 'batch statistics cover every trajectory once');
+  assert.equal(
+    batches.reduce((n, b) => n + b.trajectories, 0),
+    24,
+    'batch statistics cover every trajectory once',
+  );
   assert.deepEqual(groups.map((g) => g.groupId).sort(), Array.from({ length: 6 }, (_, g) => `run-a-g${g}`).sort());
   for (const group of groups) {
     assert.equal(group.rewardMean, 0.5);
@@ -111,7 +128,7 @@ test('a dead-lettered step is committed with no output after it, so a restart do
     await handle.close();
     handle = await start();
     await new StepPublisher(backbone.producer, stepsTopic).publishAll(groupSteps('run-d', 1, 4, 3, 2));
-    await waitFor(() => handle.emitter.stats.samples >= 4, 'the new group\'s samples after the restart', 60_000);
+    await waitFor(() => handle.emitter.stats.samples >= 4, "the new group's samples after the restart", 60_000);
     assert.equal(await letters(), garbage.length, 'each garbage message dead-lettered once');
     assert.deepEqual(await lagging(), []);
   } finally {
@@ -202,7 +219,10 @@ test('two processes in one consumer group split the partitions and together writ
     for (const p of pair) p.proc.kill('SIGTERM');
     await Promise.all(pair.map((p) => p.exited));
   }
-  assert.ok(pair.every((p) => p.samples() > 0), `both processes wrote samples (${pair.map((p) => p.samples()).join(', ')})`);
+  assert.ok(
+    pair.every((p) => p.samples() > 0),
+    `both processes wrote samples (${pair.map((p) => p.samples()).join(', ')})`,
+  );
   const key = (s: TrainingSampleEvent) => JSON.stringify([s.sampleId, s.advantages, s.lossMask, s.tokenIds]);
   const one = (await readSamples(configs[0]!)).map(key).sort();
   const two = (await readSamples(configs[1]!)).map(key).sort();

@@ -17,7 +17,16 @@ const settings = processorsSettings({ topicPrefix: 'tf' }, { groupSize: 2, maxBa
 const processBatch = batchProcessor({ reward: { terms: [{ kind: 'env_return' }] }, estimator: { name: 'grpo' }, filters: [] });
 
 function envelopes(generation: number, firstOffset = 0): StepEnvelope[] {
-  return groupSteps('r', 2, 2, 2).map((value, i) => ({ topic: 'steps', partition: 0, offset: String(firstOffset + i), key: null, timestamp: 0, value, generation, ack: () => undefined }));
+  return groupSteps('r', 2, 2, 2).map((value, i) => ({
+    topic: 'steps',
+    partition: 0,
+    offset: String(firstOffset + i),
+    key: null,
+    timestamp: 0,
+    value,
+    generation,
+    ack: () => undefined,
+  }));
 }
 
 const offsets = (sources: readonly { readonly offset: string }[]): number[] => sources.map((s) => Number(s.offset)).sort((a, b) => a - b);
@@ -39,8 +48,17 @@ test('two full groups of a run: one rollout batch, one unit per group with its s
   r.subscription.unsubscribe();
   assert.equal(r.stats.length, 1, 'one batch');
   assert.equal(r.units.length, 2);
-  assert.deepEqual(r.units.map((u) => u.marks.map((m) => m.status)), [['emitted', 'emitted'], ['emitted', 'emitted']]);
-  assert.deepEqual(r.units.map((u) => u.samples.length), [2, 2]);
+  assert.deepEqual(
+    r.units.map((u) => u.marks.map((m) => m.status)),
+    [
+      ['emitted', 'emitted'],
+      ['emitted', 'emitted'],
+    ],
+  );
+  assert.deepEqual(
+    r.units.map((u) => u.samples.length),
+    [2, 2],
+  );
   assert.ok(r.units[0]!.rolloutStats && !('rolloutStats' in r.units[1]!), 'the statistics go with the first group');
   assert.deepEqual(offsetsOf(r.units), offsets(sent), 'each step acknowledged by one unit');
   assert.ok(r.units.every((u) => u.generation === 1));
@@ -53,7 +71,10 @@ test('steps of an episode already written are acknowledged at once and not assem
   for (const e of sent) r.steps.next(e);
   r.subscription.unsubscribe();
   const acknowledgedOnly = r.units.filter((u) => u.trajectories.length === 0);
-  assert.deepEqual(acknowledgedOnly.flatMap((u) => u.sources), sent.filter((e) => e.value.episodeId === written));
+  assert.deepEqual(
+    acknowledgedOnly.flatMap((u) => u.sources),
+    sent.filter((e) => e.value.episodeId === written),
+  );
   assert.ok(!r.units.some((u) => u.trajectories.some((t) => t.episodeId === written)));
 });
 
@@ -77,16 +98,24 @@ test('perGeneration: one pipeline per generation, the previous one unsubscribed 
   const items = new Subject<{ generation: number; n: number }>();
   items
     .pipe(
-      perGeneration((generation) => (source) =>
-        source.pipe(
-          scan((sum, item) => sum + item.n, 0),
-          finalize(() => ended.push(generation)),
-          (sums) => sums.pipe(scan((_, sum) => `${generation}:${sum}`, '')),
-        ),
+      perGeneration(
+        (generation) => (source) =>
+          source.pipe(
+            scan((sum, item) => sum + item.n, 0),
+            finalize(() => ended.push(generation)),
+            (sums) => sums.pipe(scan((_, sum) => `${generation}:${sum}`, '')),
+          ),
       ),
     )
     .subscribe((x) => out.push(x));
-  for (const [generation, n] of [[1, 1], [1, 2], [2, 10], [2, 20], [3, 5]] as const) items.next({ generation, n });
+  for (const [generation, n] of [
+    [1, 1],
+    [1, 2],
+    [2, 10],
+    [2, 20],
+    [3, 5],
+  ] as const)
+    items.next({ generation, n });
   assert.deepEqual(out, ['1:1', '1:3', '2:10', '2:30', '3:5'], 'sums start again with each generation');
   assert.deepEqual(ended, [1, 2]);
 });

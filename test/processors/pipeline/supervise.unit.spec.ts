@@ -11,7 +11,8 @@ function pipelines(outcomes: readonly ('ok' | 'txn' | 'other')[]) {
   const start = async (): Promise<Restartable> => {
     const index = started++;
     const outcome = outcomes[index] ?? 'ok';
-    const done = outcome === 'ok' ? Promise.resolve() : Promise.reject(outcome === 'txn' ? new TransactionFailedError(new Error('Failed to find group coordinator')) : new Error('bug'));
+    const done =
+      outcome === 'ok' ? Promise.resolve() : Promise.reject(outcome === 'txn' ? new TransactionFailedError(new Error('Failed to find group coordinator')) : new Error('bug'));
     done.catch(() => undefined);
     return { done, close: async () => void closed.push(index) };
   };
@@ -27,15 +28,29 @@ test('a failed transaction: the failed pipeline is closed and a new one started 
   assert.equal(p.started(), 3);
   assert.deepEqual(p.closed, [0, 1]);
   assert.deepEqual(waits, [1000, 2000]);
-  assert.match(lines[0]!, /^processors: a processors transaction failed and was aborted .*Failed to find group coordinator.*resuming in this process from the committed offsets in 1\.0 s \(failure 1 of at most 10\)/);
+  assert.match(
+    lines[0]!,
+    /^processors: a processors transaction failed and was aborted .*Failed to find group coordinator.*resuming in this process from the committed offsets in 1\.0 s \(failure 1 of at most 10\)/,
+  );
 });
 
 test('other errors end the run at once; failures that keep coming end it after maxRestarts; a quiet spell resets the count', async () => {
   await assert.rejects(superviseProcessors(pipelines(['other']).start, { sleep: async () => undefined }), /bug/);
   await assert.rejects(superviseProcessors(pipelines(['txn', 'txn', 'txn', 'txn']).start, { sleep: async () => undefined, maxRestarts: 3, now: () => 0 }), TransactionFailedError);
   let clock = 0;
-  const spaced = await superviseProcessors(pipelines(['txn', 'txn', 'txn', 'txn', 'ok']).start, { sleep: async () => undefined, maxRestarts: 1, windowMs: 1000, now: () => (clock += 5000) });
+  const spaced = await superviseProcessors(pipelines(['txn', 'txn', 'txn', 'txn', 'ok']).start, {
+    sleep: async () => undefined,
+    maxRestarts: 1,
+    windowMs: 1000,
+    now: () => (clock += 5000),
+  });
   assert.equal(spaced, 4, 'failures far apart never exhaust the budget');
-  const stopping = await superviseProcessors(pipelines(['txn', 'ok']).start, { sleep: async () => undefined, stopping: (() => { let n = 0; return () => ++n > 1; })() });
+  const stopping = await superviseProcessors(pipelines(['txn', 'ok']).start, {
+    sleep: async () => undefined,
+    stopping: (() => {
+      let n = 0;
+      return () => ++n > 1;
+    })(),
+  });
   assert.equal(stopping, 1, 'a shutdown during the backoff starts nothing new');
 });

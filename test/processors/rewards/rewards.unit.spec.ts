@@ -1,14 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../../core/errors.js';
-import {
-  buildRewardFn,
-  dapoOverlongPenalty,
-  discountedReturns,
-  registerReward,
-  unregisterReward,
-  validateRewardSpec,
-} from '../../../processors/rewards/index.js';
+import { buildRewardFn, dapoOverlongPenalty, discountedReturns, registerReward, unregisterReward, validateRewardSpec } from '../../../processors/rewards/index.js';
 import { close, makeTrajectory } from './fixtures.js';
 
 const approx = (actual: readonly number[], expected: readonly number[]) => {
@@ -54,7 +47,10 @@ test('every term, weighted and summed per step, with γ-discounted returns (hand
 test('the total is exactly the sum of the per-step rewards', () => {
   const trajectory = makeTrajectory([{ reward: 0.1 }, { reward: 0.2 }, { reward: 0.3 }], { success: true });
   const reward = buildRewardFn({ terms: [{ kind: 'env_return' }, { kind: 'success', weight: 0.7 }] })(trajectory);
-  assert.equal(reward.total, reward.perStep.reduce((s, r) => s + r, 0));
+  assert.equal(
+    reward.total,
+    reward.perStep.reduce((s, r) => s + r, 0),
+  );
 });
 
 test("DAPO overlong penalty: 0 before L_max − L_buf, linear to −factor at L_max (verl's doc example)", () => {
@@ -118,7 +114,10 @@ test('config errors say how to fix them', () => {
     [{ terms: [{ kind: 'env_return', weight: Number.NaN }] }, /weight must be a finite number/],
   ];
   for (const [spec, message] of cases) {
-    assert.throws(() => validateRewardSpec(spec), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+    assert.throws(
+      () => validateRewardSpec(spec),
+      (error: unknown) => error instanceof ConfigError && message.test(error.message),
+    );
   }
 });
 

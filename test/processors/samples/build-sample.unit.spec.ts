@@ -35,20 +35,30 @@ function turn(stepIndex: number, observation: number[] | null, action: number[],
 function trajectoryOf(steps: TrajectoryStep[], totalReward = 1): TrajectoryEvent {
   const versions = steps.map((s) => s.policyVersion);
   return {
-    runId: 'run-1', envName: 'FrozenLake', envVersion: 'v1', groupId: 'g1', episodeId: 'e1', outcome: 'terminated',
-    stepCount: steps.length, totalReward, success: totalReward === 1, invalidActions: 0, gapCount: 0,
-    minPolicyVersion: Math.min(...versions), maxPolicyVersion: Math.max(...versions),
-    firstEventTimeMs: T0, lastEventTimeMs: T0 + steps.length, steps, metrics: {},
+    runId: 'run-1',
+    envName: 'FrozenLake',
+    envVersion: 'v1',
+    groupId: 'g1',
+    episodeId: 'e1',
+    outcome: 'terminated',
+    stepCount: steps.length,
+    totalReward,
+    success: totalReward === 1,
+    invalidActions: 0,
+    gapCount: 0,
+    minPolicyVersion: Math.min(...versions),
+    maxPolicyVersion: Math.max(...versions),
+    firstEventTimeMs: T0,
+    lastEventTimeMs: T0 + steps.length,
+    steps,
+    metrics: {},
   };
 }
 
 const options: BuildSampleOptions = { estimator: 'grpo', group: { size: 4, rewardMean: 0.5, rewardStd: 0.5 } };
 
 // Two turns: observation [5, 6] then action [10, 11]; observation [7] then action [12].
-const twoTurns = trajectoryOf([
-  turn(0, [5, 6], [10, 11], [-0.5, -0.25], 3),
-  turn(1, [7], [12], [-1], 2),
-]);
+const twoTurns = trajectoryOf([turn(0, [5, 6], [10, 11], [-0.5, -0.25], 3), turn(1, [7], [12], [-1], 2)]);
 
 describe('buildSample', () => {
   test('lays out observations then actions turn by turn, the mask on action tokens only (hand-computed)', () => {
@@ -66,7 +76,7 @@ describe('buildSample', () => {
     assert.deepEqual(validateEvent('sample', sample), { ok: true });
   });
 
-  test('GiGPO: each step\'s advantage on that step\'s action tokens, and the per-step values in stepAdvantages', () => {
+  test("GiGPO: each step's advantage on that step's action tokens, and the per-step values in stepAdvantages", () => {
     const sample = buildSample(twoTurns, { level: 'step', stepAdvantages: [0.75, -0.25] }, { ...options, estimator: 'gigpo' });
     assert.deepEqual(sample.advantages, [0, 0, 0.75, 0.75, 0, -0.25]);
     assert.deepEqual(sample.stepAdvantages, [0.75, -0.25]);
@@ -104,10 +114,14 @@ describe('buildSample', () => {
 
   test('matches the recorded fixture sample built from the fixture trajectory', () => {
     const fixture = sampleEvents.sample;
-    const sample = buildSample(sampleEvents.trajectory, { level: 'trajectory', advantage: 0.8660254 }, {
-      estimator: 'grpo',
-      group: { size: fixture.groupSize, rewardMean: fixture.groupRewardMean, rewardStd: fixture.groupRewardStd },
-    });
+    const sample = buildSample(
+      sampleEvents.trajectory,
+      { level: 'trajectory', advantage: 0.8660254 },
+      {
+        estimator: 'grpo',
+        group: { size: fixture.groupSize, rewardMean: fixture.groupRewardMean, rewardStd: fixture.groupRewardStd },
+      },
+    );
     assert.deepEqual(sample.tokenIds, fixture.tokenIds);
     assert.deepEqual(sample.lossMask, fixture.lossMask);
     assert.deepEqual(sample.advantages, fixture.advantages);
@@ -128,17 +142,22 @@ describe('buildSample', () => {
 
 describe('the context window', () => {
   // Turns of 3+2, 2+2 and 2+2 tokens: 13 in all.
-  const threeTurns = trajectoryOf([
-    turn(0, [1, 2, 3], [10, 11], [-0.1, -0.2], 1),
-    turn(1, [4, 5], [12, 13], [-0.3, -0.4], 2),
-    turn(2, [6, 7], [14, 15], [-0.5, -0.6], 3),
-  ]);
+  const threeTurns = trajectoryOf([turn(0, [1, 2, 3], [10, 11], [-0.1, -0.2], 1), turn(1, [4, 5], [12, 13], [-0.3, -0.4], 2), turn(2, [6, 7], [14, 15], [-0.5, -0.6], 3)]);
   const gigpo = { level: 'step', stepAdvantages: [1, 2, 3] } as const;
 
   test('keeps everything when it fits', () => {
     const { sample, window } = buildSampleWithReport(threeTurns, gigpo, { ...options, maxContextTokens: 13 });
     assert.equal(sample.tokenIds.length, 13);
-    assert.deepEqual(window, { maxContextTokens: 13, turns: 3, firstKeptTurn: 0, droppedTurns: 0, trimmedObservationTokens: 0, droppedTokens: 0, keptTokens: 13, truncated: false });
+    assert.deepEqual(window, {
+      maxContextTokens: 13,
+      turns: 3,
+      firstKeptTurn: 0,
+      droppedTurns: 0,
+      trimmedObservationTokens: 0,
+      droppedTokens: 0,
+      keptTokens: 13,
+      truncated: false,
+    });
   });
 
   test('drops the oldest turns whole and keeps the most recent ones', () => {
@@ -175,7 +194,13 @@ const arbitraryTurn = fc.record({
 const arbitraryTrajectory = fc.array(arbitraryTurn, { minLength: 1, maxLength: 6 }).map((turns) => ({
   trajectory: trajectoryOf(
     turns.map((t, i) => ({
-      ...turn(i, typeof t.observation === 'string' ? null : t.observation, t.action.map(([id]) => id), t.action.map(([, lp]) => lp), t.policyVersion),
+      ...turn(
+        i,
+        typeof t.observation === 'string' ? null : t.observation,
+        t.action.map(([id]) => id),
+        t.action.map(([, lp]) => lp),
+        t.policyVersion,
+      ),
       observation: typeof t.observation === 'string' ? t.observation : `obs ${i}`,
     })),
   ),
@@ -213,7 +238,10 @@ describe('buildSample properties', () => {
         assert.equal(sample.advantages.length, n);
         assert.equal(sample.behaviourLogProbs.length, n);
         const actionLogProbs = trajectory.steps.flatMap((s) => s.actionLogProbs.map(Math.fround));
-        assert.deepEqual(sample.behaviourLogProbs.filter((_, i) => mask[i] === 1), actionLogProbs);
+        assert.deepEqual(
+          sample.behaviourLogProbs.filter((_, i) => mask[i] === 1),
+          actionLogProbs,
+        );
         for (let i = 0; i < n; i++) {
           if (mask[i] === 0) {
             assert.equal(sample.advantages[i], 0);
@@ -238,7 +266,10 @@ describe('buildSample properties', () => {
         // Every action token of every kept turn is there: the cut falls on a turn start, or (the last
         // turn alone being too long) inside the last turn's observation.
         const keptActionTokens = trajectory.steps.slice(window.firstKeptTurn).reduce((sum, s) => sum + s.actionTokenIds.length, 0);
-        assert.equal(sample.lossMask.reduce((a, b) => a + b, 0), keptActionTokens);
+        assert.equal(
+          sample.lossMask.reduce((a, b) => a + b, 0),
+          keptActionTokens,
+        );
         const cut = tokens.length - n;
         const last = trajectory.steps.length - 1;
         assert.ok(

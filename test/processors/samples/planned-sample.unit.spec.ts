@@ -63,7 +63,7 @@ function outcome<T>(f: () => T): { value: T } | { error: string } {
   }
 }
 
-test('unit: a planned sample is buildSample\'s sample, written byte for byte as the codec writes it, or fails as buildSample fails', () => {
+test("unit: a planned sample is buildSample's sample, written byte for byte as the codec writes it, or fails as buildSample fails", () => {
   fc.assert(
     fc.property(
       fc.array(arbitraryTurn, { minLength: 1, maxLength: 6 }),
@@ -85,14 +85,27 @@ test('unit: a planned sample is buildSample\'s sample, written byte for byte as 
         assert.ok(bytes.equals(codec.encode('sample', expected.value)), 'byte for byte');
         assert.deepStrictEqual(codec.decode('sample', bytes), expected.value);
         // Read as an ordinary sample (the getters build it).
-        assert.deepStrictEqual({ ...sample, tokenIds: sample.tokenIds, lossMask: sample.lossMask, advantages: sample.advantages, behaviourLogProbs: sample.behaviourLogProbs, turns: undefined, tokenCount: undefined, build: undefined, built: undefined }, { ...expected.value, turns: undefined, tokenCount: undefined, build: undefined, built: undefined });
+        assert.deepStrictEqual(
+          {
+            ...sample,
+            tokenIds: sample.tokenIds,
+            lossMask: sample.lossMask,
+            advantages: sample.advantages,
+            behaviourLogProbs: sample.behaviourLogProbs,
+            turns: undefined,
+            tokenCount: undefined,
+            build: undefined,
+            built: undefined,
+          },
+          { ...expected.value, turns: undefined, tokenCount: undefined, build: undefined, built: undefined },
+        );
       },
     ),
     { numRuns: 500 },
   );
 });
 
-test('unit: a trajectory with an ordinary step gets buildSample\'s plain sample', () => {
+test("unit: a trajectory with an ordinary step gets buildSample's plain sample", () => {
   const trajectory = trajectoryFromSteps([makeStep({ terminated: true }, 2)]).trajectory;
   const sample = planSample(trajectory, { level: 'trajectory', advantage: 1 }, { estimator: 'grpo', group: { size: 2, rewardMean: 0, rewardStd: 1 } });
   assert.ok(!(sample instanceof PlannedSample));

@@ -80,17 +80,15 @@ test('group statistics', () => {
 });
 
 test('batch statistics aggregate groups and count drops by reason', () => {
-  const stats = batchStats(
-    {
-      groups: [four, single],
-      incompleteTrajectories: 2,
-      dropped: [
-        { groupId: 'x', filter: 'dynamic_sampling', reason: 'all_rewards_equal', detail: '' },
-        { groupId: 'y', filter: 'dynamic_sampling', reason: 'all_rewards_equal', detail: '' },
-        { groupId: 'z', filter: 'group_assembly', reason: 'too_small', detail: '' },
-      ],
-    },
-  );
+  const stats = batchStats({
+    groups: [four, single],
+    incompleteTrajectories: 2,
+    dropped: [
+      { groupId: 'x', filter: 'dynamic_sampling', reason: 'all_rewards_equal', detail: '' },
+      { groupId: 'y', filter: 'dynamic_sampling', reason: 'all_rewards_equal', detail: '' },
+      { groupId: 'z', filter: 'group_assembly', reason: 'too_small', detail: '' },
+    ],
+  });
   assert.equal(stats.groups, 2);
   assert.equal(stats.trajectories, 5);
   assert.ok(close(stats.rewardMean, 0.6)); // (1 + 0 + 0 + 1 + 1)/5

@@ -26,7 +26,10 @@ test('a batch is cut at maxRows at once, per key', async () => {
   const batcher = new Batcher<string, number>({ maxRows: 3, maxDelayMs: 10_000, concurrency: 1, flush: r.flush, onError: unexpected });
   for (let i = 0; i < 7; i++) batcher.add(i % 2 ? 'b' : 'a', i);
   await sleep(5);
-  assert.deepEqual(r.flushed, [{ key: 'a', batch: [0, 2, 4] }, { key: 'b', batch: [1, 3, 5] }]);
+  assert.deepEqual(r.flushed, [
+    { key: 'a', batch: [0, 2, 4] },
+    { key: 'b', batch: [1, 3, 5] },
+  ]);
   await batcher.end();
   assert.deepEqual(r.flushed.slice(2), [{ key: 'a', batch: [6] }]);
 });
@@ -50,7 +53,10 @@ test('at most `concurrency` flushes of a key at a time; later batches wait in or
     for (let i = 0; i < 6; i++) batcher.add('a', i);
     await batcher.end();
     assert.equal(r.maxInFlight(), concurrency);
-    assert.deepEqual(r.flushed.map((f) => f.batch[0]), [0, 1, 2, 3, 4, 5]);
+    assert.deepEqual(
+      r.flushed.map((f) => f.batch[0]),
+      [0, 1, 2, 3, 4, 5],
+    );
   }
 });
 

@@ -34,7 +34,7 @@ test('sample tokens only when asked for', () => {
   assert.deepEqual(tables(true), ['samples', 'sample_tokens']);
 });
 
-test('another event\'s bytes, garbage or an empty payload: a dead letter with the reason, the key and bytes kept', () => {
+test("another event's bytes, garbage or an empty payload: a dead letter with the reason, the key and bytes kept", () => {
   const wrong = codec.encode('step', sampleEvents.step);
   for (const [payload, reason] of [
     [wrong, 'wrong-event'],
@@ -51,7 +51,7 @@ test('another event\'s bytes, garbage or an empty payload: a dead letter with th
   }
 });
 
-test('a failure that is not the input\'s (a bug) is thrown, not dead-lettered', () => {
+test("a failure that is not the input's (a bug) is thrown, not dead-lettered", () => {
   const bug = () => {
     throw new TypeError('bug');
   };

@@ -21,7 +21,7 @@ test('ClickHouse failing: waits from the initial delay, doubling, capped at the 
   assert.equal(attempt.attempt, 10);
 });
 
-test('an error that is not ClickHouse\'s is thrown (a bug), stopping or not', () => {
+test("an error that is not ClickHouse's is thrown (a bug), stopping or not", () => {
   assert.deepEqual(afterFailedInsert(firstInsertAttempt(100), new TypeError('bug'), false, 5000), { action: 'throw' });
   assert.deepEqual(afterFailedInsert(firstInsertAttempt(100), new TypeError('bug'), true, 5000), { action: 'throw' });
 });

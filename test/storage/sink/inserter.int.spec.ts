@@ -32,22 +32,35 @@ async function scratch(label: string): Promise<TrajflowConfig> {
   return config;
 }
 
-const awkward = "tab\there, new\nline, cr\r, back\\slash \\N, 'single' \"double\", nul\0, unicode é ✓ 𝄞, \\t literal";
+const awkward = 'tab\there, new\nline, cr\r, back\\slash \\N, \'single\' "double", nul\0, unicode é ✓ 𝄞, \\t literal';
 const s = sampleEvents;
 const events: { [N in EventName]: EventTypes[N][] } = {
   step: [
     makeStep({}, 1),
     { ...makeStep({}, 2), observation: awkward, action: awkward, stateKey: awkward, info: { [awkward]: awkward, '': '' }, metrics: { a: NaN, b: Infinity, c: -Infinity, d: -0.5 } },
     { ...makeStep({}, 3), observationTokenIds: null, stateKey: null, metrics: {}, info: {}, actionTokenIds: [], actionLogProbs: [], reward: NaN },
-    { ...makeStep({}, 4), actionTokenIds: [0, -1, 2_147_483_647, -2_147_483_648], actionLogProbs: [-Infinity, Math.fround(-1e-30), 0, NaN], reward: -Infinity, policyVersion: 2 ** 40 },
+    {
+      ...makeStep({}, 4),
+      actionTokenIds: [0, -1, 2_147_483_647, -2_147_483_648],
+      actionLogProbs: [-Infinity, Math.fround(-1e-30), 0, NaN],
+      reward: -Infinity,
+      policyVersion: 2 ** 40,
+    },
   ],
-  trajectory: [s.trajectory, { ...s.trajectory, episodeId: awkward, outcome: 'truncated', totalReward: NaN, metrics: {} }, { ...s.trajectory, episodeId: 'x', outcome: 'something-new' }],
+  trajectory: [
+    s.trajectory,
+    { ...s.trajectory, episodeId: awkward, outcome: 'truncated', totalReward: NaN, metrics: {} },
+    { ...s.trajectory, episodeId: 'x', outcome: 'something-new' },
+  ],
   sample: [s.sample, { ...s.sample, sampleId: 'other', stepAdvantages: [0.5, NaN], advantages: s.sample.advantages.map(() => Infinity) }],
   learner_step: [s.learner_step, { ...s.learner_step, step: 99, clipFractionLow: null, backend: awkward, kl: NaN }],
   policy_version: [s.policy_version, { ...s.policy_version, version: 7, parentVersion: null, weightsUri: awkward }],
   collapse_alert: [s.collapse_alert, { ...s.collapse_alert, alertId: 'a2', message: awkward, evidence: {} }],
   rollout_stats: [s.rollout_stats, { ...s.rollout_stats, scope: 'group', groupId: awkward, passAtK: {}, rewardStd: NaN }],
-  evaluation: [s.evaluation, { ...s.evaluation, policyVersion: 0, trainedIteration: -1, envSteps: -1, envOptions: JSON.stringify({ note: awkward }), meanReward: -Infinity, durationMs: NaN }],
+  evaluation: [
+    s.evaluation,
+    { ...s.evaluation, policyVersion: 0, trainedIteration: -1, envSteps: -1, envOptions: JSON.stringify({ note: awkward }), meanReward: -Infinity, durationMs: NaN },
+  ],
   dead_letter: [s.dead_letter, { ...s.dead_letter, key: null, sourceOffset: 1, payload: Buffer.from([0xff, 0x00, 0x09, 0x0a, 0x5c, 0x27, 0x80, 0xc3]), detail: awkward }],
 };
 
@@ -91,7 +104,9 @@ test('RowBinary for every table, stored exactly as JSONEachRow of the same rows 
     }
     const [letter] = await clickHouseClient(binary).queryJson<{ h: string }>('SELECT hex(payload) AS h FROM dead_letters WHERE source_offset = 1');
     assert.equal(letter!.h, 'FF00090A5C2780C3');
-    const [step] = await clickHouseClient(binary).queryJson<{ o: string; k: string }>(`SELECT observation AS o, state_key AS k FROM steps WHERE step_index = ${events.step[1]!.stepIndex} AND event_id = '${events.step[1]!.eventId}'`);
+    const [step] = await clickHouseClient(binary).queryJson<{ o: string; k: string }>(
+      `SELECT observation AS o, state_key AS k FROM steps WHERE step_index = ${events.step[1]!.stepIndex} AND event_id = '${events.step[1]!.eventId}'`,
+    );
     assert.equal(step!.o, awkward);
     assert.equal(step!.k, awkward);
   } finally {
@@ -115,7 +130,10 @@ test('a failed insert makes the inserter ask for the columns again; ClickHouse d
     inserter.close();
   }
   const down = new Inserter('http://127.0.0.1:9', config.clickhouse.database, 2_000, new AbortController().signal);
-  await assert.rejects(down.encode('steps', rowsByTable().get('steps')!), (error: Error & { retriable?: boolean }) => error.name === 'ClickHouseError' && /not reachable/.test(error.message));
+  await assert.rejects(
+    down.encode('steps', rowsByTable().get('steps')!),
+    (error: Error & { retriable?: boolean }) => error.name === 'ClickHouseError' && /not reachable/.test(error.message),
+  );
   down.close();
 });
 
@@ -152,7 +170,10 @@ test('steps transcoded from their Avro bytes: on the real table, stored exactly 
     return clickHouseClient(config).query(select);
   };
   const fromAvro = await store(transcodedDb, avro);
-  const fromRows = await store(decodedDb, steps.map((step, i) => stepRows(decodeStep(codec.encode('step', step)), sources[i]!)[0]!.row));
+  const fromRows = await store(
+    decodedDb,
+    steps.map((step, i) => stepRows(decodeStep(codec.encode('step', step)), sources[i]!)[0]!.row),
+  );
   assert.equal(fromAvro.split('\n').filter((l) => l !== '').length, steps.length);
   assert.equal(fromAvro, fromRows);
   // Rows of both kinds in one batch (a step of an older schema is decoded), and a table whose reward column

@@ -17,7 +17,7 @@ function bytesOf(type: string, value: Cell): Buffer {
 const hex = (...parts: (string | Buffer)[]) => Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p.replace(/ /g, ''), 'hex') : p)));
 
 test('strings: length prefix, then the UTF-8 bytes unchanged (no escaping in RowBinary)', () => {
-  for (const s of ['', 'a', 'tab\there', 'new\nline\r', "back\\slash 'quote' \"dq\"", '\0nul', 'héllo ✓ 𝄞', 'x'.repeat(127), 'x'.repeat(128), 'é'.repeat(100)]) {
+  for (const s of ['', 'a', 'tab\there', 'new\nline\r', 'back\\slash \'quote\' "dq"', '\0nul', 'héllo ✓ 𝄞', 'x'.repeat(127), 'x'.repeat(128), 'é'.repeat(100)]) {
     const utf8 = Buffer.from(s, 'utf8');
     const length = utf8.length < 0x80 ? Buffer.from([utf8.length]) : Buffer.from([(utf8.length & 0x7f) | 0x80, utf8.length >> 7]);
     assert.deepEqual(bytesOf('String', s), Buffer.concat([length, utf8]), JSON.stringify(s));
@@ -27,7 +27,7 @@ test('strings: length prefix, then the UTF-8 bytes unchanged (no escaping in Row
   assert.deepEqual(bytesOf('String', 'y'.repeat(300)).subarray(0, 2), hex('ac 02'));
 });
 
-test('integers: fixed width, little endian, two\'s complement; 64-bit from safe integers', () => {
+test("integers: fixed width, little endian, two's complement; 64-bit from safe integers", () => {
   assert.deepEqual(bytesOf('UInt8', 1), hex('01'));
   assert.deepEqual(bytesOf('Int32', -2), hex('fe ff ff ff'));
   assert.deepEqual(bytesOf('UInt32', 0xdeadbeef), hex('ef be ad de'));
@@ -80,12 +80,28 @@ test('unknown types give no writer, and an encoder over them none: the caller fa
   for (const type of ['DateTime', 'Decimal(10, 2)', 'Array(DateTime)', 'Nullable(UUID)', 'Map(String, String)', 'Tuple(Int32, String)']) {
     assert.equal(typeWriter(type), null, type);
   }
-  assert.equal(rowBinaryEncoder(['a', 'b'], new Map([['a', 'String'], ['b', 'DateTime']])), null);
+  assert.equal(
+    rowBinaryEncoder(
+      ['a', 'b'],
+      new Map([
+        ['a', 'String'],
+        ['b', 'DateTime'],
+      ]),
+    ),
+    null,
+  );
   assert.equal(rowBinaryEncoder(['a', 'missing'], new Map([['a', 'String']])), null);
 });
 
 test('an encoder writes rows column by column in the given order, and a missing value throws', () => {
-  const encoder = rowBinaryEncoder(['id', 'n', 'xs'], new Map([['xs', 'Array(Int32)'], ['n', 'Nullable(Int64)'], ['id', 'String']]))!;
+  const encoder = rowBinaryEncoder(
+    ['id', 'n', 'xs'],
+    new Map([
+      ['xs', 'Array(Int32)'],
+      ['n', 'Nullable(Int64)'],
+      ['id', 'String'],
+    ]),
+  )!;
   const body = encoder.encode([
     { xs: [7], n: null, id: 'a' },
     { id: 'b', n: 2, xs: [] },

@@ -7,17 +7,7 @@ import { listMigrations, splitStatements } from '../../../infra/clickhouse/migra
 import { topicSpecs } from '../../../infra/topics.js';
 import { eventNames } from '../../../schemas/index.js';
 import { sampleEvents } from '../../../bench/load/events.js';
-import {
-  eventRows,
-  float,
-  jsonEachRowBody,
-  sinkTopics,
-  tableKeys,
-  tableNames,
-  type KafkaSource,
-  type TableName,
-  type TableRow,
-} from '../../../storage/sink/rows.js';
+import { eventRows, float, jsonEachRowBody, sinkTopics, tableKeys, tableNames, type KafkaSource, type TableName, type TableRow } from '../../../storage/sink/rows.js';
 
 const source: KafkaSource = { topic: 'trajflow.x', partition: 2, offset: '12345' };
 
@@ -28,7 +18,11 @@ function migrationColumns(): Map<string, { columns: string[]; orderBy: string[] 
     for (const statement of splitStatements(readFileSync(migration.file, 'utf8'))) {
       const match = /^CREATE TABLE IF NOT EXISTS (\w+) \(([\s\S]*)\) ENGINE[\s\S]*ORDER BY \(?([^)]*)\)?$/.exec(statement);
       if (!match) continue;
-      const columns = match[2]!.split('\n').map((line) => line.trim()).filter((line) => line !== '').map((line) => line.split(/\s+/)[0]!);
+      const columns = match[2]!
+        .split('\n')
+        .map((line) => line.trim())
+        .filter((line) => line !== '')
+        .map((line) => line.split(/\s+/)[0]!);
       tables.set(match[1]!, { columns, orderBy: match[3]!.split(',').map((c) => c.trim()) });
     }
   }
@@ -108,7 +102,10 @@ test('trajectory → trajectories + trajectory_metrics (steps are not repeated)'
 test('sample → samples with counts only by default; sample_tokens when configured', () => {
   const e = sampleEvents.sample;
   const plain = eventRows('sample', e, source);
-  assert.deepEqual(plain.map((r) => r.table), ['samples']);
+  assert.deepEqual(
+    plain.map((r) => r.table),
+    ['samples'],
+  );
   const s = plain[0]!.row;
   assert.equal(s.token_count, e.tokenIds.length);
   assert.equal(s.loss_token_count, e.lossMask.filter((m) => m === 1).length);
@@ -116,7 +113,10 @@ test('sample → samples with counts only by default; sample_tokens when configu
   assert.equal(s.group_reward_std, e.groupRewardStd);
 
   const full = eventRows('sample', e, source, { includeSampleTokens: true });
-  assert.deepEqual(full.map((r) => r.table), ['samples', 'sample_tokens']);
+  assert.deepEqual(
+    full.map((r) => r.table),
+    ['samples', 'sample_tokens'],
+  );
   const t = rowsOf(full, 'sample_tokens');
   assert.deepEqual(t.token_ids, e.tokenIds);
   assert.deepEqual(t.loss_mask, e.lossMask);
@@ -190,7 +190,10 @@ test('rollout_stats → rollout_stats (group_id "" for a batch)', () => {
 test('evaluation → evaluations, every field in snake_case; -1 markers kept; non-finite floats as nan/inf strings', () => {
   const e = sampleEvents.evaluation;
   const rows = eventRows('evaluation', e, source);
-  assert.deepEqual(rows.map((r) => r.table), ['evaluations']);
+  assert.deepEqual(
+    rows.map((r) => r.table),
+    ['evaluations'],
+  );
   assert.deepEqual(rowsOf(rows, 'evaluations'), {
     run_id: e.runId,
     policy_version: 42,
@@ -222,8 +225,13 @@ test('dead_letter → dead_letters with the raw bytes, written byte for byte int
   const body = jsonEachRowBody([row as never]);
   assert.ok(Buffer.isBuffer(body));
   const expected = Buffer.concat([
-    Buffer.from('"payload":"'), Buffer.from([0xc3]), Buffer.from('\\u0001'), Buffer.from([0xff]),
-    Buffer.from('\\u0000\\"\\\\\\u000a'), Buffer.from([0x80]), Buffer.from('"'),
+    Buffer.from('"payload":"'),
+    Buffer.from([0xc3]),
+    Buffer.from('\\u0001'),
+    Buffer.from([0xff]),
+    Buffer.from('\\u0000\\"\\\\\\u000a'),
+    Buffer.from([0x80]),
+    Buffer.from('"'),
   ]);
   assert.ok((body as Buffer).includes(expected), (body as Buffer).toString('latin1'));
   assert.ok((body as Buffer).includes('"key":"group-0"'));

@@ -7,7 +7,7 @@ import { eventNames } from '../../../schemas/index.js';
 
 const config = { topicPrefix: 'tf', clickhouse: { url: 'http://ch:8123', database: 'db' } } as const;
 
-test('defaults: the group under the prefix, every event, 20,000-row batches, 3 batches held, the config\'s ClickHouse', () => {
+test("defaults: the group under the prefix, every event, 20,000-row batches, 3 batches held, the config's ClickHouse", () => {
   const s = sinkSettings(config);
   assert.equal(s.groupId, 'tf.sink');
   assert.deepEqual(s.events, eventNames);
@@ -30,7 +30,14 @@ test('maxInFlight follows batchRows unless given', () => {
 
 test('each stored event is read from its own topic under the prefix; other events are not read', () => {
   const s = sinkSettings(config, { events: ['step', 'sample', 'dead_letter'] });
-  assert.deepEqual([...s.eventByTopic], [['tf.env.steps', 'step'], ['tf.samples', 'sample'], ['tf.deadletter', 'dead_letter']]);
+  assert.deepEqual(
+    [...s.eventByTopic],
+    [
+      ['tf.env.steps', 'step'],
+      ['tf.samples', 'sample'],
+      ['tf.deadletter', 'dead_letter'],
+    ],
+  );
 });
 
 test('a batch size, flush interval or insert concurrency out of bounds is a RangeError', () => {

@@ -90,14 +90,23 @@ for (const transcodeWorker of [false, true]) {
     const s = sampleEvents;
     const events: { [N in EventName]: EventTypes[N][] } = {
       step: Array.from({ length: 300 }, (_, i) => makeStep({}, i)).concat([{ ...makeStep({}, 999), observationTokenIds: null, stateKey: null, metrics: {}, info: {} }]),
-      trajectory: [0, 1, 2].map((i) => ({ ...s.trajectory, episodeId: `episode-${i}`, outcome: i === 2 ? 'truncated' : 'terminated', metrics: i === 1 ? {} : s.trajectory.metrics })),
+      trajectory: [0, 1, 2].map((i) => ({
+        ...s.trajectory,
+        episodeId: `episode-${i}`,
+        outcome: i === 2 ? 'truncated' : 'terminated',
+        metrics: i === 1 ? {} : s.trajectory.metrics,
+      })),
       sample: [0, 1, 2].map((i) => ({ ...s.sample, sampleId: `sample-${i}`, stepAdvantages: i === 1 ? [0.5, -0.25] : null })),
       learner_step: [0, 1, 2].map((i) => ({ ...s.learner_step, step: 40 + i, policyVersion: 40 + i, clipFractionLow: i === 0 ? null : 0.02 })),
       policy_version: [0, 1, 2].map((i) => ({ ...s.policy_version, version: i, parentVersion: i === 0 ? null : i - 1 })),
       collapse_alert: [0, 1].map((i) => ({ ...s.collapse_alert, alertId: `alert-${i}` })),
       rollout_stats: [s.rollout_stats, { ...s.rollout_stats, scope: 'group', groupId: 'group-0', groups: 1, trajectories: 8 }],
       // Version 0 before any training (-1: no iteration, env steps unknown), then two trained versions.
-      evaluation: [{ ...s.evaluation, policyVersion: 0, trainedIteration: -1, envSteps: -1, greedySuccess: 0 }, s.evaluation, { ...s.evaluation, policyVersion: 43, greedySuccess: 0.7 }],
+      evaluation: [
+        { ...s.evaluation, policyVersion: 0, trainedIteration: -1, envSteps: -1, greedySuccess: 0 },
+        s.evaluation,
+        { ...s.evaluation, policyVersion: 43, greedySuccess: 0.7 },
+      ],
       dead_letter: [s.dead_letter, { ...s.dead_letter, key: null, sourceOffset: 7 }],
     };
     for (const event of Object.keys(events) as EventName[]) await publish(backbone, event, events[event] as never);
@@ -117,10 +126,15 @@ for (const transcodeWorker of [false, true]) {
       }
     }
     const wantDeadLetters = events.dead_letter.length + 1;
-    await waitFor(async () => {
-      for (const [table, rows] of expected) if ((await countFinal(ch, table)) < (table === 'dead_letters' ? wantDeadLetters : rows.length)) return false;
-      return true;
-    }, 'every row in ClickHouse', 40_000, 100);
+    await waitFor(
+      async () => {
+        for (const [table, rows] of expected) if ((await countFinal(ch, table)) < (table === 'dead_letters' ? wantDeadLetters : rows.length)) return false;
+        return true;
+      },
+      'every row in ClickHouse',
+      40_000,
+      100,
+    );
 
     for (const [table, rows] of expected) {
       const stored = await ch.queryJson<Record<string, unknown>>(`SELECT * FROM ${table} FINAL`);
@@ -144,7 +158,10 @@ for (const transcodeWorker of [false, true]) {
     const fromFixture = letters.filter((l) => l.reason === 'unknown-fingerprint');
     assert.deepEqual(
       fromFixture.map((l) => [l.source_offset, l.key_hex, l.has_key, l.payload_hex]),
-      [[7, '', 0, hex(s.dead_letter.payload)], [18_204, hex(s.dead_letter.key), 1, hex(s.dead_letter.payload)]],
+      [
+        [7, '', 0, hex(s.dead_letter.payload)],
+        [18_204, hex(s.dead_letter.key), 1, hex(s.dead_letter.payload)],
+      ],
     );
     const routed = letters.filter((l) => l.reason !== 'unknown-fingerprint');
     assert.equal(routed.length, 1);
@@ -200,9 +217,13 @@ test('a sink SIGKILLed mid-stream and restarted stores every event once (count F
   assert.equal(Number(check!.final), total, 'no duplicates visible through FINAL');
   assert.equal(Number(check!.distinct), total, 'no gaps: every event id is there');
   assert.ok(Number(check!.raw) >= total);
-  const [grouped] = await ch.queryJson<{ n: number }>('SELECT count() AS n FROM (SELECT run_id, episode_id, step_index, event_id FROM steps GROUP BY run_id, episode_id, step_index, event_id)');
+  const [grouped] = await ch.queryJson<{ n: number }>(
+    'SELECT count() AS n FROM (SELECT run_id, episode_id, step_index, event_id FROM steps GROUP BY run_id, episode_id, step_index, event_id)',
+  );
   assert.equal(Number(grouped!.n), total, 'GROUP BY the key agrees with FINAL');
-  console.log(`# sink crash: ${atKill} rows inserted when killed, ${Number(check!.raw) - total} extra raw rows at the end (re-inserted copies not yet merged away; FINAL never shows them)`);
+  console.log(
+    `# sink crash: ${atKill} rows inserted when killed, ${Number(check!.raw) - total} extra raw rows at the end (re-inserted copies not yet merged away; FINAL never shows them)`,
+  );
 });
 
 /** An HTTP proxy to ClickHouse that can be switched off (every connection reset), standing in for an outage. */
@@ -236,12 +257,28 @@ test('ClickHouse unreachable: nothing acked, consumption stops at maxInFlight; b
   const { backbone, ch, groupId, config } = await setup('sink-outage');
   const total = 3000;
   const maxInFlight = 500;
-  await publish(backbone, 'step', Array.from({ length: total }, (_, i) => makeStep({}, i)));
+  await publish(
+    backbone,
+    'step',
+    Array.from({ length: total }, (_, i) => makeStep({}, i)),
+  );
   const proxy = await switchableProxy(config.clickhouse.url);
-  closers.push(() => new Promise<void>((resolve) => { proxy.server.closeAllConnections(); proxy.server.close(() => resolve()); }));
+  closers.push(
+    () =>
+      new Promise<void>((resolve) => {
+        proxy.server.closeAllConnections();
+        proxy.server.close(() => resolve());
+      }),
+  );
 
   const sink = await startSink(backbone, {
-    groupId, batchRows: 100, flushIntervalMs: 50, maxInFlight, retryInitialMs: 20, retryMaxMs: 100, sessionTimeoutMs: 6000,
+    groupId,
+    batchRows: 100,
+    flushIntervalMs: 50,
+    maxInFlight,
+    retryInitialMs: 20,
+    retryMaxMs: 100,
+    sessionTimeoutMs: 6000,
     clickhouse: { url: proxy.url, database: config.clickhouse.database },
   });
   closers.push(() => sink.close({ drain: false }));

@@ -48,7 +48,7 @@ test('the committed walk bytes are step-walk.as.ts compiled (else: node scripts/
   assert.ok((await compiledKernel('STEP_WALK_WASM_BASE64')) === STEP_WALK_WASM_BASE64, 'storage/sink/step-walk.wasm.ts is stale: run node scripts/build-wasm-kernels.mjs');
 });
 
-test('the columns are stepRows\' keys in order, and the types those of the steps migration', () => {
+test("the columns are stepRows' keys in order, and the types those of the steps migration", () => {
   assert.deepEqual(STEP_COLUMNS, Object.keys(stepRows(makeStep(), source)[0]!.row));
   const create = listMigrations()
     .flatMap((m) => splitStatements(readFileSync(m.file, 'utf8')))
@@ -74,9 +74,18 @@ const variants: Record<string, Partial<StepEvent>> = {
   'empty action': { action: '', actionTokenIds: [], actionLogProbs: [], observation: '' },
   unicode: { observation: 'héllo ✓ 𝄞\n\t"quoted"', action: '<answer>↑</answer>', info: { note: 'naïve ✓', z: '' }, stateKey: 'état=1' },
   'non-finite and signed-zero metrics': { metrics: { nan: NaN, inf: Infinity, ninf: -Infinity, zero: -0, big: 1e308 }, reward: -0 },
-  'many map entries, sorted by key': { metrics: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`m${(i * 7) % 40}`, i / 3])), info: { b: '2', a: '1', '10': 'x', '9': 'y' } },
+  'many map entries, sorted by key': {
+    metrics: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`m${(i * 7) % 40}`, i / 3])),
+    info: { b: '2', a: '1', '10': 'x', '9': 'y' },
+  },
   'integer-like keys (Object.keys would list them first)': { metrics: { '2': 2, '10': 10, a: 1 } },
-  'extremes': { stepIndex: 0x7fff_ffff, policyVersion: 2 ** 52, eventTimeMs: 2 ** 52, actionTokenIds: [0, 0x7fff_ffff, 127, 128, 16384], actionLogProbs: [0, -0, -1e-30, -3.4e38, -1] },
+  extremes: {
+    stepIndex: 0x7fff_ffff,
+    policyVersion: 2 ** 52,
+    eventTimeMs: 2 ** 52,
+    actionTokenIds: [0, 0x7fff_ffff, 127, 128, 16384],
+    actionLogProbs: [0, -0, -1e-30, -3.4e38, -1],
+  },
   'long observation': { observation: 'x'.repeat(70_000), observationTokenIds: Array.from({ length: 5000 }, (_, i) => i * 401) },
 };
 
@@ -105,7 +114,14 @@ function multiBlock(step: StepEvent): Buffer {
     return Buffer.from(out);
   };
   const ints = (xs: number[]) => Buffer.concat(xs.map(zig));
-  const floats = (xs: number[]) => Buffer.concat(xs.map((x) => { const b = Buffer.alloc(4); b.writeFloatLE(x); return b; }));
+  const floats = (xs: number[]) =>
+    Buffer.concat(
+      xs.map((x) => {
+        const b = Buffer.alloc(4);
+        b.writeFloatLE(x);
+        return b;
+      }),
+    );
   // actionTokenIds [5, 6, 7] in blocks [5] and [6, 7] (the second with its byte size); log-probs likewise.
   const tokens = Buffer.concat([zig(1), ints([5]), zig(-2), zig(2), ints([6, 7]), zig(0)]);
   const lps = Buffer.concat([zig(2), floats([-1, -2]), zig(-1), zig(4), floats([-3]), zig(0)]);
@@ -130,7 +146,17 @@ test('declined (false) where the decoding path decides: other schema, invalid va
   const good = codec.encode('step', step);
   assert.ok(transcoded(good));
   // Invalid values: the decoding path rejects them, with the reason the dead letter gets.
-  for (const bad of [{ eventId: '' }, { stepIndex: -1 }, { actionLogProbs: step.actionLogProbs.map(() => 0.5) }, { actionTokenIds: [...step.actionTokenIds, 1] }, { reward: NaN }, { policyVersion: -3 }, { stateKey: '' }, { eventTimeMs: 0 }, { observationTokenIds: [-1] }]) {
+  for (const bad of [
+    { eventId: '' },
+    { stepIndex: -1 },
+    { actionLogProbs: step.actionLogProbs.map(() => 0.5) },
+    { actionTokenIds: [...step.actionTokenIds, 1] },
+    { reward: NaN },
+    { policyVersion: -3 },
+    { stateKey: '' },
+    { eventTimeMs: 0 },
+    { observationTokenIds: [-1] },
+  ]) {
     const bytes = codec.encode('step', { ...step, ...bad } as StepEvent);
     assert.equal(decodedRow(bytes), null, JSON.stringify(bad));
     assert.equal(transcoded(bytes), null, JSON.stringify(bad));
@@ -151,7 +177,7 @@ test('declined (false) where the decoding path decides: other schema, invalid va
   assert.equal(transcoded(two), null);
 });
 
-test('fuzz: corrupted steps are either declined or give exactly the decoding path\'s bytes', () => {
+test("fuzz: corrupted steps are either declined or give exactly the decoding path's bytes", () => {
   const random = rng(7);
   let accepted = 0;
   let declined = 0;
@@ -212,7 +238,7 @@ test('crafted datums no encoder writes: a NaN with a payload, a duplicate key, "
   assert.equal(transcoded(past), null);
 });
 
-test('UTF-8: a string is accepted exactly when node\'s isUtf8 accepts its bytes (overlong forms, surrogates, > U+10FFFF, cut sequences)', () => {
+test("UTF-8: a string is accepted exactly when node's isUtf8 accepts its bytes (overlong forms, surrogates, > U+10FFFF, cut sequences)", () => {
   const random = rng(11);
   // Strings of 1–8 units: mostly a code point at an edge of UTF-8's ranges, encoded, sometimes a lone byte
   // from the edges of the lead and continuation ranges; so about half the strings are valid, and the invalid
@@ -220,7 +246,23 @@ test('UTF-8: a string is accepted exactly when node\'s isUtf8 accepts its bytes 
   const codePoints = [0x41, 0x7f, 0x80, 0x7ff, 0x800, 0xfff, 0x1000, 0xd7ff, 0xe000, 0xfffd, 0xffff, 0x10000, 0x3ffff, 0x40000, 0xfffff, 0x100000, 0x10ffff];
   const bytesOf = [0x00, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xff];
   // Sequences just inside and just outside each range (surrogates, overlong forms, above U+10FFFF, cut).
-  const sequences = [[0xed, 0x9f, 0xbf], [0xed, 0xa0, 0x80], [0xed, 0xbf, 0xbf], [0xee, 0x80, 0x80], [0xe0, 0xa0, 0x80], [0xe0, 0x9f, 0xbf], [0xc1, 0xbf], [0xc2, 0x80], [0xf0, 0x90, 0x80, 0x80], [0xf0, 0x8f, 0xbf, 0xbf], [0xf4, 0x8f, 0xbf, 0xbf], [0xf4, 0x90, 0x80, 0x80], [0xf5, 0x80, 0x80, 0x80], [0xe1, 0x80], [0xf1, 0x80, 0x80]];
+  const sequences = [
+    [0xed, 0x9f, 0xbf],
+    [0xed, 0xa0, 0x80],
+    [0xed, 0xbf, 0xbf],
+    [0xee, 0x80, 0x80],
+    [0xe0, 0xa0, 0x80],
+    [0xe0, 0x9f, 0xbf],
+    [0xc1, 0xbf],
+    [0xc2, 0x80],
+    [0xf0, 0x90, 0x80, 0x80],
+    [0xf0, 0x8f, 0xbf, 0xbf],
+    [0xf4, 0x8f, 0xbf, 0xbf],
+    [0xf4, 0x90, 0x80, 0x80],
+    [0xf5, 0x80, 0x80, 0x80],
+    [0xe1, 0x80],
+    [0xf1, 0x80, 0x80],
+  ];
   const placeholder = 'Q'.repeat(40);
   // The info value is followed by the next key's length, 64 → the byte 0x80: a sequence cut at the string's end
   // must not take it as its continuation.

@@ -29,7 +29,10 @@ test('an event of one row is stored with its insert', () => {
   const items = itemsOf(1, e);
   assert.equal(items[0]!.shared, null, 'no count to share');
   const stored: Envelope<Buffer | null>[] = [];
-  assert.equal(eventsStored(items, (x) => stored.push(x)), 1);
+  assert.equal(
+    eventsStored(items, (x) => stored.push(x)),
+    1,
+  );
   assert.deepEqual(stored, [e]);
 });
 
@@ -38,9 +41,16 @@ test('an event of several rows in several tables is stored with the last insert,
   const [trajectory, metrics] = itemsOf(2, e);
   assert.deepEqual(trajectory!.shared, { remaining: 2, envelope: e }, 'one count for the event');
   const stored: Envelope<Buffer | null>[] = [];
-  assert.equal(eventsStored([metrics!], (x) => stored.push(x)), 0, 'not after its first table');
+  assert.equal(
+    eventsStored([metrics!], (x) => stored.push(x)),
+    0,
+    'not after its first table',
+  );
   assert.equal(stored.length, 0);
-  assert.equal(eventsStored([trajectory!], (x) => stored.push(x)), 1);
+  assert.equal(
+    eventsStored([trajectory!], (x) => stored.push(x)),
+    1,
+  );
   assert.deepEqual(stored, [e]);
 });
 
@@ -51,6 +61,12 @@ test('a transcoded step is its own event: stored through its source; the insert 
   const items: SinkItem[] = [step, other];
   assert.deepEqual(rowsOf(items), [step, { i: 0 }]);
   const stored: Envelope<Buffer | null>[] = [];
-  assert.equal(eventsStored(items, (x) => stored.push(x)), 2);
-  assert.deepEqual(stored.map((x) => x.offset), ['3', '4']);
+  assert.equal(
+    eventsStored(items, (x) => stored.push(x)),
+    2,
+  );
+  assert.deepEqual(
+    stored.map((x) => x.offset),
+    ['3', '4'],
+  );
 });

@@ -31,7 +31,10 @@ test('rows in submission order, byte for byte those of the main-thread transcode
     for (const e of envelopes) pool.submit(e);
     await pool.idle();
     assert.deepEqual(errors, []);
-    assert.deepEqual(declined.map((e) => e.offset), [envelopes[17]!.offset, envelopes[900]!.offset]);
+    assert.deepEqual(
+      declined.map((e) => e.offset),
+      [envelopes[17]!.offset, envelopes[900]!.offset],
+    );
     assert.equal(rows.length, envelopes.length - 2);
     const expected = envelopes.filter((_, i) => i !== 17 && i !== 900);
     const local = new StepChunks(header, codec.maxEventBytes);
@@ -50,7 +53,10 @@ test('rows in submission order, byte for byte those of the main-thread transcode
 
 test('idle() resolves at once with nothing submitted, and after a later submission comes back', async () => {
   const rows: unknown[] = [];
-  const pool = new TranscodePool({ header, maxEventBytes: codec.maxEventBytes }, { row: (row) => rows.push(row), declined: () => assert.fail('declined'), error: (e) => assert.fail(e) });
+  const pool = new TranscodePool(
+    { header, maxEventBytes: codec.maxEventBytes },
+    { row: (row) => rows.push(row), declined: () => assert.fail('declined'), error: (e) => assert.fail(e) },
+  );
   try {
     await pool.idle();
     pool.submit(envelope(codec.encode('step', makeStep({ eventId: 'late' }, 1)), 1));
