@@ -76,7 +76,13 @@ export function createApp(deps: ApiDeps): ApiApp {
   app.use(readRouter({ analytics: deps.analytics, readAuth, now, log }));
   app.use(replayRouter({ config, ...(deps.replay ? { replay: deps.replay } : {}), log }));
   app.use(lagRouter({ ...(deps.lag ? { lag: deps.lag } : {}), readAuth, log }));
-  const events = eventsRouter({ analytics: deps.analytics, readAuth, now, log, ...(deps.events ? { options: deps.events } : {}) });
+  const events = eventsRouter({
+    analytics: deps.analytics,
+    readAuth,
+    now,
+    log,
+    options: { maxStreams: config.maxEventStreams, maxStreamsPerClient: config.maxEventStreamsPerClient, ...deps.events },
+  });
   app.use(events.router);
   Object.defineProperty(app, 'openStreams', { value: () => events.open() });
   Object.defineProperty(app, 'closeStreams', { value: () => events.closeAll() });

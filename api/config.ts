@@ -25,6 +25,10 @@ export interface DashboardConfig {
   readonly rateLimit: RateLimitConfig;
   /** How long a write waits for Kafka's acknowledgement before answering 503 (default 10 s). */
   readonly publishTimeoutMs: number;
+  /** Most event streams (GET /v1/events) open at once (default 32); one more is a 503. */
+  readonly maxEventStreams: number;
+  /** Most event streams one client (remote address) may have open (default 8); one more is a 503. */
+  readonly maxEventStreamsPerClient: number;
 }
 
 export const DEFAULT_DASHBOARD_PORT = 18080;
@@ -37,6 +41,8 @@ export const defaultDashboardConfig: DashboardConfig = Object.freeze({
   maxStepsPerRequest: 1000,
   rateLimit: Object.freeze({ stepsPerSecond: 1000, burst: 2000 }),
   publishTimeoutMs: 10_000,
+  maxEventStreams: 32,
+  maxEventStreamsPerClient: 8,
 });
 
 /** Overrides from flags or code; a field left undefined falls back to the environment, then the default. */
@@ -55,6 +61,8 @@ const ENV = {
   stepsPerSecond: 'TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND',
   burst: 'TRAJFLOW_DASHBOARD_RATE_BURST',
   publishTimeoutMs: 'TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS',
+  maxEventStreams: 'TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS',
+  maxEventStreamsPerClient: 'TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT',
 } as const;
 
 /** A number from the environment, or undefined when the variable is unset or empty. */
@@ -108,7 +116,12 @@ export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, en
     throw new ConfigError(`the dashboard host '${host}' is not a host name or IP address: pass --host 127.0.0.1 (or set ${ENV.host}).`);
   }
   const port = integerIn(`the dashboard port (--port or ${ENV.port})`, overrides.port ?? envNumber(env, ENV.port) ?? d.port, 0, 65535, d.port);
-  const rawTokens = overrides.tokens ?? (env[ENV.tokens] ?? '').split(',').map((t) => t.trim()).filter((t) => t !== '');
+  const rawTokens =
+    overrides.tokens ??
+    (env[ENV.tokens] ?? '')
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t !== '');
   const tokens = checkTokens(overrides.tokens ? 'the configured tokens' : ENV.tokens, rawTokens);
   const maxBodyBytes = integerIn(`${ENV.maxBodyBytes}`, overrides.maxBodyBytes ?? envNumber(env, ENV.maxBodyBytes) ?? d.maxBodyBytes, 1024, 64 * 1024 * 1024, d.maxBodyBytes);
   const maxStepsPerRequest = integerIn(
@@ -122,7 +135,13 @@ export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, en
   if (!(stepsPerSecond > 0) || !Number.isFinite(stepsPerSecond)) {
     throw new ConfigError(`${ENV.stepsPerSecond} is ${stepsPerSecond}: set it to a rate above 0 steps per second (default ${d.rateLimit.stepsPerSecond}).`);
   }
-  const burst = integerIn(`${ENV.burst}`, overrides.rateLimit?.burst ?? envNumber(env, ENV.burst) ?? Math.max(d.rateLimit.burst, maxStepsPerRequest), 1, 10_000_000, d.rateLimit.burst);
+  const burst = integerIn(
+    `${ENV.burst}`,
+    overrides.rateLimit?.burst ?? envNumber(env, ENV.burst) ?? Math.max(d.rateLimit.burst, maxStepsPerRequest),
+    1,
+    10_000_000,
+    d.rateLimit.burst,
+  );
   if (burst < maxStepsPerRequest) {
     // A request bigger than the bucket could never be admitted; it would be told to retry forever.
     throw new ConfigError(
@@ -137,7 +156,28 @@ export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, en
     300_000,
     d.publishTimeoutMs,
   );
-  return Object.freeze({ host, port, tokens, maxBodyBytes, maxStepsPerRequest, rateLimit: Object.freeze({ stepsPerSecond, burst }), publishTimeoutMs });
+  const maxEventStreams = integerIn(`${ENV.maxEventStreams}`, overrides.maxEventStreams ?? envNumber(env, ENV.maxEventStreams) ?? d.maxEventStreams, 1, 10_000, d.maxEventStreams);
+  const maxEventStreamsPerClient = integerIn(
+    `${ENV.maxEventStreamsPerClient}`,
+    overrides.maxEventStreamsPerClient ?? envNumber(env, ENV.maxEventStreamsPerClient) ?? Math.min(d.maxEventStreamsPerClient, maxEventStreams),
+    1,
+    10_000,
+    d.maxEventStreamsPerClient,
+  );
+  if (maxEventStreamsPerClient > maxEventStreams) {
+    throw new ConfigError(`${ENV.maxEventStreamsPerClient} (${maxEventStreamsPerClient}) is above ${ENV.maxEventStreams} (${maxEventStreams}): one client could still take every stream. Lower it.`);
+  }
+  return Object.freeze({
+    host,
+    port,
+    tokens,
+    maxBodyBytes,
+    maxStepsPerRequest,
+    rateLimit: Object.freeze({ stepsPerSecond, burst }),
+    publishTimeoutMs,
+    maxEventStreams,
+    maxEventStreamsPerClient,
+  });
 }
 
 /**

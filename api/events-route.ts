@@ -8,8 +8,8 @@
 // `ready` are sent), then sends events as they appear, a `: heartbeat` comment every heartbeatMs so proxies
 // and clients see a live connection, and a `problem` event when ClickHouse fails (polling goes on, slower).
 // When the client goes away its timers stop and its slot is freed; the server closes every stream when it
-// shuts down. Parameters are checked, and ClickHouse asked once, before the 200: errors are problem JSON.
-import express, { type RequestHandler, type Response, type Router } from 'express';
+// shuts down. Open streams are limited in all and per client (remote address): past either, a 503. Parameters are checked, and ClickHouse asked once, before the 200: errors are problem JSON.
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import { ClickHouseError } from '../infra/clickhouse/http.js';
 import { clickHouseProblem } from './dead-letters-route.js';
 import { methodNotAllowed, type Logger } from './error-handler.js';
@@ -25,6 +25,8 @@ export interface EventStreamOptions {
   readonly heartbeatMs?: number;
   /** Most streams open at once (default 32); one more is a 503. */
   readonly maxStreams?: number;
+  /** Most streams one client (remote address) has open at once (default 8); one more is a 503. */
+  readonly maxStreamsPerClient?: number;
   /** How far the cursor trails the newest row (default 120 s). */
   readonly lookbackMs?: number;
 }
@@ -43,6 +45,15 @@ export interface EventsRouter {
   open(): number;
   /** Ends every stream (server shutdown). */
   closeAll(): void;
+}
+
+export const DEFAULT_MAX_STREAMS = 32;
+export const DEFAULT_MAX_STREAMS_PER_CLIENT = 8;
+
+/** Who a stream counts against: the remote address, an IPv4-mapped IPv6 one as plain IPv4. */
+function clientOf(req: Request): string {
+  const address = req.socket.remoteAddress ?? 'unknown';
+  return address.startsWith('::ffff:') ? address.slice(7) : address;
 }
 
 /** Delay before retrying after ClickHouse failed. */
@@ -134,7 +145,9 @@ class EventStream {
       if (!this.failing) {
         this.log(`GET /v1/events (run ${this.query.runId}): ClickHouse failed; retrying every ${FAILURE_DELAY_MS} ms`, error);
         const detail = error instanceof ClickHouseError && error.status === null ? 'ClickHouse is not reachable; retrying' : 'ClickHouse could not answer; retrying';
-        this.write(`event: problem\ndata: ${JSON.stringify({ type: problemTypeUri(problemTypes.clickhouseUnavailable), title: problemTypes.clickhouseUnavailable.title, status: 503, detail })}\n\n`);
+        this.write(
+          `event: problem\ndata: ${JSON.stringify({ type: problemTypeUri(problemTypes.clickhouseUnavailable), title: problemTypes.clickhouseUnavailable.title, status: 503, detail })}\n\n`,
+        );
       }
       this.failing = true;
       this.schedule(FAILURE_DELAY_MS);
@@ -157,23 +170,46 @@ export function eventsRouter(deps: EventsRouteDeps): EventsRouter {
   const settings: Required<EventStreamOptions> = {
     pollMs: deps.options?.pollMs ?? 1000,
     heartbeatMs: deps.options?.heartbeatMs ?? 15_000,
-    maxStreams: deps.options?.maxStreams ?? 32,
+    maxStreams: deps.options?.maxStreams ?? DEFAULT_MAX_STREAMS,
+    maxStreamsPerClient: deps.options?.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS_PER_CLIENT,
     lookbackMs: deps.options?.lookbackMs ?? DEFAULT_LOOKBACK_MS,
   };
-  const streams = new Set<EventStream>();
+  // Each open stream, and the client it counts against.
+  const streams = new Map<EventStream, string>();
+  const perClient = new Map<string, number>();
+  const release = (stream: EventStream): void => {
+    const client = streams.get(stream);
+    if (client === undefined) return;
+    streams.delete(stream);
+    const left = (perClient.get(client) ?? 1) - 1;
+    if (left > 0) perClient.set(client, left);
+    else perClient.delete(client);
+  };
   const router = express.Router();
   router.get('/v1/events', deps.readAuth, async (req, res) => {
     const query = parseEventsQuery(req.query as RawQuery, req.get('last-event-id'), settings.lookbackMs);
+    // Streams hold a slot for as long as they are open: without a per-client limit one client could take
+    // every slot and shut everyone else out. A client is its remote address (behind a proxy: the proxy's).
+    const client = clientOf(req);
     if (streams.size >= settings.maxStreams) {
       throw new HttpProblem(problemTypes.tooManyStreams, `${settings.maxStreams} event streams are open, the most this server keeps; retry later`, {}, { 'Retry-After': '10' });
     }
-    const stream: EventStream = new EventStream(res, deps.analytics, query, settings, deps.now, deps.log, () => streams.delete(stream));
-    // Hold the slot while priming, so concurrent opens cannot pass the limit.
-    streams.add(stream);
+    if ((perClient.get(client) ?? 0) >= settings.maxStreamsPerClient) {
+      throw new HttpProblem(
+        problemTypes.tooManyStreams,
+        `this client has ${settings.maxStreamsPerClient} event streams open, the most one client may; close one, or retry later`,
+        {},
+        { 'Retry-After': '10' },
+      );
+    }
+    const stream: EventStream = new EventStream(res, deps.analytics, query, settings, deps.now, deps.log, () => release(stream));
+    // Hold the slot while priming, so concurrent opens cannot pass the limits.
+    streams.set(stream, client);
+    perClient.set(client, (perClient.get(client) ?? 0) + 1);
     try {
       await stream.prime();
     } catch (error) {
-      streams.delete(stream);
+      release(stream);
       if (error instanceof ClickHouseError) throw clickHouseProblem(error, deps.log, 'GET /v1/events');
       throw error;
     }
@@ -189,8 +225,9 @@ export function eventsRouter(deps: EventsRouteDeps): EventsRouter {
     router,
     open: () => streams.size,
     closeAll() {
-      for (const stream of [...streams]) stream.close();
+      for (const stream of [...streams.keys()]) stream.close();
       streams.clear();
+      perClient.clear();
     },
   };
 }

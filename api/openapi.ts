@@ -1184,10 +1184,10 @@ function streamPaths(): Record<string, PathItem> {
           },
           '400': ref$('responses', 'InvalidQuery'),
           '503': problemResponse(
-            'ClickHouse failed, or the server has as many streams open as it keeps (default 32).',
+            `ClickHouse failed, or the server has as many streams open as it keeps (default ${defaultDashboardConfig.maxEventStreams}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS), or this client (its remote address; behind a proxy, the proxy's) has as many open as one client may (default ${defaultDashboardConfig.maxEventStreamsPerClient}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT).`,
             [
               [problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?'],
-              [problemTypes.tooManyStreams, '32 event streams are open, the most this server keeps; retry later'],
+              [problemTypes.tooManyStreams, `this client has ${defaultDashboardConfig.maxEventStreamsPerClient} event streams open, the most one client may; close one, or retry later`],
             ],
             ['Retry-After'],
           ),

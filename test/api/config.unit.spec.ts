@@ -22,6 +22,8 @@ test('the environment sets every field; overrides win over it', () => {
     TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND: '2.5',
     TRAJFLOW_DASHBOARD_RATE_BURST: '20',
     TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS: '500',
+    TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '10',
+    TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT: '2',
   };
   assert.deepEqual(loadDashboardConfig({}, env), {
     host: '0.0.0.0',
@@ -31,11 +33,22 @@ test('the environment sets every field; overrides win over it', () => {
     maxStepsPerRequest: 10,
     rateLimit: { stepsPerSecond: 2.5, burst: 20 },
     publishTimeoutMs: 500,
+    maxEventStreams: 10,
+    maxEventStreamsPerClient: 2,
   });
   const overridden = loadDashboardConfig({ host: '127.0.0.1', port: 0, rateLimit: { burst: 30 } }, env);
   assert.equal(overridden.host, '127.0.0.1');
   assert.equal(overridden.port, 0);
   assert.deepEqual(overridden.rateLimit, { stepsPerSecond: 2.5, burst: 30 });
+});
+
+test('the event stream limits: 32 in all and 8 per client by default; a smaller total lowers the per-client default', () => {
+  assert.equal(defaultDashboardConfig.maxEventStreams, 32);
+  assert.equal(defaultDashboardConfig.maxEventStreamsPerClient, 8);
+  assert.deepEqual(
+    (({ maxEventStreams, maxEventStreamsPerClient }) => ({ maxEventStreams, maxEventStreamsPerClient }))(loadDashboardConfig({}, { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '4' })),
+    { maxEventStreams: 4, maxEventStreamsPerClient: 4 },
+  );
 });
 
 test('a larger batch size raises the default burst with it', () => {
@@ -52,11 +65,16 @@ const bad: Array<[string, Record<string, string>, RegExp]> = [
   ['a zero rate', { TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND: '0' }, /rate above 0/],
   ['a burst below the batch size', { TRAJFLOW_DASHBOARD_RATE_BURST: '10', TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST: '100' }, /could never pass the rate limit/],
   ['a host with a path', { TRAJFLOW_DASHBOARD_HOST: 'example.com/x' }, /not a host name or IP address.*--host/],
+  ['no event streams', { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '0' }, /TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS is 0/],
+  ['more streams per client than in all', { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '4', TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT: '5' }, /one client could still take every stream/],
 ];
 
 for (const [what, env, message] of bad) {
   test(`${what} is a ConfigError that says what to change`, () => {
-    assert.throws(() => loadDashboardConfig({}, env), (error: unknown) => error instanceof ConfigError && message.test(error.message));
+    assert.throws(
+      () => loadDashboardConfig({}, env),
+      (error: unknown) => error instanceof ConfigError && message.test(error.message),
+    );
   });
 }
 
@@ -66,7 +84,10 @@ test('loopback means 127.0.0.0/8, ::1 and localhost; nothing else', () => {
 });
 
 test('serving beyond loopback without a token is refused, with a message that says how to fix it', () => {
-  assert.throws(() => checkExposure({ host: '0.0.0.0', tokens: [] }), (error: unknown) => error instanceof ConfigError && /TRAJFLOW_DASHBOARD_TOKENS.*127\.0\.0\.1/.test(error.message));
+  assert.throws(
+    () => checkExposure({ host: '0.0.0.0', tokens: [] }),
+    (error: unknown) => error instanceof ConfigError && /TRAJFLOW_DASHBOARD_TOKENS.*127\.0\.0\.1/.test(error.message),
+  );
   assert.doesNotThrow(() => checkExposure({ host: '0.0.0.0', tokens: [TOKEN] }));
   assert.doesNotThrow(() => checkExposure({ host: '127.0.0.1', tokens: [] }));
 });

@@ -3,6 +3,7 @@
 // before the stream opens and a `problem` event after, and closing the server ends open streams at once.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { get as httpGet } from 'node:http';
 import { EventCodec, SchemaRegistry } from '../../schemas/index.js';
 import { ClickHouseError } from '../../infra/clickhouse/http.js';
 import { loadDashboardConfig } from '../../api/config.js';
@@ -15,8 +16,10 @@ import { openSse, type SseClient } from './sse.js';
 const codec = new EventCodec(SchemaRegistry.fromSchemasDir());
 const servers: HttpServerHandle[] = [];
 const clients: SseClient[] = [];
+const closers: Array<() => void> = [];
 after(async () => {
   clients.forEach((client) => client.close());
+  closers.forEach((close) => close());
   for (const server of servers) await server.close(100);
 });
 
@@ -35,8 +38,19 @@ class FakeStore {
 }
 
 const alertRow = (id: string, time: number) => ({
-  key: id, alert_id: id, run_id: 'run-1', kind: 'entropy_collapse', severity: 'warning', learner_step: 3, policy_version: 2, value: 0.1, threshold: 0.2,
-  message: 'entropy fell', event_time_ms: time, evidence_keys: ['window'], evidence_values: [0.15],
+  key: id,
+  alert_id: id,
+  run_id: 'run-1',
+  kind: 'entropy_collapse',
+  severity: 'warning',
+  learner_step: 3,
+  policy_version: 2,
+  value: 0.1,
+  threshold: 0.2,
+  message: 'entropy fell',
+  event_time_ms: time,
+  evidence_keys: ['window'],
+  evidence_values: [0.15],
 });
 
 async function serve(store: FakeStore, events: EventStreamOptions = {}) {
@@ -76,7 +90,11 @@ test('rows already there are not replayed; new rows are pushed once each, in tim
   assert.equal(b.id, String(now + 2));
   await waitFor(() => client.comments.some((c) => c.startsWith('heartbeat')), 'a heartbeat', 5000, 20);
   const alerts = client.events.filter((e) => e.event === 'alert').map((e) => JSON.parse(e.data) as { alertId: string; evidence: Record<string, number> });
-  assert.deepEqual(alerts.map((a) => a.alertId), ['a', 'b'], 'oldest first, the old one not replayed, nothing twice');
+  assert.deepEqual(
+    alerts.map((a) => a.alertId),
+    ['a', 'b'],
+    'oldest first, the old one not replayed, nothing twice',
+  );
   assert.deepEqual(alerts[0]!.evidence, { window: 0.15 });
 });
 
@@ -99,9 +117,61 @@ test('sinceMs replays from that time; a client that leaves frees its slot; the l
   assert.equal(third.status, 200);
 });
 
+/** GET over node:http from a given loopback source address (127.0.0.0/8 is all this machine): another client. */
+function getFrom(localAddress: string, url: string): Promise<{ status: number; retryAfter: string | undefined; body: string; close(): void }> {
+  return new Promise((resolve, reject) => {
+    const request = httpGet(url, { localAddress, headers: { accept: 'text/event-stream' } }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      const close = () => request.destroy();
+      closers.push(close);
+      if (response.statusCode === 200) {
+        // A stream: resolve once the server said it is ready.
+        response.on('data', (chunk: string) => {
+          body += chunk;
+          if (body.includes('event: ready')) resolve({ status: 200, retryAfter: undefined, body, close });
+        });
+      } else {
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, retryAfter: response.headers['retry-after'] as string | undefined, body, close }));
+      }
+    });
+    request.on('error', reject);
+  });
+}
+
+test('one client cannot take every stream: past its own limit it gets a 503 with Retry-After, while other clients still get theirs', async () => {
+  const { server } = await serve(new FakeStore(), { maxStreams: 3, maxStreamsPerClient: 2 });
+  const url = `${server.url}/v1/events?runId=run-1&types=alert`;
+  assert.equal((await getFrom('127.0.0.1', url)).status, 200);
+  assert.equal((await getFrom('127.0.0.1', url)).status, 200);
+  const greedy = await getFrom('127.0.0.1', url);
+  assert.equal(greedy.status, 503, 'the third stream of one client');
+  assert.equal(greedy.retryAfter, '10');
+  assert.equal(JSON.parse(greedy.body).type, 'urn:trajflow:problem:too-many-streams');
+  assert.match(JSON.parse(greedy.body).detail, /this client has 2 event streams open/);
+  const other = await getFrom('127.0.0.2', url);
+  assert.equal(other.status, 200, 'another client still gets a stream');
+  // The server's limit still holds for everyone.
+  const third = await getFrom('127.0.0.3', url);
+  assert.equal(third.status, 503);
+  assert.match(JSON.parse(third.body).detail, /3 event streams are open/);
+  assert.equal(server.app.openStreams(), 3);
+  // A stream that ends frees its client's slot.
+  other.close();
+  await waitFor(() => server.app.openStreams() === 2, 'the stream to close after its client left', 5000, 20);
+  assert.equal((await getFrom('127.0.0.3', url)).status, 200);
+});
+
 test('bad parameters are 400 problems before any stream opens', async () => {
   const { server } = await serve(new FakeStore());
-  for (const [query, field] of [['', 'runId'], ["runId=x'%20OR%201=1", 'runId'], ['runId=r&types=steps', 'types'], ['runId=r&sinceMs=-5', 'sinceMs'], ['runId=r&limit=5', 'limit']] as const) {
+  for (const [query, field] of [
+    ['', 'runId'],
+    ["runId=x'%20OR%201=1", 'runId'],
+    ['runId=r&types=steps', 'types'],
+    ['runId=r&sinceMs=-5', 'sinceMs'],
+    ['runId=r&limit=5', 'limit'],
+  ] as const) {
     const client = await open(`${server.url}/v1/events?${query}`);
     assert.equal(client.status, 400, query);
     assert.equal(JSON.parse(client.text).field, field, query);
