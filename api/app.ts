@@ -14,6 +14,7 @@ import { deadLettersRouter } from './dead-letters-route.js';
 import { consoleLogger, notFound, problemErrorHandler, type Logger } from './error-handler.js';
 import { eventsRouter, type EventStreamOptions } from './events-route.js';
 import { healthRouter, type HealthProbes } from './health-route.js';
+import { hostCheck } from './host-check.js';
 import { lagRouter, type LagSource } from './lag-route.js';
 import { openApiRouter } from './openapi.js';
 import type { AnalyticsStore } from '../storage/query/store.js';
@@ -70,6 +71,8 @@ export function createApp(deps: ApiDeps): ApiApp {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
+  // Before every route, the dashboard's files included: Host and Origin (host-check.ts: DNS rebinding).
+  app.use(hostCheck(config.allowedHosts, config.host));
   app.use(healthRouter(deps.probes, stats));
   app.use(stepsRouter({ config, codec: deps.codec, steps: deps.steps, deadLetters: deps.deadLetters, limiter, stats, log }));
   app.use(deadLettersRouter({ analytics: deps.analytics, readAuth, now, log }));

@@ -2,6 +2,7 @@
 // explicit overrides (command-line flags, tests), and checked when built. Every ConfigError names the
 // variable or flag to change and what would be valid, so a bad value never surfaces later as a 500.
 import { ConfigError } from '../core/errors.js';
+import { parseAllowedHost } from './host-check.js';
 
 export interface RateLimitConfig {
   /** Steps a token may publish per second, on average (the bucket's refill rate). */
@@ -29,6 +30,12 @@ export interface DashboardConfig {
   readonly maxEventStreams: number;
   /** Most event streams one client (remote address) may have open (default 8); one more is a 503. */
   readonly maxEventStreamsPerClient: number;
+  /**
+   * Host names (`name` for any port, `name:port`) the server answers for besides localhost, 127.0.0.1, [::1]
+   * and its own address with its port; other Host or Origin headers are a 403 (host-check.ts: DNS rebinding).
+   * null: no Host check (the default when bound beyond loopback; `*` in the environment).
+   */
+  readonly allowedHosts: readonly string[] | null;
 }
 
 export const DEFAULT_DASHBOARD_PORT = 18080;
@@ -43,6 +50,7 @@ export const defaultDashboardConfig: DashboardConfig = Object.freeze({
   publishTimeoutMs: 10_000,
   maxEventStreams: 32,
   maxEventStreamsPerClient: 8,
+  allowedHosts: Object.freeze([]) as readonly string[],
 });
 
 /** Overrides from flags or code; a field left undefined falls back to the environment, then the default. */
@@ -63,6 +71,7 @@ const ENV = {
   publishTimeoutMs: 'TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS',
   maxEventStreams: 'TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS',
   maxEventStreamsPerClient: 'TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT',
+  allowedHosts: 'TRAJFLOW_DASHBOARD_ALLOWED_HOSTS',
 } as const;
 
 /** A number from the environment, or undefined when the variable is unset or empty. */
@@ -177,7 +186,28 @@ export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, en
     publishTimeoutMs,
     maxEventStreams,
     maxEventStreamsPerClient,
+    allowedHosts: allowedHostsOf(overrides.allowedHosts, env, host),
   });
+}
+
+/**
+ * The Host allow-list: from the override or the environment (comma-separated; `*` alone turns the check off),
+ * else on (loopback names only) when bound to loopback and off otherwise — on loopback, where reads need no
+ * token, a DNS-rebinding page must not be answered; beyond it every read needs a token anyway.
+ */
+function allowedHostsOf(override: readonly string[] | null | undefined, env: Env, host: string): readonly string[] | null {
+  const raw = override !== undefined ? override : env[ENV.allowedHosts]?.trim() ? env[ENV.allowedHosts]!.split(',').map((h) => h.trim()).filter((h) => h !== '') : undefined;
+  if (raw === undefined) return isLoopback(host) ? Object.freeze([]) : null;
+  if (raw === null || (raw.length === 1 && raw[0] === '*')) return null;
+  for (const entry of raw) {
+    if (!parseAllowedHost(entry)) {
+      throw new ConfigError(
+        `${override !== undefined ? 'the allowed hosts' : ENV.allowedHosts}: '${entry}' is not a host name or address with an optional :port ` +
+          `(e.g. dashboard.example.com, dashboard.example.com:443, [::1]:18080); separate several with commas, or set '*' to turn the Host check off.`,
+      );
+    }
+  }
+  return Object.freeze([...raw]);
 }
 
 /**

@@ -59,6 +59,7 @@ import {
 } from '../storage/query/trajectories.js';
 import { defaultDashboardConfig, DEFAULT_DASHBOARD_PORT } from './config.js';
 import { methodNotAllowed } from './error-handler.js';
+import { hostNotAllowed } from './host-check.js';
 import type { HealthStatus, ProbeResult } from './health-route.js';
 import type { ProcessingSettingsBody, ReplayProcessingBody } from './replay-body.js';
 import { REPLAY_BODY_LIMIT } from './replay-route.js';
@@ -283,7 +284,9 @@ const EXAMPLE_STEP: StepEvent = {
 
 // ----------------------------------------------------------------------------------------- the schemas
 
-const problemTypeList = Object.values(problemTypes) as ProblemType[];
+// core/problem.ts' types and the API's own (host-check.ts).
+const problemTypeList = [...Object.values(problemTypes), hostNotAllowed] as ProblemType[];
+const HOST_REFUSED = `this server does not answer for Host "evil.example:${DEFAULT_DASHBOARD_PORT}": use http://127.0.0.1:${DEFAULT_DASHBOARD_PORT}, or add the name to TRAJFLOW_DASHBOARD_ALLOWED_HOSTS`;
 
 const PROBLEM: Json = {
   type: 'object',
@@ -294,7 +297,7 @@ const PROBLEM: Json = {
     title: str('The fixed title of the type.'),
     status: int('The HTTP status, as in the response.', { minimum: 400, maximum: 599 }),
     detail: str('What was wrong with this request (never a stack trace or an internal message).'),
-    field: str('The parameter, path parameter or body field at fault (a path inside a step for step errors: `actionLogProbs[3]`).'),
+    field: str('The parameter, path parameter or body field at fault (a path inside a step for step errors: `actionLogProbs[3]`); the header (Host, Origin) for host-not-allowed.'),
     index: int('Index of the bad step in a batch body.', { minimum: 0 }),
     reason: str(
       "POST /v1/steps 400: the dead-letter reason code (bad-json — not JSON, or not UTF-8 —, duplicate-key, unknown-field, invalid-value, empty-payload, or the Avro decoder's failure).",
@@ -768,7 +771,8 @@ const OPEN: Operation['security'] = [];
 /** The responses every operation with `security` may give, plus the 500 any may. */
 function common(security: Operation['security'], withMethodNotAllowed = true): Responses {
   return {
-    ...(security.length > 0 ? { '401': ref$('responses', 'Unauthenticated'), '403': ref$('responses', 'Forbidden') } : {}),
+    // 403 everywhere: a Host or Origin the server does not answer for (host-check.ts), and a wrong token where there is auth.
+    ...(security.length > 0 ? { '401': ref$('responses', 'Unauthenticated'), '403': ref$('responses', 'Forbidden') } : { '403': ref$('responses', 'HostNotAllowed') }),
     ...(withMethodNotAllowed ? { '405': ref$('responses', 'MethodNotAllowed') } : {}),
     '500': ref$('responses', 'Internal'),
   };
@@ -1319,10 +1323,14 @@ function components(): OpenApiDocument['components'] {
         ['WWW-Authenticate'],
       ),
       Forbidden: problemResponse(
-        'The bearer token is not one the server has.',
-        [[problemTypes.forbidden, 'the bearer token is not one this server accepts']],
+        'The bearer token is not one the server has (`forbidden`, with WWW-Authenticate), or the Host or Origin header is not one the server answers for (`host-not-allowed`, `field` naming the header).',
+        [
+          [problemTypes.forbidden, 'the bearer token is not one this server accepts'],
+          [hostNotAllowed, HOST_REFUSED],
+        ],
         ['WWW-Authenticate'],
       ),
+      HostNotAllowed: problemResponse('The Host or Origin header is not one the server answers for (`field` names the header).', [[hostNotAllowed, HOST_REFUSED]]),
       MethodNotAllowed: problemResponse('The path does not have this method.', [[problemTypes.methodNotAllowed, 'DELETE is not allowed here; use GET']], ['Allow']),
       ClickHouseUnavailable: problemResponse(
         'ClickHouse is not reachable or could not answer (its message goes to the server log).',
@@ -1349,6 +1357,7 @@ function buildDocument(): OpenApiDocument {
         'Errors are RFC 9457 problem details (`application/problem+json`, schema Problem) on every path: an unknown path is a 404 `not-found`; a method a known path does not have is a 405 `method-not-allowed` with Allow; a path parameter that is not valid percent-encoded UTF-8 is a 400; an unexpected failure is a 500 whose body has only an `errorId` for the server log.',
         'Query parameters are read strictly: an unknown one (a typo) or one given twice is a 400 naming it. HEAD is answered for every GET. Every response carries `X-Content-Type-Options: nosniff`.',
         'Authentication: see the bearerAuth security scheme. Writes need a token whenever the server has tokens; reads need one when the server is bound beyond loopback; /health and /openapi.json are open.',
+        `Host and Origin (DNS rebinding, cross-site requests): a server bound to loopback answers only for localhost, 127.0.0.1 and [::1] with its port, and the names in TRAJFLOW_DASHBOARD_ALLOWED_HOSTS (\`name\` for any port, \`name:port\`; \`*\` turns the check off); any other Host is a 403 \`host-not-allowed\` on every path. A server bound beyond loopback checks Host only when names are configured. A request with an Origin (a browser's cross-site request) must come from an allowed host, or, without the check, from the request's own host. 403 rather than 421 Misdirected Request: retrying on another connection would reach the same server.`,
       ].join('\n\n'),
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },

@@ -24,6 +24,7 @@ test('the environment sets every field; overrides win over it', () => {
     TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS: '500',
     TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '10',
     TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT: '2',
+    TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'dash.example.com, dash.example.com:8443',
   };
   assert.deepEqual(loadDashboardConfig({}, env), {
     host: '0.0.0.0',
@@ -35,6 +36,7 @@ test('the environment sets every field; overrides win over it', () => {
     publishTimeoutMs: 500,
     maxEventStreams: 10,
     maxEventStreamsPerClient: 2,
+    allowedHosts: ['dash.example.com', 'dash.example.com:8443'],
   });
   const overridden = loadDashboardConfig({ host: '127.0.0.1', port: 0, rateLimit: { burst: 30 } }, env);
   assert.equal(overridden.host, '127.0.0.1');
@@ -49,6 +51,15 @@ test('the event stream limits: 32 in all and 8 per client by default; a smaller 
     (({ maxEventStreams, maxEventStreamsPerClient }) => ({ maxEventStreams, maxEventStreamsPerClient }))(loadDashboardConfig({}, { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '4' })),
     { maxEventStreams: 4, maxEventStreamsPerClient: 4 },
   );
+});
+
+test('the Host check is on by default on loopback (loopback names only) and off beyond it; * turns it off', () => {
+  assert.deepEqual(loadDashboardConfig({}, {}).allowedHosts, []);
+  assert.deepEqual(loadDashboardConfig({ host: 'localhost' }, {}).allowedHosts, []);
+  assert.equal(loadDashboardConfig({ host: '0.0.0.0', tokens: [TOKEN] }, {}).allowedHosts, null);
+  assert.equal(loadDashboardConfig({}, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: '*' }).allowedHosts, null);
+  assert.deepEqual(loadDashboardConfig({ host: '0.0.0.0' }, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'dash.internal' }).allowedHosts, ['dash.internal']);
+  assert.deepEqual(loadDashboardConfig({ allowedHosts: ['[::1]:9000'] }, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: '*' }).allowedHosts, ['[::1]:9000'], 'an override wins');
 });
 
 test('a larger batch size raises the default burst with it', () => {
@@ -66,6 +77,7 @@ const bad: Array<[string, Record<string, string>, RegExp]> = [
   ['a burst below the batch size', { TRAJFLOW_DASHBOARD_RATE_BURST: '10', TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST: '100' }, /could never pass the rate limit/],
   ['a host with a path', { TRAJFLOW_DASHBOARD_HOST: 'example.com/x' }, /not a host name or IP address.*--host/],
   ['no event streams', { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '0' }, /TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS is 0/],
+  ['an allowed host with a scheme', { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'dash.example.com,http://x.example' }, /TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'http:\/\/x\.example' is not a host name.*'\*'/],
   ['more streams per client than in all', { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '4', TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT: '5' }, /one client could still take every stream/],
 ];
 

@@ -10,7 +10,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import express, { type Express } from 'express';
@@ -44,7 +44,15 @@ const up: ProbeResult = { ok: true, ms: 1 };
 const LAG: LagReport = {
   prefix: 'trajflow',
   truncated: false,
-  groups: [{ groupId: 'sink', state: 'Stable', members: 1, lag: 3, topics: [{ topic: 'trajflow.env.steps', lag: 3, partitions: [{ partition: 0, committedOffset: 1, lowWatermark: 0, highWatermark: 4, lag: 3 }] }] }],
+  groups: [
+    {
+      groupId: 'sink',
+      state: 'Stable',
+      members: 1,
+      lag: 3,
+      topics: [{ topic: 'trajflow.env.steps', lag: 3, partitions: [{ partition: 0, committedOffset: 1, lowWatermark: 0, highWatermark: 4, lag: 3 }] }],
+    },
+  ],
 };
 
 const REPORT: ReplayReport = {
@@ -173,8 +181,7 @@ function operations(): Array<{ path: string; method: Method; op: Operation }> {
   return Object.entries(doc.paths).flatMap(([path, item]) => (Object.entries(item) as Array<[Method, Operation]>).map(([method, op]) => ({ path, method, op })));
 }
 
-const params = (op: Operation): Parameter[] =>
-  (op.parameters ?? []).map((p) => ('$ref' in p ? doc.components.parameters[String(p.$ref).split('/').pop()!]! : (p as Parameter)));
+const params = (op: Operation): Parameter[] => (op.parameters ?? []).map((p) => ('$ref' in p ? doc.components.parameters[String(p.$ref).split('/').pop()!]! : (p as Parameter)));
 
 /** The path with each path parameter's example. */
 function concrete(path: string, op: Operation): string {
@@ -282,7 +289,11 @@ test('the document has exactly the routes the express app registers (the dashboa
   // The exclusions are real (a renamed dashboard path would otherwise hide a route), and nothing else is mounted.
   const served = new Set([...[...routes.operations].map((op) => op.slice(op.indexOf(' ') + 1)), ...routes.mounts]);
   for (const path of NON_API_PATHS) assert.ok(served.has(path), `${path} is excluded as the dashboard's, but the app does not serve it`);
-  assert.deepEqual([...routes.mounts].filter((m) => !NON_API_PATHS.includes(m)), [], 'middleware mounted on a path is outside the comparison');
+  assert.deepEqual(
+    [...routes.mounts].filter((m) => !NON_API_PATHS.includes(m)),
+    [],
+    'middleware mounted on a path is outside the comparison',
+  );
   assert.ok(routes.operations.has('GET /v1/runs/{runId}/trajectories/{episodeId}') && routes.operations.has('GET /openapi.json'));
   // The 405 fallback (router.all) and the documented 405 go together.
   for (const { path, method, op } of operations()) {
@@ -349,7 +360,10 @@ test('security matches the server: beyond loopback every secured operation needs
   for (const { path, method, op } of operations()) {
     const kind = op.security.length === 0 ? 'open' : op.security.some((s) => Object.keys(s).length === 0) ? 'read' : 'write';
     kinds.add(kind);
-    assert.ok(op.security.every((s) => Object.keys(s).every((name) => name in doc.components.securitySchemes)), `${path}: security names a scheme`);
+    assert.ok(
+      op.security.every((s) => Object.keys(s).every((name) => name in doc.components.securitySchemes)),
+      `${path}: security names a scheme`,
+    );
     for (const [url, needs] of [
       [exposed, kind !== 'open'],
       [local, kind === 'write'],
@@ -374,24 +388,57 @@ test('security matches the server: beyond loopback every secured operation needs
   assert.deepEqual([...kinds].sort(), ['open', 'read', 'write']);
 });
 
+/** One request over node:http (fetch cannot set Host), as a fetch Response for conforms(). */
+function withHost(url: string, method: string, path: string, host: string): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${url}${path}`, { method, headers: { host, connection: 'close' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const headers = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) if (typeof value === 'string') headers.set(name, value);
+        resolve(new Response(Buffer.concat(chunks), { status: res.statusCode!, headers }));
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('every operation documents the 403 a Host the server does not answer for gets (DNS rebinding), and the answer fits it', async () => {
+  const url = await serve();
+  for (const { path, method, op } of operations()) {
+    const what = `${method.toUpperCase()} ${path} (Host evil.example)`;
+    const body = (await conforms(op, what, await withHost(url, method.toUpperCase(), concrete(path, op), 'evil.example:18080'))) as { type: string; field: string };
+    assert.equal(body.type, 'urn:trajflow:problem:host-not-allowed', what);
+    assert.equal(body.field, 'Host', what);
+  }
+});
+
 test('the JSON responses of the running app fit their schemas', async () => {
   const replays: string[] = [];
-  const url = await serve({}, {
-    lag: { report: async () => LAG },
-    replay: async (_s, _p, replayId) => {
-      replays.push(replayId);
-      return { ...REPORT, replayId };
+  const url = await serve(
+    {},
+    {
+      lag: { report: async () => LAG },
+      replay: async (_s, _p, replayId) => {
+        replays.push(replayId);
+        return { ...REPORT, replayId };
+      },
     },
-  });
+  );
   for (const { path, op } of operations().filter((o) => o.method === 'get' && o.path !== '/v1/events')) {
     const response = await fetch(`${url}${concrete(path, op)}`);
     await conforms(op, `GET ${path}`, response);
   }
   // 503 /health is the health report too; a ClickHouse failure on a read is the documented 503 problem.
-  const failing = await serve({}, {
-    probes: { kafka: async () => ({ ok: false, ms: 1, detail: 'down' }), clickhouse: async () => up },
-    analytics: { queryJson: async () => Promise.reject(new ClickHouseError('connect ECONNREFUSED', null)) },
-  });
+  const failing = await serve(
+    {},
+    {
+      probes: { kafka: async () => ({ ok: false, ms: 1, detail: 'down' }), clickhouse: async () => up },
+      analytics: { queryJson: async () => Promise.reject(new ClickHouseError('connect ECONNREFUSED', null)) },
+    },
+  );
   assert.equal(((await conforms(opOf('get', '/health'), 'GET /health (Kafka down)', await fetch(`${failing}/health`))) as { status: string }).status, 'fail');
   const down = (await conforms(opOf('get', '/v1/runs'), 'GET /v1/runs (ClickHouse down)', await fetch(`${failing}/v1/runs`))) as { type: string };
   assert.equal(down.type, 'urn:trajflow:problem:clickhouse-unavailable');
@@ -421,35 +468,142 @@ test('the JSON responses of the running app fit their schemas', async () => {
 const T = 1_767_225_600_000;
 const ROWS: Record<string, readonly object[]> = {
   '/v1/dead-letters': [
-    { reason: 'invalid-value', detail: 'reward: must be finite', source_topic: 'http:/v1/steps', source_partition: -1, source_offset: -1, key_is_null: 1, key_hex: '', payload_bytes: 2, payload_head_hex: '7b7d', event_time_ms: T, kafka_topic: 'trajflow.dead-letters', kafka_partition: 0, kafka_offset: 7 },
+    {
+      reason: 'invalid-value',
+      detail: 'reward: must be finite',
+      source_topic: 'http:/v1/steps',
+      source_partition: -1,
+      source_offset: -1,
+      key_is_null: 1,
+      key_hex: '',
+      payload_bytes: 2,
+      payload_head_hex: '7b7d',
+      event_time_ms: T,
+      kafka_topic: 'trajflow.dead-letters',
+      kafka_partition: 0,
+      kafka_offset: 7,
+    },
   ] satisfies DeadLetterRow[],
   '/v1/runs': [
-    { run_id: 'frozenlake-s1', env_name: '', env_version: '', first_event_time_ms: T, last_event_time_ms: T, step_events: 0, episodes: 0, trajectories: 0, successes: 0, batches: 0, learner_steps: 3, latest_policy_version: -1 },
+    {
+      run_id: 'frozenlake-s1',
+      env_name: '',
+      env_version: '',
+      first_event_time_ms: T,
+      last_event_time_ms: T,
+      step_events: 0,
+      episodes: 0,
+      trajectories: 0,
+      successes: 0,
+      batches: 0,
+      learner_steps: 3,
+      latest_policy_version: -1,
+    },
   ] satisfies RunRow[],
   '/v1/runs/{runId}/rollout-stats': [
     {
-      run_id: 'frozenlake-s1', scope: 'batch', batch_id: 'batch-0', group_id: '', groups: 8, trajectories: 64, reward_mean: null, reward_std: null, mean_in_group_reward_std: null, success_rate: null,
-      pass_at_k_keys: ['1', '8'], pass_at_k_values: [0.5, null], pass_hat_k_keys: ['1'], pass_hat_k_values: [null], mean_length: null, invalid_action_rate: null, incomplete: 0, dropped_groups: 1,
-      dropped_by_reason_keys: ['dynamic_sampling/zero-variance'], dropped_by_reason_values: [1], event_time_ms: T,
+      run_id: 'frozenlake-s1',
+      scope: 'batch',
+      batch_id: 'batch-0',
+      group_id: '',
+      groups: 8,
+      trajectories: 64,
+      reward_mean: null,
+      reward_std: null,
+      mean_in_group_reward_std: null,
+      success_rate: null,
+      pass_at_k_keys: ['1', '8'],
+      pass_at_k_values: [0.5, null],
+      pass_hat_k_keys: ['1'],
+      pass_hat_k_values: [null],
+      mean_length: null,
+      invalid_action_rate: null,
+      incomplete: 0,
+      dropped_groups: 1,
+      dropped_by_reason_keys: ['dynamic_sampling/zero-variance'],
+      dropped_by_reason_values: [1],
+      event_time_ms: T,
     },
   ] satisfies RolloutStatsRow[],
   '/v1/runs/{runId}/learner-metrics': [
     {
-      step: 0, policy_version: 1, total_loss: null, policy_loss: null, kl_loss: null, entropy_loss: null, entropy: null, kl: null, clip_fraction: null, grad_norm_pre_clip: null, learning_rate: null,
-      staleness_mean: null, staleness_max: null, duration_ms: null, tokens: 512, samples: 8, event_time_ms: T, clip_fraction_low: null, backend: 'cpu', metrics_keys: ['a'], metrics_values: [null],
-      has_details: 1, non_finite: ['total_loss=nan'],
+      step: 0,
+      policy_version: 1,
+      total_loss: null,
+      policy_loss: null,
+      kl_loss: null,
+      entropy_loss: null,
+      entropy: null,
+      kl: null,
+      clip_fraction: null,
+      grad_norm_pre_clip: null,
+      learning_rate: null,
+      staleness_mean: null,
+      staleness_max: null,
+      duration_ms: null,
+      tokens: 512,
+      samples: 8,
+      event_time_ms: T,
+      clip_fraction_low: null,
+      backend: 'cpu',
+      metrics_keys: ['a'],
+      metrics_values: [null],
+      has_details: 1,
+      non_finite: ['total_loss=nan'],
     },
   ] satisfies LearnerMetricsRow[],
   '/v1/runs/{runId}/alerts': [
-    { alert_id: 'a-1', run_id: 'frozenlake-s1', kind: 'entropy_collapse', severity: 'warning', learner_step: 4, policy_version: 4, value: null, threshold: null, message: 'entropy fell', event_time_ms: T, evidence_keys: ['window'], evidence_values: [null] },
+    {
+      alert_id: 'a-1',
+      run_id: 'frozenlake-s1',
+      kind: 'entropy_collapse',
+      severity: 'warning',
+      learner_step: 4,
+      policy_version: 4,
+      value: null,
+      threshold: null,
+      message: 'entropy fell',
+      event_time_ms: T,
+      evidence_keys: ['window'],
+      evidence_values: [null],
+    },
   ] satisfies AlertRow[],
   '/v1/runs/{runId}/evaluations': [
-    { run_id: 'frozenlake-s1', policy_version: 2, trained_iteration: -1, env_steps: -1, env_name: 'FrozenLake', env_options: '{}', tasks: 16, greedy_success: null, mean_reward: null, mean_steps: null, random_success: null, duration_ms: null, event_time_ms: T },
+    {
+      run_id: 'frozenlake-s1',
+      policy_version: 2,
+      trained_iteration: -1,
+      env_steps: -1,
+      env_name: 'FrozenLake',
+      env_options: '{}',
+      tasks: 16,
+      greedy_success: null,
+      mean_reward: null,
+      mean_steps: null,
+      random_success: null,
+      duration_ms: null,
+      event_time_ms: T,
+    },
   ] satisfies EvaluationRow[],
   '/v1/runs/{runId}/trajectories': [
     {
-      run_id: 'frozenlake-s1', env_name: 'FrozenLake', env_version: 'v1', group_id: 'group-0', episode_id: 'episode-0', outcome: 'terminated', step_count: 3, total_reward: null, success: 1, invalid_actions: 0,
-      gap_count: 0, min_policy_version: 0, max_policy_version: 0, first_event_time_ms: T, last_event_time_ms: T, metrics_keys: ['iteration'], metrics_values: [0],
+      run_id: 'frozenlake-s1',
+      env_name: 'FrozenLake',
+      env_version: 'v1',
+      group_id: 'group-0',
+      episode_id: 'episode-0',
+      outcome: 'terminated',
+      step_count: 3,
+      total_reward: null,
+      success: 1,
+      invalid_actions: 0,
+      gap_count: 0,
+      min_policy_version: 0,
+      max_policy_version: 0,
+      first_event_time_ms: T,
+      last_event_time_ms: T,
+      metrics_keys: ['iteration'],
+      metrics_values: [0],
     },
   ] satisfies TrajectoryRow[],
 };
@@ -465,7 +619,7 @@ test('rows with null cells come out as the schemas say (nullable where the views
   }
 });
 
-test('ingest: the documented examples are accepted as JSON and as Avro; the step schema has the JSON reader\'s fields', async () => {
+test("ingest: the documented examples are accepted as JSON and as Avro; the step schema has the JSON reader's fields", async () => {
   const published: StepEvent[][] = [];
   const url = await serve({}, { steps: { publishAll: async (steps) => void published.push([...steps]) } });
   const op = opOf('post', '/v1/steps');
@@ -485,9 +639,16 @@ test('ingest: the documented examples are accepted as JSON and as Avro; the step
   assert.equal(((await conforms(op, 'POST /v1/steps (Avro)', avro)) as { accepted: number }).accepted, 1);
   const stepSchema = doc.components.schemas.StepEvent as { properties: Record<string, Json>; required: string[] };
   assert.deepEqual(Object.keys(stepSchema.properties), [...stepFieldNames]);
-  assert.deepEqual(stepSchema.required.filter((f) => ['observationTokenIds', 'stateKey', 'metrics', 'info'].includes(f)), [], 'the fields the reader lets a client leave out');
+  assert.deepEqual(
+    stepSchema.required.filter((f) => ['observationTokenIds', 'stateKey', 'metrics', 'info'].includes(f)),
+    [],
+    'the fields the reader lets a client leave out',
+  );
   // What the schema refuses, the server refuses: an unknown field, a positive log-prob.
-  for (const bad of [{ ...step, stateKye: 'x' }, { ...step, actionLogProbs: step.actionLogProbs.map(() => 0.5) }]) {
+  for (const bad of [
+    { ...step, stateKye: 'x' },
+    { ...step, actionLogProbs: step.actionLogProbs.map(() => 0.5) },
+  ]) {
     const errors: string[] = [];
     check(content['application/json']!.schema, bad, 'bad', errors);
     assert.notDeepEqual(errors, []);
