@@ -22,7 +22,7 @@ import express, { type Router } from 'express';
 import { problem, problemTypes, problemTypeUri, type ProblemType } from '../core/problem.js';
 import type { StepEvent } from '../schemas/index.js';
 import { latestSchemaFiles } from '../schemas/files.js';
-import { FLOAT32_MAX } from '../schemas/validate.js';
+import { FLOAT32_MAX, LONG_MAX } from '../schemas/validate.js';
 import { estimatorNames } from '../processors/advantages/registry.js';
 import { filterNames } from '../processors/filters/registry.js';
 import type { DroppedReplayGroup, ReplayReport } from '../learner/replay/run-replay.js';
@@ -196,7 +196,7 @@ function fromAvro(type: AvroType, field: string, rule: Json = {}): Json {
       return { type: 'integer', format: 'int32', minimum: -(2 ** 31), maximum: 2 ** 31 - 1, ...own };
     case 'long':
       // The reader takes safe integers only (JSON numbers are doubles).
-      return { type: 'integer', format: 'int64', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER, ...own };
+      return { type: 'integer', format: 'int64', minimum: -LONG_MAX, maximum: LONG_MAX, ...own };
     case 'float':
       return { type: 'number', format: 'float', ...own };
     case 'double':

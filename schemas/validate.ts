@@ -34,7 +34,10 @@ const OK: ValidationResult = Object.freeze({ ok: true });
 
 /** Thrown inside the checks to stop at the first problem; never escapes validateEvent. */
 class Invalid {
-  constructor(readonly field: string, readonly message: string) {}
+  constructor(
+    readonly field: string,
+    readonly message: string,
+  ) {}
 }
 
 function fail(field: string, message: string): never {
@@ -66,7 +69,8 @@ function nonEmpty(field: string, value: string): void {
 }
 
 function id(field: string, value: string): void {
-  if (!ID_PATTERN.test(value)) fail(field, value === '' ? 'must not be empty' : `must be ${ID_DESCRIPTION}, got ${shown(value)}${value.length > 40 ? ` (${value.length} characters)` : ''}`);
+  if (!ID_PATTERN.test(value))
+    fail(field, value === '' ? 'must not be empty' : `must be ${ID_DESCRIPTION}, got ${shown(value)}${value.length > 40 ? ` (${value.length} characters)` : ''}`);
 }
 
 /** The keys of a map are strings too. */
@@ -100,9 +104,19 @@ function nonNegativeInt(field: string, value: number, prefix = ''): void {
   if (!Number.isInteger(value) || value < 0 || value > INT32_MAX) fail(prefix + field, `must be an integer >= 0 (an int: at most ${INT32_MAX}), got ${value}`);
 }
 
-/** An Avro long >= 0: a safe integer (at most 2^53 - 1), since avsc reads and writes longs as JS numbers. */
+/**
+ * The largest long avsc writes: it reads and writes longs as JS numbers and refuses 2^53 - 1 itself (its
+ * isSafeLong stops at 2^53 - 2), so a long checked only with Number.isSafeInteger could still fail to encode.
+ */
+export const LONG_MAX = 9_007_199_254_740_990;
+
+function isLong(value: number): boolean {
+  return Number.isInteger(value) && value <= LONG_MAX && value >= -LONG_MAX;
+}
+
+/** An Avro long >= 0: an integer up to LONG_MAX. */
 function nonNegativeLong(field: string, value: number, prefix = ''): void {
-  if (!Number.isSafeInteger(value) || value < 0) fail(prefix + field, `must be an integer >= 0 (a long: at most 2^53 - 1), got ${value}`);
+  if (!isLong(value) || value < 0) fail(prefix + field, `must be an integer >= 0 (a long: at most ${LONG_MAX}), got ${value}`);
 }
 
 /** An Avro int of any sign. */
@@ -120,7 +134,7 @@ function finite(field: string, value: number, prefix = ''): void {
 }
 
 function eventTime(field: string, value: number, prefix = ''): void {
-  if (!Number.isSafeInteger(value) || value <= 0) fail(prefix + field, `must be a positive epoch time in ms, got ${value}`);
+  if (!isLong(value) || value <= 0) fail(prefix + field, `must be a positive epoch time in ms, got ${value}`);
 }
 
 /** A string holding one JSON object (not an array, not null), as options are passed around. */
@@ -159,9 +173,7 @@ function logProbs(field: string, values: readonly number[], prefix = ''): void {
 }
 
 function logProbMessage(lp: number): string {
-  return lp < -FLOAT32_MAX && lp > -Infinity
-    ? `log-prob must be a finite float32 (at least -${FLOAT32_MAX}), got ${lp}`
-    : `log-prob must be finite and <= 0, got ${lp}`;
+  return lp < -FLOAT32_MAX && lp > -Infinity ? `log-prob must be a finite float32 (at least -${FLOAT32_MAX}), got ${lp}` : `log-prob must be finite and <= 0, got ${lp}`;
 }
 
 function action(prefix: string, s: Pick<StepEvent, 'observation' | 'action' | 'actionTokenIds' | 'actionLogProbs' | 'observationTokenIds'>): void {
@@ -281,8 +293,9 @@ function checkSample(s: TrainingSampleEvent): void {
   const batch = s.batch ?? null;
   if (batch !== null) {
     nonEmpty('batch.batchId', batch.batchId);
-    if (!Number.isSafeInteger(batch.iteration) || batch.iteration < -1) fail('batch.iteration', `must be an integer >= -1 (-1: no iteration named), got ${batch.iteration}`);
-    if (!Number.isInteger(batch.samples) || batch.samples < 1 || batch.samples > INT32_MAX) fail('batch.samples', `must be an integer >= 1 (the batch's samples, this one included), got ${batch.samples}`);
+    if (!isLong(batch.iteration) || batch.iteration < -1) fail('batch.iteration', `must be an integer >= -1 (-1: no iteration named), got ${batch.iteration}`);
+    if (!Number.isInteger(batch.samples) || batch.samples < 1 || batch.samples > INT32_MAX)
+      fail('batch.samples', `must be an integer >= 1 (the batch's samples, this one included), got ${batch.samples}`);
   }
 }
 
@@ -341,8 +354,9 @@ function checkDeadLetter(d: DeadLetterEvent): void {
   text('detail', d.detail);
   nonEmpty('sourceTopic', d.sourceTopic);
   // -1 marks a record that did not come from Kafka (see the schema docs).
-  if (!Number.isInteger(d.sourcePartition) || d.sourcePartition < -1 || d.sourcePartition > INT32_MAX) fail('sourcePartition', `must be an integer >= -1, got ${d.sourcePartition}`);
-  if (!Number.isSafeInteger(d.sourceOffset) || d.sourceOffset < -1) fail('sourceOffset', `must be an integer >= -1, got ${d.sourceOffset}`);
+  if (!Number.isInteger(d.sourcePartition) || d.sourcePartition < -1 || d.sourcePartition > INT32_MAX)
+    fail('sourcePartition', `must be an integer >= -1, got ${d.sourcePartition}`);
+  if (!isLong(d.sourceOffset) || d.sourceOffset < -1) fail('sourceOffset', `must be an integer >= -1, got ${d.sourceOffset}`);
   eventTime('eventTimeMs', d.eventTimeMs);
 }
 
@@ -356,7 +370,10 @@ function checkRolloutStats(r: RolloutStatsEvent): void {
   if (r.groupId !== null) text('groupId', r.groupId);
   nonNegativeInt('groups', r.groups);
   nonNegativeInt('trajectories', r.trajectories);
-  for (const [field, rate] of [['successRate', r.successRate], ['invalidActionRate', r.invalidActionRate]] as const) {
+  for (const [field, rate] of [
+    ['successRate', r.successRate],
+    ['invalidActionRate', r.invalidActionRate],
+  ] as const) {
     if (!(rate >= 0 && rate <= 1)) fail(field, `must be a fraction in [0, 1], got ${rate}`);
   }
   nonNegativeInt('incomplete', r.incomplete);
@@ -372,14 +389,17 @@ function checkEvaluation(e: EvaluationEvent): void {
   nonEmpty('runId', e.runId);
   nonNegativeLong('policyVersion', e.policyVersion);
   // -1 marks what the evaluator could not know (no iteration trained on, env steps unknown): see the schema docs.
-  if (!Number.isSafeInteger(e.trainedIteration) || e.trainedIteration < -1) fail('trainedIteration', `must be an integer >= -1 (-1: none), got ${e.trainedIteration}`);
-  if (!Number.isSafeInteger(e.envSteps) || e.envSteps < -1) fail('envSteps', `must be an integer >= -1 (-1: unknown), got ${e.envSteps}`);
+  if (!isLong(e.trainedIteration) || e.trainedIteration < -1) fail('trainedIteration', `must be an integer >= -1 (-1: none), got ${e.trainedIteration}`);
+  if (!isLong(e.envSteps) || e.envSteps < -1) fail('envSteps', `must be an integer >= -1 (-1: unknown), got ${e.envSteps}`);
   nonEmpty('envName', e.envName);
   text('envOptions', e.envOptions);
   jsonObject('envOptions', e.envOptions);
   if (!Number.isInteger(e.tasks) || e.tasks < 1 || e.tasks > INT32_MAX) fail('tasks', `must be an integer >= 1, got ${e.tasks}`);
   // Written as !(in range) so that NaN fails too: a success rate is a count over tasks, never a measurement gone wrong.
-  for (const [field, rate] of [['greedySuccess', e.greedySuccess], ['randomSuccess', e.randomSuccess]] as const) {
+  for (const [field, rate] of [
+    ['greedySuccess', e.greedySuccess],
+    ['randomSuccess', e.randomSuccess],
+  ] as const) {
     if (!(rate >= 0 && rate <= 1)) fail(field, `must be a fraction in [0, 1], got ${rate}`);
   }
   finite('meanReward', e.meanReward);
