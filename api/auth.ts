@@ -22,9 +22,7 @@ export function authenticate(tokens: readonly string[], header: string | undefin
   if (!match) {
     throw new HttpProblem(
       problemTypes.unauthenticated,
-      header === undefined
-        ? 'this endpoint needs an `Authorization: Bearer <token>` header'
-        : 'the Authorization header must be `Bearer <token>` (other schemes are not accepted)',
+      header === undefined ? 'this endpoint needs an `Authorization: Bearer <token>` header' : 'the Authorization header must be `Bearer <token>` (other schemes are not accepted)',
       {},
       { 'WWW-Authenticate': `Bearer realm="${REALM}"` },
     );
@@ -34,9 +32,14 @@ export function authenticate(tokens: readonly string[], header: string | undefin
   // Compare against every token (no early exit), so timing does not reveal which one matched.
   for (const [i, token] of tokens.entries()) if (timingSafeEqual(offered, digest(token)) && found === -1) found = i;
   if (found === -1) {
-    throw new HttpProblem(problemTypes.forbidden, 'the bearer token is not one this server accepts', {}, {
-      'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"`,
-    });
+    throw new HttpProblem(
+      problemTypes.forbidden,
+      'the bearer token is not one this server accepts',
+      {},
+      {
+        'WWW-Authenticate': `Bearer realm="${REALM}", error="invalid_token"`,
+      },
+    );
   }
   return { id: `token:${found + 1}` };
 }

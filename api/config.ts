@@ -174,7 +174,9 @@ export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, en
     d.maxEventStreamsPerClient,
   );
   if (maxEventStreamsPerClient > maxEventStreams) {
-    throw new ConfigError(`${ENV.maxEventStreamsPerClient} (${maxEventStreamsPerClient}) is above ${ENV.maxEventStreams} (${maxEventStreams}): one client could still take every stream. Lower it.`);
+    throw new ConfigError(
+      `${ENV.maxEventStreamsPerClient} (${maxEventStreamsPerClient}) is above ${ENV.maxEventStreams} (${maxEventStreams}): one client could still take every stream. Lower it.`,
+    );
   }
   return Object.freeze({
     host,
@@ -196,7 +198,14 @@ export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, en
  * token, a DNS-rebinding page must not be answered; beyond it every read needs a token anyway.
  */
 function allowedHostsOf(override: readonly string[] | null | undefined, env: Env, host: string): readonly string[] | null {
-  const raw = override !== undefined ? override : env[ENV.allowedHosts]?.trim() ? env[ENV.allowedHosts]!.split(',').map((h) => h.trim()).filter((h) => h !== '') : undefined;
+  const raw =
+    override !== undefined
+      ? override
+      : env[ENV.allowedHosts]?.trim()
+        ? env[ENV.allowedHosts]!.split(',')
+            .map((h) => h.trim())
+            .filter((h) => h !== '')
+        : undefined;
   if (raw === undefined) return isLoopback(host) ? Object.freeze([]) : null;
   if (raw === null || (raw.length === 1 && raw[0] === '*')) return null;
   for (const entry of raw) {

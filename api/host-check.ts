@@ -94,7 +94,10 @@ export function hostCheck(allowedHosts: readonly string[] | null, bindHost: stri
     const rawHost = req.get('host');
     const host = rawHost === undefined ? undefined : parseAuthority(rawHost, 80);
     if (rules !== null && (host === undefined || !allowed(host, rules, localPort))) {
-      throw refuse('Host', `this server does not answer for Host ${JSON.stringify((rawHost ?? '').slice(0, 100))}: use http://127.0.0.1:${localPort}, or add the name to TRAJFLOW_DASHBOARD_ALLOWED_HOSTS`);
+      throw refuse(
+        'Host',
+        `this server does not answer for Host ${JSON.stringify((rawHost ?? '').slice(0, 100))}: use http://127.0.0.1:${localPort}, or add the name to TRAJFLOW_DASHBOARD_ALLOWED_HOSTS`,
+      );
     }
     checkOrigin(req, rules, host, localPort);
     next();

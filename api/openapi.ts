@@ -1191,7 +1191,10 @@ function streamPaths(): Record<string, PathItem> {
             `ClickHouse failed, or the server has as many streams open as it keeps (default ${defaultDashboardConfig.maxEventStreams}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS), or this client (its remote address; behind a proxy, the proxy's) has as many open as one client may (default ${defaultDashboardConfig.maxEventStreamsPerClient}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT).`,
             [
               [problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?'],
-              [problemTypes.tooManyStreams, `this client has ${defaultDashboardConfig.maxEventStreamsPerClient} event streams open, the most one client may; close one, or retry later`],
+              [
+                problemTypes.tooManyStreams,
+                `this client has ${defaultDashboardConfig.maxEventStreamsPerClient} event streams open, the most one client may; close one, or retry later`,
+              ],
             ],
             ['Retry-After'],
           ),

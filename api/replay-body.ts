@@ -105,6 +105,7 @@ function processingOf(value: unknown): Omit<ReplayProcessingInput, 'replayId'> {
 export function parseReplayBody(json: unknown): ReplayBody {
   if (!isObject(json)) throw new HttpProblem(problemTypes.invalidBody, `the body must be a JSON object: ${USAGE}`);
   onlyKnown(json, ['selection', 'processing'], '');
-  if (!isObject(json.selection)) throw new HttpProblem(problemTypes.invalidBody, `selection: ${json.selection === undefined ? 'is missing' : 'must be an object'}; ${USAGE}`, { field: 'selection' });
+  if (!isObject(json.selection))
+    throw new HttpProblem(problemTypes.invalidBody, `selection: ${json.selection === undefined ? 'is missing' : 'must be an object'}; ${USAGE}`, { field: 'selection' });
   return { selection: json.selection as ReplaySelectionInput, processing: processingOf(json.processing) };
 }

@@ -37,7 +37,12 @@ export const REPLAY_BODY_LIMIT = 64 * 1024;
 const jsonContentType: RequestHandler = (req, _res, next) => {
   const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== JSON_TYPE) {
-    throw new HttpProblem(problemTypes.unsupportedMediaType, `${type ? `Content-Type '${type}' is not accepted` : 'the request has no Content-Type'}: send ${JSON_TYPE}`, {}, { 'Accept-Post': JSON_TYPE });
+    throw new HttpProblem(
+      problemTypes.unsupportedMediaType,
+      `${type ? `Content-Type '${type}' is not accepted` : 'the request has no Content-Type'}: send ${JSON_TYPE}`,
+      {},
+      { 'Accept-Post': JSON_TYPE },
+    );
   }
   next();
 };

@@ -61,13 +61,23 @@ export function parseStepsBody(kind: BodyKind, raw: Buffer, maxSteps: number): P
   if (!Object.hasOwn(json, 'steps')) return { ok: true, value: { kind, batch: false, candidates: [json] } };
   const extra = Object.keys(json).find((key) => key !== 'steps');
   if (extra !== undefined) {
-    return reject({ type: problemTypes.invalidBody, reason: 'unknown-field', field: extra, detail: `'${extra}' is not allowed next to 'steps': a batch body is {"steps": [...]} and nothing else` });
+    return reject({
+      type: problemTypes.invalidBody,
+      reason: 'unknown-field',
+      field: extra,
+      detail: `'${extra}' is not allowed next to 'steps': a batch body is {"steps": [...]} and nothing else`,
+    });
   }
   const steps = (json as { steps: unknown }).steps;
   if (!Array.isArray(steps)) return reject({ type: problemTypes.invalidBody, reason: 'invalid-value', field: 'steps', detail: "'steps' must be an array of step objects" });
   if (steps.length === 0) return reject({ type: problemTypes.invalidBody, reason: 'invalid-value', field: 'steps', detail: "'steps' is empty: send at least one step" });
   if (steps.length > maxSteps) {
-    return reject({ type: problemTypes.tooLarge, reason: 'oversize', field: 'steps', detail: `the batch has ${steps.length} steps, more than the ${maxSteps} allowed per request: split it` });
+    return reject({
+      type: problemTypes.tooLarge,
+      reason: 'oversize',
+      field: 'steps',
+      detail: `the batch has ${steps.length} steps, more than the ${maxSteps} allowed per request: split it`,
+    });
   }
   return { ok: true, value: { kind, batch: true, candidates: steps } };
 }
@@ -113,7 +123,12 @@ export function checkSteps(parsed: ParsedSteps, codec: EventCodec): Parsed<StepE
         return reject({ type: problemTypes.invalidStep, reason: 'invalid-value', field: error.field, ...at, detail: `${where}${error.message}` });
       }
       if (error instanceof OversizeEventError) {
-        return reject({ type: problemTypes.tooLarge, reason: 'oversize', ...at, detail: `${where.replace(/\.$/, '') || 'the step'} is ${error.bytes} bytes encoded, over the ${error.limit}-byte event limit` });
+        return reject({
+          type: problemTypes.tooLarge,
+          reason: 'oversize',
+          ...at,
+          detail: `${where.replace(/\.$/, '') || 'the step'} is ${error.bytes} bytes encoded, over the ${error.limit}-byte event limit`,
+        });
       }
       throw error;
     }

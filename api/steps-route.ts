@@ -122,7 +122,11 @@ export function stepsRouter(deps: StepsRouteDeps): Router {
   async function publish(steps: StepEvent[]): Promise<void> {
     try {
       // publishAll validates synchronously; wrapping it turns a throw into a rejection handled below.
-      await withDeadline(Promise.resolve().then(() => deps.steps.publishAll(steps)), config.publishTimeoutMs, 'Kafka acknowledging the steps');
+      await withDeadline(
+        Promise.resolve().then(() => deps.steps.publishAll(steps)),
+        config.publishTimeoutMs,
+        'Kafka acknowledging the steps',
+      );
       stats.acceptedSteps += steps.length;
     } catch (error) {
       if (error instanceof InvalidEventError || error instanceof OversizeEventError) {
@@ -158,7 +162,12 @@ export function stepsRouter(deps: StepsRouteDeps): Router {
       const taken = limiter.take(caller.id, count);
       if (!taken.ok) {
         const seconds = Math.max(1, Math.ceil(taken.retryAfterMs / 1000));
-        throw new HttpProblem(problemTypes.rateLimited, `this token may publish ${count} more step(s) in about ${seconds} s`, { retryAfterSeconds: seconds }, { 'Retry-After': String(seconds) });
+        throw new HttpProblem(
+          problemTypes.rateLimited,
+          `this token may publish ${count} more step(s) in about ${seconds} s`,
+          { retryAfterSeconds: seconds },
+          { 'Retry-After': String(seconds) },
+        );
       }
       if (!parsed.ok) return refuse(parsed.rejection, raw, caller.id);
       const checked = checkSteps(parsed.value, codec);

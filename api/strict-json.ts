@@ -28,13 +28,20 @@ export function parseStrictJson(raw: Uint8Array): StrictJson {
   }
   const duplicate = findDuplicateKey(text);
   if (duplicate !== undefined) {
-    return { ok: false, reason: 'duplicate-key', field: duplicate.path, detail: `the body names the key ${JSON.stringify(duplicate.key)} twice in one object (at ${duplicate.path}): send each key once` };
+    return {
+      ok: false,
+      reason: 'duplicate-key',
+      field: duplicate.path,
+      detail: `the body names the key ${JSON.stringify(duplicate.key)} twice in one object (at ${duplicate.path}): send each key once`,
+    };
   }
   return { ok: true, value };
 }
 
 function hex(raw: Uint8Array, at: number): string {
-  return Buffer.from(raw.subarray(at, at + 4)).toString('hex').replace(/(..)(?!$)/g, '$1 ');
+  return Buffer.from(raw.subarray(at, at + 4))
+    .toString('hex')
+    .replace(/(..)(?!$)/g, '$1 ');
 }
 
 /** The offset of the first byte that does not start a well-formed UTF-8 sequence (Unicode Table 3-7), or -1. */

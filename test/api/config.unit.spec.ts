@@ -77,8 +77,16 @@ const bad: Array<[string, Record<string, string>, RegExp]> = [
   ['a burst below the batch size', { TRAJFLOW_DASHBOARD_RATE_BURST: '10', TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST: '100' }, /could never pass the rate limit/],
   ['a host with a path', { TRAJFLOW_DASHBOARD_HOST: 'example.com/x' }, /not a host name or IP address.*--host/],
   ['no event streams', { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '0' }, /TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS is 0/],
-  ['an allowed host with a scheme', { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'dash.example.com,http://x.example' }, /TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'http:\/\/x\.example' is not a host name.*'\*'/],
-  ['more streams per client than in all', { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '4', TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT: '5' }, /one client could still take every stream/],
+  [
+    'an allowed host with a scheme',
+    { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'dash.example.com,http://x.example' },
+    /TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'http:\/\/x\.example' is not a host name.*'\*'/,
+  ],
+  [
+    'more streams per client than in all',
+    { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '4', TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT: '5' },
+    /one client could still take every stream/,
+  ],
 ];
 
 for (const [what, env, message] of bad) {

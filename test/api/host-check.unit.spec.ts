@@ -101,7 +101,11 @@ test("a browser's cross-site request is refused by its Origin; the server's own 
   for (const origin of ['http://evil.example', `http://evil.example:${port}`, 'null', `http://127.0.0.1:${port + 1}`, `ftp://127.0.0.1:${port}`, `http://127.0.0.1:${port}/path`]) {
     refused(await send(port, '/v1/runs', { host, origin }), 'Origin', origin);
   }
-  refused(await send(port, '/v1/steps', { host, origin: 'https://evil.example', 'content-type': 'application/json' }, 'POST', JSON.stringify(makeStep())), 'Origin', 'a cross-site write');
+  refused(
+    await send(port, '/v1/steps', { host, origin: 'https://evil.example', 'content-type': 'application/json' }, 'POST', JSON.stringify(makeStep())),
+    'Origin',
+    'a cross-site write',
+  );
   assert.deepEqual(published, []);
 });
 
@@ -116,7 +120,7 @@ test('configured names are answered too: a name for any port, name:port for one;
   assert.equal((await send(off.port, '/v1/runs', { host: 'anything.example' })).status, 200);
 });
 
-test('bound beyond loopback with nothing configured: Host is not checked (reads need a token there), an Origin must be the request\'s own host', async () => {
+test("bound beyond loopback with nothing configured: Host is not checked (reads need a token there), an Origin must be the request's own host", async () => {
   const { port } = await serve({ host: '0.0.0.0', tokens: [TOKEN] });
   const auth = { authorization: `Bearer ${TOKEN}` };
   assert.equal((await send(port, '/v1/runs', { host: 'dash.internal:18080', ...auth })).status, 200);

@@ -84,7 +84,11 @@ async function startApi(options: ApiOptions = {}): Promise<Api> {
   const owner = options.backbone ?? backbone;
   const config: TrajflowConfig = options.backbone ? owner.config : { ...base, topicPrefix: uniqueName('api') };
   prefixes.push(config.topicPrefix);
-  await ensureTopics(config, admin, topicSpecs.filter((s) => s.name === 'env.steps' || s.name === 'deadletter'));
+  await ensureTopics(
+    config,
+    admin,
+    topicSpecs.filter((s) => s.name === 'env.steps' || s.name === 'deadletter'),
+  );
   const stepsTopic = topicName(config, 'env.steps');
   const deadLetterTopic = topicName(config, 'deadletter');
   const services = createApiServices(owner);
@@ -97,7 +101,10 @@ async function startApi(options: ApiOptions = {}): Promise<Api> {
     log: (line, error) => logs.push(`${line}${error instanceof Error ? `\n${error.stack}` : ''}`),
     ...(options.mount ? { mount: options.mount } : {}),
   });
-  closers.push(() => services.close(), () => server.close());
+  closers.push(
+    () => services.close(),
+    () => server.close(),
+  );
   return { url: server.url, config, stepsTopic, deadLetterTopic, logs };
 }
 
@@ -168,7 +175,10 @@ test('a JSON batch → 202 {accepted: n}, every step in Kafka as sent', async ()
   assert.equal(response.status, 202, response.text);
   assert.deepEqual(response.json, { accepted: 7 });
   const stored = (await readAll(api.stepsTopic, 'step')).map((e) => e.value).sort((a, b) => a.eventId.localeCompare(b.eventId));
-  assert.deepEqual(stored, [...batch].sort((a, b) => a.eventId.localeCompare(b.eventId)));
+  assert.deepEqual(
+    stored,
+    [...batch].sort((a, b) => a.eventId.localeCompare(b.eventId)),
+  );
 });
 
 test('a JSON step without its optional fields is stored with null token ids, null state key and empty maps', async () => {
@@ -186,7 +196,10 @@ test('an Avro single-object step → 202, and the same event arrives', async () 
   const response = await post(api, backbone.codec.encode('step', step!));
   assert.equal(response.status, 202, response.text);
   const stored = await readAll(api.stepsTopic, 'step');
-  assert.deepEqual(stored.map((e) => e.value), [step]);
+  assert.deepEqual(
+    stored.map((e) => e.value),
+    [step],
+  );
 });
 
 test('bad steps are 400s naming the field, are dead-lettered with the reason, and publish nothing', async () => {
@@ -226,7 +239,10 @@ test('bad steps are 400s naming the field, are dead-lettered with the reason, an
   }
   assert.equal(await messageCount(api.stepsTopic), 0, 'nothing reached the steps topic');
   const letters = (await readAll(api.deadLetterTopic, 'dead_letter')).map((e) => e.value);
-  assert.deepEqual(letters.map((l) => l.reason), cases.map((c) => c[4]));
+  assert.deepEqual(
+    letters.map((l) => l.reason),
+    cases.map((c) => c[4]),
+  );
   for (const [i, letter] of letters.entries()) {
     assert.equal(letter.sourceTopic, HTTP_SOURCE_TOPIC);
     assert.equal(letter.sourcePartition, -1);
@@ -248,7 +264,10 @@ test('a batch with one bad step is refused whole: 400 with its index, and none o
   const [marker] = steps(1, 99);
   assert.equal((await post(api, marker)).status, 202);
   const stored = await readAll(api.stepsTopic, 'step');
-  assert.deepEqual(stored.map((e) => e.value.eventId), [marker!.eventId]);
+  assert.deepEqual(
+    stored.map((e) => e.value.eventId),
+    [marker!.eventId],
+  );
 });
 
 test('a body over the limit is 413, as is a batch with more steps than allowed; neither is dead-lettered', async () => {
@@ -320,7 +339,10 @@ test('a route that throws answers a 500 problem with an error id, never the mess
     assertProblem({ status: response.status, headers: response.headers, json: JSON.parse(text) as Record<string, unknown>, text }, 500);
     assert.doesNotMatch(text, /secret|hunter2|Error|\.ts/);
     const { errorId } = JSON.parse(text) as { errorId: string };
-    assert.ok(api.logs.some((line) => line.includes(errorId) && line.includes('secret')), 'the server log has the error under its id');
+    assert.ok(
+      api.logs.some((line) => line.includes(errorId) && line.includes('secret')),
+      'the server log has the error under its id',
+    );
   }
   const missing = await fetch(`${api.url}/v1/nothing-here`);
   assert.equal(missing.status, 404);
@@ -373,7 +395,11 @@ test('a rejected body reaches ClickHouse through the sink, and GET /v1/dead-lett
   const database = `test_api_${Date.now().toString(36)}_${randomBytes(3).toString('hex')}`;
   databases.push(database);
   const config: TrajflowConfig = { ...base, topicPrefix: uniqueName('api-dlq'), clickhouse: { ...base.clickhouse, database } };
-  await ensureTopics(config, admin, topicSpecs.filter((s) => ['env.steps', 'deadletter', 'schemas'].includes(s.name)));
+  await ensureTopics(
+    config,
+    admin,
+    topicSpecs.filter((s) => ['env.steps', 'deadletter', 'schemas'].includes(s.name)),
+  );
   await applyMigrations(config);
   const own = await connectBackbone(config, { clientId: 'test-dashboard-dlq' });
   closers.push(() => own.close());
@@ -386,12 +412,17 @@ test('a rejected body reaches ClickHouse through the sink, and GET /v1/dead-lett
   assertProblem(rejected, 400);
   type Listing = { count: number; deadLetters: Array<{ reason: string; sourceTopic: string; payloadBase64: string; detail: string }> };
   let listing: Listing | undefined;
-  await waitFor(async () => {
-    const response = await fetch(`${api.url}/v1/dead-letters?sinceMs=${since}&limit=10`);
-    assert.equal(response.status, 200, await response.clone().text());
-    listing = (await response.json()) as Listing;
-    return listing.count > 0;
-  }, 'the dead letter in ClickHouse', 20_000, 100);
+  await waitFor(
+    async () => {
+      const response = await fetch(`${api.url}/v1/dead-letters?sinceMs=${since}&limit=10`);
+      assert.equal(response.status, 200, await response.clone().text());
+      listing = (await response.json()) as Listing;
+      return listing.count > 0;
+    },
+    'the dead letter in ClickHouse',
+    20_000,
+    100,
+  );
   const [letter] = listing!.deadLetters;
   assert.equal(letter!.reason, 'unknown-field');
   assert.equal(letter!.sourceTopic, HTTP_SOURCE_TOPIC);

@@ -48,10 +48,14 @@ test('a good request starts the replay (202) and its report is readable when don
   const { replayId } = (await response.json()) as { replayId: string };
   assert.match(response.headers.get('location') ?? '', new RegExp(`/v1/replays/${replayId}$`));
   let state: { status?: string; report?: { samplesPublished: number } } = {};
-  await waitFor(async () => {
-    state = (await (await fetch(`${url}/v1/replays/${replayId}`)).json()) as typeof state;
-    return state.status === 'done';
-  }, 'the replay is done', 5000);
+  await waitFor(
+    async () => {
+      state = (await (await fetch(`${url}/v1/replays/${replayId}`)).json()) as typeof state;
+      return state.status === 'done';
+    },
+    'the replay is done',
+    5000,
+  );
   assert.equal(state.report?.samplesPublished, 8);
   assert.equal(calls.length, 1);
 });
@@ -86,7 +90,8 @@ test('a body that is not JSON is a 400 problem, not a 500; so are bytes that are
     started++;
     return {} as never;
   });
-  const send = (body: string | Uint8Array<ArrayBuffer>, contentType = 'application/json') => fetch(`${url}/v1/replay`, { method: 'POST', headers: { 'content-type': contentType }, body });
+  const send = (body: string | Uint8Array<ArrayBuffer>, contentType = 'application/json') =>
+    fetch(`${url}/v1/replay`, { method: 'POST', headers: { 'content-type': contentType }, body });
   for (const [what, body] of [
     ['malformed JSON', '{"selection": {"runId": '],
     ['not UTF-8', new Uint8Array([...Buffer.from('{"selection": {"runId": "r'), 0xc3, 0x28, ...Buffer.from('"}}')])],
@@ -120,7 +125,11 @@ test("express.json's parse error, wherever a router uses it, is a 400 problem", 
   const server = createServer(app).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   closers.push(() => server.close());
-  const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/test/json`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{nope' });
+  const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/test/json`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{nope',
+  });
   assert.equal(response.status, 400);
   assert.equal(((await response.json()) as { type: string }).type, 'urn:trajflow:problem:invalid-body');
 });

@@ -34,14 +34,20 @@ test('bytes that are not UTF-8 are refused with their offset; well-formed UTF-8 
 
 test('firstInvalidUtf8 agrees with node:buffer isUtf8 on any bytes, and points at a byte the decoder cannot read from', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.uint8Array({ maxLength: 24 }), fc.string({ unit: 'binary' }).map((s) => new Uint8Array(Buffer.from(s)))), (raw) => {
-      const at = firstInvalidUtf8(raw);
-      assert.equal(at === -1, isUtf8(raw));
-      if (at >= 0) {
-        assert.ok(isUtf8(raw.subarray(0, at)), 'everything before it is UTF-8');
-        assert.equal(isUtf8(raw.subarray(at)), false);
-      }
-    }),
+    fc.property(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 24 }),
+        fc.string({ unit: 'binary' }).map((s) => new Uint8Array(Buffer.from(s))),
+      ),
+      (raw) => {
+        const at = firstInvalidUtf8(raw);
+        assert.equal(at === -1, isUtf8(raw));
+        if (at >= 0) {
+          assert.ok(isUtf8(raw.subarray(0, at)), 'everything before it is UTF-8');
+          assert.equal(isUtf8(raw.subarray(at)), false);
+        }
+      },
+    ),
     { numRuns: 2000 },
   );
 });
@@ -80,7 +86,13 @@ test('property: JSON.stringify never repeats a key, and one key written twice at
     fc.property(fc.jsonValue(), (value) => assert.equal(findDuplicateKey(JSON.stringify(value)), undefined)),
     { numRuns: 1000 },
   );
-  const doubled = fc.record({ key: fc.string(), first: fc.jsonValue(), second: fc.jsonValue(), others: fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }), depth: fc.nat(3) });
+  const doubled = fc.record({
+    key: fc.string(),
+    first: fc.jsonValue(),
+    second: fc.jsonValue(),
+    others: fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }),
+    depth: fc.nat(3),
+  });
   fc.assert(
     fc.property(doubled, ({ key, first, second, others, depth }) => {
       // {"<key>": first, ...others and "<key>": second}, inside `depth` levels of {"w": [0, …]}.

@@ -86,7 +86,10 @@ before(async () => {
   }
   tmp = mkdtempSync(join(tmpdir(), 'trajflow-generated-steps-'));
   // A fixed seed: the same events every run, so a failure reproduces.
-  const accepted = fc.sample(oddStep.filter((step) => validateIngestStep(step).ok), { numRuns: GENERATED, seed: 20261202 });
+  const accepted = fc.sample(
+    oddStep.filter((step) => validateIngestStep(step).ok),
+    { numRuns: GENERATED, seed: 20261202 },
+  );
   steps.push(EDGES, ...accepted);
   assert.deepEqual(validateIngestStep(EDGES), { ok: true });
   for (const [i, step] of steps.entries()) {

@@ -25,7 +25,12 @@ const WELL_FORMED_EDGES = [
 const LONE_SURROGATES = ['\uD800', '\uDFFF', '\uDBFF', '\uDC00\uD800' /* a pair in the wrong order */];
 
 const wellFormedText = fc.oneof(
-  { weight: 6, arbitrary: fc.array(fc.oneof(fc.constantFrom(...WELL_FORMED_EDGES), fc.string({ unit: 'grapheme', maxLength: 4 }), fc.string({ maxLength: 6 })), { maxLength: 8 }).map((parts) => parts.join('')) },
+  {
+    weight: 6,
+    arbitrary: fc
+      .array(fc.oneof(fc.constantFrom(...WELL_FORMED_EDGES), fc.string({ unit: 'grapheme', maxLength: 4 }), fc.string({ maxLength: 6 })), { maxLength: 8 })
+      .map((parts) => parts.join('')),
+  },
   // Long strings: past avsc's one- and two-byte length prefixes and the codec's fast ASCII path.
   { weight: 1, arbitrary: fc.tuple(fc.constantFrom('a', 'é', '\uD83D\uDE00', '\u0000'), fc.integer({ min: 60, max: 5000 })).map(([unit, n]) => unit.repeat(n)) },
 );
@@ -44,7 +49,10 @@ const oddId: fc.Arbitrary<string> = mostly(
 
 const FLOAT32_HOLDS = [-FLOAT32_MAX, -(2 ** -149), -(2 ** -150), -1e-45, -1e-300, -0, 0, -Number.MIN_VALUE];
 const FLOAT32_REFUSES = [-1e39, 1e39, FLOAT32_MAX, -3.4028235e38, -3.4028236e38, Number.NaN, Infinity, -Infinity, -Number.MAX_VALUE, 0.5];
-const logProb = mostly(fc.oneof(fc.constantFrom(...FLOAT32_HOLDS), fc.double({ min: -60, max: 0, noNaN: true }), fc.float({ min: -60, max: 0, noNaN: true }).map(Math.fround)), fc.constantFrom(...FLOAT32_REFUSES));
+const logProb = mostly(
+  fc.oneof(fc.constantFrom(...FLOAT32_HOLDS), fc.double({ min: -60, max: 0, noNaN: true }), fc.float({ min: -60, max: 0, noNaN: true }).map(Math.fround)),
+  fc.constantFrom(...FLOAT32_REFUSES),
+);
 const DOUBLE_EDGES = [-0, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, 1e39, -1e39];
 const finiteDouble = mostly(fc.oneof(fc.constantFrom(...DOUBLE_EDGES), fc.double({ noNaN: true, noDefaultInfinity: true })), fc.constantFrom(Number.NaN, Infinity, -Infinity));
 /** Metrics are measurements: NaN and ±Infinity are fine there. */
@@ -87,7 +95,10 @@ export const oddStep: fc.Arbitrary<StepEvent> = fc
 
 // ------------------------------------------------------------------------------ the strings of the bytes
 
-export type AvroType = string | readonly AvroType[] | { readonly type: string; readonly items?: AvroType; readonly values?: AvroType; readonly fields?: readonly { name: string; type: AvroType }[] };
+export type AvroType =
+  | string
+  | readonly AvroType[]
+  | { readonly type: string; readonly items?: AvroType; readonly values?: AvroType; readonly fields?: readonly { name: string; type: AvroType }[] };
 
 /** Walks an Avro binary datum of `type`, collecting the bytes of every string (map keys too). */
 export function stringsOf(type: AvroType, bytes: Uint8Array, start: number, out: Uint8Array[]): number {
@@ -109,7 +120,10 @@ export function stringsOf(type: AvroType, bytes: Uint8Array, start: number, out:
     pos += len;
   };
   const walk = (t: AvroType): void => {
-    if (Array.isArray(t)) return walk(t[long()]!);
+    if (Array.isArray(t)) {
+      walk(t[long()]!);
+      return;
+    }
     const name = typeof t === 'string' ? t : (t as { type: string }).type;
     const complex = t as Exclude<AvroType, string | readonly AvroType[]>;
     switch (name) {
@@ -129,7 +143,8 @@ export function stringsOf(type: AvroType, bytes: Uint8Array, start: number, out:
         pos += 8;
         return;
       case 'string':
-        return string();
+        string();
+        return;
       case 'record':
         for (const field of complex.fields!) walk(field.type);
         return;
@@ -153,4 +168,3 @@ export function stringsOf(type: AvroType, bytes: Uint8Array, start: number, out:
   walk(type);
   return pos;
 }
-

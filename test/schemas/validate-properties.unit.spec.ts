@@ -64,9 +64,37 @@ test('property: a lone surrogate anywhere in a step is refused, naming the field
   fc.assert(
     fc.property(fc.constantFrom(...places), fc.string(), fc.constantFrom('\uD800', '\uDBFF', '\uDC00', '\uDFFF'), fc.string(), (place, before, lone, after) => {
       const text = `${before}${lone}${after}`;
-      const base: StepEvent = { eventId: 'e-1', runId: 'r', envName: 'E', envVersion: 'v1', groupId: 'g', episodeId: 'ep', stepIndex: 0, observation: 'o', observationTokenIds: null, action: 'a', actionTokenIds: [], actionLogProbs: [], policyVersion: 0, reward: 0, terminated: false, truncated: false, actionValid: true, stateKey: null, metrics: {}, info: {}, eventTimeMs: 1 };
+      const base: StepEvent = {
+        eventId: 'e-1',
+        runId: 'r',
+        envName: 'E',
+        envVersion: 'v1',
+        groupId: 'g',
+        episodeId: 'ep',
+        stepIndex: 0,
+        observation: 'o',
+        observationTokenIds: null,
+        action: 'a',
+        actionTokenIds: [],
+        actionLogProbs: [],
+        policyVersion: 0,
+        reward: 0,
+        terminated: false,
+        truncated: false,
+        actionValid: true,
+        stateKey: null,
+        metrics: {},
+        info: {},
+        eventTimeMs: 1,
+      };
       const step: StepEvent =
-        place === 'metrics' ? { ...base, metrics: { [text]: 1 } } : place === 'info' ? { ...base, info: { [text]: 'x' } } : place === 'info.value' ? { ...base, info: { k: text } } : { ...base, [place]: text };
+        place === 'metrics'
+          ? { ...base, metrics: { [text]: 1 } }
+          : place === 'info'
+            ? { ...base, info: { [text]: 'x' } }
+            : place === 'info.value'
+              ? { ...base, info: { k: text } }
+              : { ...base, [place]: text };
       const result = validateIngestStep(step);
       assert.equal(result.ok, false);
       if (!result.ok) assert.equal(result.field, place === 'info.value' ? 'info.k' : place);
