@@ -65,7 +65,7 @@ export async function dashboardCommand(args: string[]): Promise<number> {
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-dashboard' });
   const services = createApiServices(backbone);
-  let server;
+  let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
     server = await startHttpServer(dashboard, services);
   } catch (error) {

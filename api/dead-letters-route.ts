@@ -22,9 +22,7 @@ export function clickHouseProblem(error: unknown, log: Logger, what: string): Ht
   const unreachable = error instanceof ClickHouseError && error.status === null;
   return new HttpProblem(
     problemTypes.clickhouseUnavailable,
-    unreachable
-      ? 'ClickHouse is not reachable; is it running (trajflow status)?'
-      : 'ClickHouse could not answer the query (are the migrations applied? see the server log)',
+    unreachable ? 'ClickHouse is not reachable; is it running (trajflow status)?' : 'ClickHouse could not answer the query (are the migrations applied? see the server log)',
     {},
     { 'Retry-After': '5' },
   );
@@ -34,7 +32,7 @@ export function deadLettersRouter(deps: DeadLettersRouteDeps): Router {
   const router = express.Router();
   router.get('/v1/dead-letters', deps.readAuth, async (req, res) => {
     const query = parseDeadLetterQuery(req.query as Record<string, unknown>, deps.now());
-    let deadLetters;
+    let deadLetters: Awaited<ReturnType<typeof queryDeadLetters>>;
     try {
       deadLetters = await queryDeadLetters(deps.analytics, query);
     } catch (error) {

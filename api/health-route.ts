@@ -42,7 +42,10 @@ export function healthRouter(probes: HealthProbes, stats: IngestStats): Router {
   router.get('/health', async (_req, res) => {
     const [kafka, clickhouse] = await Promise.all([probes.kafka(), probes.clickhouse()]);
     const status = healthStatus(kafka, clickhouse);
-    res.status(status === 'fail' ? 503 : 200).set('Cache-Control', 'no-store').json({ status, checks: { kafka, clickhouse }, ingest: stats });
+    res
+      .status(status === 'fail' ? 503 : 200)
+      .set('Cache-Control', 'no-store')
+      .json({ status, checks: { kafka, clickhouse }, ingest: stats });
   });
   return router;
 }

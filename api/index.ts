@@ -1,6 +1,15 @@
 // The HTTP API: config, the express app, the server, and the services wired from a backbone.
 export { createApp, type ApiApp, type ApiDeps } from './app.js';
-export { checkExposure, defaultDashboardConfig, isLoopback, loadDashboardConfig, DEFAULT_DASHBOARD_PORT, type DashboardConfig, type DashboardConfigOverrides, type RateLimitConfig } from './config.js';
+export {
+  checkExposure,
+  defaultDashboardConfig,
+  isLoopback,
+  loadDashboardConfig,
+  DEFAULT_DASHBOARD_PORT,
+  type DashboardConfig,
+  type DashboardConfigOverrides,
+  type RateLimitConfig,
+} from './config.js';
 export { startHttpServer, type HttpServerHandle } from './server.js';
 export { createApiServices, type ApiServices, type ApiServicesOptions } from './services.js';
 export { HttpProblem, problem, problemTypes, PROBLEM_CONTENT_TYPE, type ProblemDetails, type ProblemType } from '../core/problem.js';

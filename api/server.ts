@@ -20,8 +20,10 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
-      if (error.code === 'EADDRINUSE') reject(new ConfigError(`port ${port} on ${host} is already in use: pass --port <another> (or set TRAJFLOW_DASHBOARD_PORT), or stop what uses it.`));
-      else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND') reject(new ConfigError(`cannot bind to ${host}: it is not an address of this machine. Pass --host 127.0.0.1 or one of this machine's addresses.`));
+      if (error.code === 'EADDRINUSE')
+        reject(new ConfigError(`port ${port} on ${host} is already in use: pass --port <another> (or set TRAJFLOW_DASHBOARD_PORT), or stop what uses it.`));
+      else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
+        reject(new ConfigError(`cannot bind to ${host}: it is not an address of this machine. Pass --host 127.0.0.1 or one of this machine's addresses.`));
       else if (error.code === 'EACCES') reject(new ConfigError(`not allowed to bind port ${port}: use a port of 1024 or above.`));
       else reject(error);
     };

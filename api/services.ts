@@ -59,7 +59,11 @@ export function createApiServices(backbone: Backbone, options: ApiServicesOption
         },
         (error) => `brokers ${backbone.config.kafka.brokers.join(',')} did not answer${error instanceof Error ? `: ${error.message}` : ''}`,
       ),
-    clickhouse: () => timed(() => clickhouse.ping(probeTimeoutMs), () => `ClickHouse at ${clickhouse.url} did not answer /ping`),
+    clickhouse: () =>
+      timed(
+        () => clickhouse.ping(probeTimeoutMs),
+        () => `ClickHouse at ${clickhouse.url} did not answer /ping`,
+      ),
   };
 
   const lag: LagSource = {

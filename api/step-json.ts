@@ -10,12 +10,14 @@
 import type { StepEvent } from '../schemas/index.js';
 
 /** `unknownField` marks a field the schema does not have (a different dead-letter reason than a bad value). */
-export type Conversion<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly field: string; readonly message: string; readonly unknownField: boolean };
+export type Conversion<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly field: string; readonly message: string; readonly unknownField: boolean };
 
 class Bad {
-  constructor(readonly field: string, readonly message: string, readonly unknownField = false) {}
+  constructor(
+    readonly field: string,
+    readonly message: string,
+    readonly unknownField = false,
+  ) {}
 }
 
 const INT32_MIN = -(2 ** 31);

@@ -3,15 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpProblem } from '../../core/problem.js';
-import {
-  CLOCK_SKEW_MS,
-  DEFAULT_LIMIT,
-  DEFAULT_WINDOW_MS,
-  deadLettersSql,
-  deadLetterView,
-  parseDeadLetterQuery,
-  type DeadLetterRow,
-} from '../../storage/query/dead-letters.js';
+import { CLOCK_SKEW_MS, DEFAULT_LIMIT, DEFAULT_WINDOW_MS, deadLettersSql, deadLetterView, parseDeadLetterQuery, type DeadLetterRow } from '../../storage/query/dead-letters.js';
 import { sqlInt, sqlString } from '../../storage/query/sql.js';
 
 const NOW = 1_764_400_000_000;

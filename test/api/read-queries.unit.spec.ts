@@ -142,7 +142,12 @@ for (const [what, query, field] of curveBad) test(`curve: ${what} is a 400 namin
 test('automatic buckets: whole seconds, and never more buckets than the limit', () => {
   assert.equal(autoBucketMs(0, 1000), 1000);
   assert.equal(autoBucketMs(10 * 60_000, 100), Math.ceil(600_000 / 98 / 1000) * 1000);
-  for (const [span, limit] of [[999_999, 10], [86_400_000, 1000], [1_234_567, 3], [5000, 7]] as const) {
+  for (const [span, limit] of [
+    [999_999, 10],
+    [86_400_000, 1000],
+    [1_234_567, 3],
+    [5000, 7],
+  ] as const) {
     const bucket = autoBucketMs(span, limit);
     assert.equal(bucket % 1000, 0);
     // Worst case alignment: the span starts just before a bucket boundary.
@@ -156,7 +161,10 @@ test('automatic buckets: whole seconds, and never more buckets than the limit', 
 test('rollout-stats: scope, filters, order and limit reach the SQL as checked literals', () => {
   const q = parseRolloutStatsQuery(RUN, { scope: 'group', limit: '10', sinceMs: '1', untilMs: '2', order: 'desc', batchId: 'batch-abc', groupId: 'run-7/g1' }, NOW);
   const sql = rolloutStatsSql(q);
-  assert.match(sql, /FROM rollout_stats FINAL\s+WHERE run_id = 'run-7' AND scope = 'group' AND event_time_ms >= 1 AND event_time_ms < 2 AND batch_id = 'batch-abc' AND group_id = 'run-7\/g1'/);
+  assert.match(
+    sql,
+    /FROM rollout_stats FINAL\s+WHERE run_id = 'run-7' AND scope = 'group' AND event_time_ms >= 1 AND event_time_ms < 2 AND batch_id = 'batch-abc' AND group_id = 'run-7\/g1'/,
+  );
   assert.match(sql, /ORDER BY event_time_ms DESC, batch_id DESC, group_id DESC\nLIMIT 11$/);
   assert.equal(parseRolloutStatsQuery(RUN, {}, NOW).scope, 'batch');
   assert.equal(parseRolloutStatsQuery(RUN, {}, NOW).order, 'asc');

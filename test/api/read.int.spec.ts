@@ -58,7 +58,12 @@ const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.lengt
 const unbiasedStd = (xs: readonly number[]) => Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1));
 
 /** The rewards of each rollout batch; the stored statistics are computed from them. */
-const BATCH_REWARDS = [[0, 0, 0, 1], [0, 1, 0, 1, 0, 0], [1, 1, 0, 0, 1, 0, 1, 0], [1, 1, 1, 0, 1, 1, 1, 0, 1, 1]];
+const BATCH_REWARDS = [
+  [0, 0, 0, 1],
+  [0, 1, 0, 1, 0, 0],
+  [1, 1, 0, 0, 1, 0, 1, 0],
+  [1, 1, 1, 0, 1, 1, 1, 0, 1, 1],
+];
 const MEAN_LENGTH = [2, 3, 4, 5];
 const batchTime = (i: number) => T0 + 1000 * (i + 1);
 const rollout = BATCH_REWARDS.map((rewards, i): EventTypes['rollout_stats'] => {
@@ -85,7 +90,21 @@ const rollout = BATCH_REWARDS.map((rewards, i): EventTypes['rollout_stats'] => {
 });
 
 const stepsA: StepEvent[] = [0, 1, 2].map((i) =>
-  makeStep({ runId: RUN_A, episodeId: E1, groupId: GROUP, stepIndex: i, eventId: `${E1}/s${i}`, eventTimeMs: T0 + 100 * i, terminated: i === 2, reward: i === 2 ? 1 : 0, actionValid: i !== 1, policyVersion: 0 }, i),
+  makeStep(
+    {
+      runId: RUN_A,
+      episodeId: E1,
+      groupId: GROUP,
+      stepIndex: i,
+      eventId: `${E1}/s${i}`,
+      eventTimeMs: T0 + 100 * i,
+      terminated: i === 2,
+      reward: i === 2 ? 1 : 0,
+      actionValid: i !== 1,
+      policyVersion: 0,
+    },
+    i,
+  ),
 );
 
 function trajectoryOf(steps: readonly StepEvent[], overrides: Partial<TrajectoryEvent> = {}): TrajectoryEvent {
@@ -108,7 +127,17 @@ function trajectoryOf(steps: readonly StepEvent[], overrides: Partial<Trajectory
     firstEventTimeMs: first.eventTimeMs,
     lastEventTimeMs: last.eventTimeMs,
     steps: steps.map(({ stepIndex, observation, observationTokenIds, action, actionTokenIds, actionLogProbs, policyVersion, reward, actionValid, stateKey, eventTimeMs }) => ({
-      stepIndex, observation, observationTokenIds, action, actionTokenIds, actionLogProbs, policyVersion, reward, actionValid, stateKey, eventTimeMs,
+      stepIndex,
+      observation,
+      observationTokenIds,
+      action,
+      actionTokenIds,
+      actionLogProbs,
+      policyVersion,
+      reward,
+      actionValid,
+      stateKey,
+      eventTimeMs,
     })),
     metrics: { durationMs: 300 },
     ...overrides,
@@ -139,26 +168,59 @@ before(async () => {
   // steps, one diverged; two policy versions; two alerts.
   const trajectoryA = trajectoryOf(stepsA);
   await insert('step', [...stepsA, stepsA[1]!]);
-  await insert('trajectory', [trajectoryA, trajectoryOf(stepsA.slice(0, 2), { episodeId: E2, outcome: 'truncated', success: false, totalReward: 0, stepCount: 5, lastEventTimeMs: T0 + 5000, steps: [] })]);
-  await insert('sample', [buildSample(trajectoryA, { level: 'step', stepAdvantages: STEP_ADVANTAGES }, { estimator: 'gigpo', group: { size: 2, rewardMean: 0.5, rewardStd: 0.7 } })]);
+  await insert('trajectory', [
+    trajectoryA,
+    trajectoryOf(stepsA.slice(0, 2), { episodeId: E2, outcome: 'truncated', success: false, totalReward: 0, stepCount: 5, lastEventTimeMs: T0 + 5000, steps: [] }),
+  ]);
+  await insert('sample', [
+    buildSample(trajectoryA, { level: 'step', stepAdvantages: STEP_ADVANTAGES }, { estimator: 'gigpo', group: { size: 2, rewardMean: 0.5, rewardStd: 0.7 } }),
+  ]);
   await insert('rollout_stats', [...rollout, rollout[2]!]);
-  await insert('rollout_stats', [0, 1].map((g) => ({ ...rollout[0]!, scope: 'group', groupId: `${GROUP}-${g}`, groups: 1, trajectories: 2 })));
-  await insert('learner_step', [0, 1, 2].map((i) => ({
-    ...sampleEvents.learner_step,
-    runId: RUN_A,
-    step: i,
-    policyVersion: i,
-    totalLoss: [0.5, Number.NaN, 0.25][i]!,
-    entropy: 1.2 - 0.1 * i,
-    clipFractionLow: i === 1 ? null : 0.01 * (i + 1),
-    backend: 'cpu',
-    metrics: { importanceWeightMean: 1 + i / 100, importanceWeightMax: 2 },
-    eventTimeMs: T0 + 1500 * (i + 1),
-  })));
-  await insert('policy_version', [1, 2].map((version) => ({ ...sampleEvents.policy_version, runId: RUN_A, version, parentVersion: version - 1, learnerStep: version - 1, createdAtMs: T0 + 1600 + version })));
+  await insert(
+    'rollout_stats',
+    [0, 1].map((g) => ({ ...rollout[0]!, scope: 'group', groupId: `${GROUP}-${g}`, groups: 1, trajectories: 2 })),
+  );
+  await insert(
+    'learner_step',
+    [0, 1, 2].map((i) => ({
+      ...sampleEvents.learner_step,
+      runId: RUN_A,
+      step: i,
+      policyVersion: i,
+      totalLoss: [0.5, Number.NaN, 0.25][i]!,
+      entropy: 1.2 - 0.1 * i,
+      clipFractionLow: i === 1 ? null : 0.01 * (i + 1),
+      backend: 'cpu',
+      metrics: { importanceWeightMean: 1 + i / 100, importanceWeightMax: 2 },
+      eventTimeMs: T0 + 1500 * (i + 1),
+    })),
+  );
+  await insert(
+    'policy_version',
+    [1, 2].map((version) => ({ ...sampleEvents.policy_version, runId: RUN_A, version, parentVersion: version - 1, learnerStep: version - 1, createdAtMs: T0 + 1600 + version })),
+  );
   await insert('collapse_alert', [
-    { ...sampleEvents.collapse_alert, runId: RUN_A, alertId: `${RUN_A}-alert-1`, kind: 'entropy_collapse', severity: 'warning', value: 0.2, threshold: 0.3, eventTimeMs: T0 + 3000 },
-    { ...sampleEvents.collapse_alert, runId: RUN_A, alertId: `${RUN_A}-alert-2`, kind: 'nan', severity: 'critical', value: Number.NaN, threshold: 0, evidence: { totalLoss: Number.NaN }, eventTimeMs: T0 + 3100 },
+    {
+      ...sampleEvents.collapse_alert,
+      runId: RUN_A,
+      alertId: `${RUN_A}-alert-1`,
+      kind: 'entropy_collapse',
+      severity: 'warning',
+      value: 0.2,
+      threshold: 0.3,
+      eventTimeMs: T0 + 3000,
+    },
+    {
+      ...sampleEvents.collapse_alert,
+      runId: RUN_A,
+      alertId: `${RUN_A}-alert-2`,
+      kind: 'nan',
+      severity: 'critical',
+      value: Number.NaN,
+      threshold: 0,
+      evidence: { totalLoss: Number.NaN },
+      eventTimeMs: T0 + 3100,
+    },
   ]);
   // Evaluations out of version order, v1 stored twice (a redelivery); one of run B.
   await insert('evaluation', [evaluationsA[2]!, evaluationsA[0]!, evaluationsA[1]!, evaluationsA[1]!]);
@@ -166,12 +228,20 @@ before(async () => {
   // Run B: the same episode id, one step, a sample whose tokens the sink did not keep.
   const stepB = makeStep({ runId: RUN_B, episodeId: E1, groupId: GROUP, stepIndex: 0, eventId: `${RUN_B}/s0`, eventTimeMs: T0 + 50 }, 7);
   await insert('step', [stepB]);
-  await insert('sample', [buildSample(trajectoryOf([stepB]), { level: 'trajectory', advantage: 0.75 }, { estimator: 'grpo', group: { size: 1, rewardMean: 0, rewardStd: 0 } })], false);
+  await insert(
+    'sample',
+    [buildSample(trajectoryOf([stepB]), { level: 'trajectory', advantage: 0.75 }, { estimator: 'grpo', group: { size: 1, rewardMean: 0, rewardStd: 0 } })],
+    false,
+  );
 
   // The topics first: connecting the backbone publishes the schemas to <prefix>.schemas.
   admin = createKafka(config, { clientId: 'test-dashboard-read-admin', quiet: true }).admin();
   await admin.connect();
-  await ensureTopics(config, admin, topicSpecs.filter((s) => s.name === 'schemas' || s.name === 'env.steps'));
+  await ensureTopics(
+    config,
+    admin,
+    topicSpecs.filter((s) => s.name === 'schemas' || s.name === 'env.steps'),
+  );
   backbone = await connectBackbone(config, { clientId: 'test-dashboard-read' });
   services = createApiServices(backbone);
   server = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), {
@@ -192,7 +262,9 @@ after(async () => {
     await admin.disconnect();
   }
   await backbone?.close();
-  await clickHouseClient(base, null).exec(`DROP DATABASE IF EXISTS ${database}`).catch(() => undefined);
+  await clickHouseClient(base, null)
+    .exec(`DROP DATABASE IF EXISTS ${database}`)
+    .catch(() => undefined);
 });
 
 interface Answer {
@@ -224,26 +296,33 @@ test('GET /v1/runs: each run with its env, times and counts; limit and truncated
   // Steps are counted as rows (see storage/query/runs.ts): the step stored twice counts twice until
   // ClickHouse merges it away, which it may have done already. The last test merges and checks 3.
   assert.ok(a.stepEvents === 3 || a.stepEvents === 4, `step rows ${a.stepEvents}`);
-  assert.deepEqual({ ...a, stepEvents: 3 }, {
-    runId: RUN_A,
-    envName: 'FrozenLake',
-    envVersion: 'v1',
-    firstEventTimeMs: T0,
-    lastEventTimeMs: T0 + 5000,
-    stepEvents: 3,
-    episodes: 1,
-    assembledEpisodes: 2,
-    successfulEpisodes: 1,
-    rolloutBatches: 4,
-    learnerSteps: 3,
-    latestPolicyVersion: 2,
-  });
+  assert.deepEqual(
+    { ...a, stepEvents: 3 },
+    {
+      runId: RUN_A,
+      envName: 'FrozenLake',
+      envVersion: 'v1',
+      firstEventTimeMs: T0,
+      lastEventTimeMs: T0 + 5000,
+      stepEvents: 3,
+      episodes: 1,
+      assembledEpisodes: 2,
+      successfulEpisodes: 1,
+      rolloutBatches: 4,
+      learnerSteps: 3,
+      latestPolicyVersion: 2,
+    },
+  );
   assert.ok(body.runs.some((r: { runId: string }) => r.runId === RUN_B));
   const one = await ok('/v1/runs?limit=1');
   assert.equal(one.count, 1);
   assert.equal(one.truncated, true);
   const none = await ok(`/v1/runs?sinceMs=${T0 - 100 * 86_400_000}&untilMs=${T0 - 1_000_000}`);
-  assert.equal(none.runs.some((r: { runId: string }) => r.runId === RUN_A), false, 'a window before the run has none of it');
+  assert.equal(
+    none.runs.some((r: { runId: string }) => r.runId === RUN_A),
+    false,
+    'a window before the run has none of it',
+  );
 });
 
 test('GET /v1/runs/:runId/curve: one point per batch (a duplicate counted once), with cumulative env steps', async () => {
@@ -268,13 +347,23 @@ test('GET /v1/runs/:runId/curve: one point per batch (a duplicate counted once),
   });
   // From the second batch on: the env steps before the window still count.
   const later = await ok(`/v1/runs/${RUN_A}/curve?sinceMs=${batchTime(1)}&untilMs=${batchTime(3) + 1}`);
-  assert.deepEqual(later.points.map((p: any) => p.cumulativeEnvSteps), [26, 58, 108]);
+  assert.deepEqual(
+    later.points.map((p: any) => p.cumulativeEnvSteps),
+    [26, 58, 108],
+  );
 });
 
 test('curve with bucketMs pools the batches of a bucket exactly; too many points without it are bucketed automatically', async () => {
   const body = await ok(`/v1/runs/${RUN_A}/curve?bucketMs=2000`);
   assert.equal(body.autoBucketed, false);
-  assert.deepEqual(body.points.map((p: any) => [p.timeMs, p.batches]), [[T0, 1], [T0 + 2000, 2], [T0 + 4000, 1]]);
+  assert.deepEqual(
+    body.points.map((p: any) => [p.timeMs, p.batches]),
+    [
+      [T0, 1],
+      [T0 + 2000, 2],
+      [T0 + 4000, 1],
+    ],
+  );
   const pooled = [...BATCH_REWARDS[1]!, ...BATCH_REWARDS[2]!];
   const middle = body.points[1];
   close(middle.rewardMean, mean(pooled), 'pooled mean');
@@ -290,7 +379,11 @@ test('curve with bucketMs pools the batches of a bucket exactly; too many points
   assert.ok(auto.bucketMs >= 1000 && auto.bucketMs % 1000 === 0);
   assert.ok(auto.points.length <= 2);
   assert.equal(auto.truncated, false);
-  assert.equal(auto.points.reduce((n: number, p: any) => n + p.batches, 0), 4, 'every batch is in some point');
+  assert.equal(
+    auto.points.reduce((n: number, p: any) => n + p.batches, 0),
+    4,
+    'every batch is in some point',
+  );
   assert.equal(auto.points.at(-1).cumulativeEnvSteps, 108);
 
   const explicit = await ok(`/v1/runs/${RUN_A}/curve?bucketMs=1000&limit=2`);
@@ -301,11 +394,17 @@ test('curve with bucketMs pools the batches of a bucket exactly; too many points
 test('GET /v1/runs/:runId/rollout-stats: batch rows by default, group rows with scope=group, filters', async () => {
   const batches = await ok(`/v1/runs/${RUN_A}/rollout-stats`);
   assert.equal(batches.count, 4);
-  assert.deepEqual(batches.rolloutStats.map((r: any) => r.batchId), ['batch-0', 'batch-1', 'batch-2', 'batch-3']);
+  assert.deepEqual(
+    batches.rolloutStats.map((r: any) => r.batchId),
+    ['batch-0', 'batch-1', 'batch-2', 'batch-3'],
+  );
   assert.equal(batches.rolloutStats[0].groupId, null);
   assert.deepEqual(batches.rolloutStats[2].droppedByReason, { 'variance:flat': 2 });
   const groups = await ok(`/v1/runs/${RUN_A}/rollout-stats?scope=group&order=desc`);
-  assert.deepEqual(groups.rolloutStats.map((r: any) => r.groupId), [`${GROUP}-1`, `${GROUP}-0`]);
+  assert.deepEqual(
+    groups.rolloutStats.map((r: any) => r.groupId),
+    [`${GROUP}-1`, `${GROUP}-0`],
+  );
   const one = await ok(`/v1/runs/${RUN_A}/rollout-stats?batchId=batch-3&limit=1`);
   assert.equal(one.rolloutStats[0].trajectories, 10);
   assert.equal(one.truncated, false);
@@ -323,7 +422,23 @@ test('GET /v1/runs/:runId/learner-metrics: every field per update, details joine
   assert.equal(first.clipFractionLow, 0.01);
   assert.equal(first.backend, 'cpu');
   assert.deepEqual(first.metrics, { importanceWeightMax: 2, importanceWeightMean: 1 });
-  for (const field of ['policyLoss', 'klLoss', 'entropyLoss', 'entropy', 'kl', 'clipFraction', 'gradNormPreClip', 'learningRate', 'tokens', 'samples', 'stalenessMean', 'stalenessMax', 'durationMs', 'eventTimeMs', 'policyVersion']) {
+  for (const field of [
+    'policyLoss',
+    'klLoss',
+    'entropyLoss',
+    'entropy',
+    'kl',
+    'clipFraction',
+    'gradNormPreClip',
+    'learningRate',
+    'tokens',
+    'samples',
+    'stalenessMean',
+    'stalenessMax',
+    'durationMs',
+    'eventTimeMs',
+    'policyVersion',
+  ]) {
     assert.equal(typeof first[field], 'number', field);
   }
   assert.equal(first.tokens, sampleEvents.learner_step.tokens);
@@ -341,18 +456,35 @@ test('GET /v1/runs/:runId/evaluations: every field per policy version, in versio
   assert.equal(body.runId, RUN_A);
   assert.equal(body.count, 3);
   assert.equal(body.truncated, false);
-  assert.deepEqual(body.evaluations.map((e: any) => e.policyVersion), [0, 1, 2], 'by version, the duplicate once, no other run');
+  assert.deepEqual(
+    body.evaluations.map((e: any) => e.policyVersion),
+    [0, 1, 2],
+    'by version, the duplicate once, no other run',
+  );
   assert.deepEqual(body.evaluations[2], evaluationsA[2], 'every field as the event had it');
   assert.deepEqual(body.evaluations[0], evaluationsA[0], 'v0: -1 markers as stored');
   assert.equal(body.evaluations[1].meanReward, null, 'a NaN mean reward is null');
-  assert.deepEqual(body.evaluations.map((e: any) => e.greedySuccess), GREEDY);
+  assert.deepEqual(
+    body.evaluations.map((e: any) => e.greedySuccess),
+    GREEDY,
+  );
   const desc = await ok(`/v1/runs/${RUN_A}/evaluations?order=desc&limit=1`);
-  assert.deepEqual(desc.evaluations.map((e: any) => e.policyVersion), [2]);
+  assert.deepEqual(
+    desc.evaluations.map((e: any) => e.policyVersion),
+    [2],
+  );
   assert.equal(desc.truncated, true);
   const window = await ok(`/v1/runs/${RUN_A}/evaluations?sinceMs=${evaluationsA[1]!.eventTimeMs}&untilMs=${evaluationsA[2]!.eventTimeMs}`);
-  assert.deepEqual(window.evaluations.map((e: any) => e.policyVersion), [1], 'the window is [sinceMs, untilMs) on the event time');
+  assert.deepEqual(
+    window.evaluations.map((e: any) => e.policyVersion),
+    [1],
+    'the window is [sinceMs, untilMs) on the event time',
+  );
   const b = await ok(`/v1/runs/${RUN_B}/evaluations`);
-  assert.deepEqual(b.evaluations.map((e: any) => [e.runId, e.policyVersion]), [[RUN_B, 7]]);
+  assert.deepEqual(
+    b.evaluations.map((e: any) => [e.runId, e.policyVersion]),
+    [[RUN_B, 7]],
+  );
   const refused = await get(`/v1/runs/${RUN_A}/evaluations?version=1`);
   assert.equal(refused.status, 400);
   assert.equal(refused.json.field, 'version');
@@ -360,12 +492,18 @@ test('GET /v1/runs/:runId/evaluations: every field per policy version, in versio
 
 test('GET /v1/runs/:runId/alerts: newest first with evidence; kind and severity filters', async () => {
   const body = await ok(`/v1/runs/${RUN_A}/alerts`);
-  assert.deepEqual(body.alerts.map((a: any) => a.kind), ['nan', 'entropy_collapse']);
+  assert.deepEqual(
+    body.alerts.map((a: any) => a.kind),
+    ['nan', 'entropy_collapse'],
+  );
   assert.equal(body.alerts[0].value, null, 'a NaN value is null');
   assert.deepEqual(body.alerts[0].evidence, { totalLoss: null });
   assert.deepEqual(body.alerts[1].evidence, sampleEvents.collapse_alert.evidence);
   const warnings = await ok(`/v1/runs/${RUN_A}/alerts?severity=warning&kind=entropy_collapse`);
-  assert.deepEqual(warnings.alerts.map((a: any) => a.alertId), [`${RUN_A}-alert-1`]);
+  assert.deepEqual(
+    warnings.alerts.map((a: any) => a.alertId),
+    [`${RUN_A}-alert-1`],
+  );
 });
 
 test('GET /v1/runs/:runId/pass-at-k: latest batch, the window pooled, per k, and over time', async () => {
@@ -381,22 +519,34 @@ test('GET /v1/runs/:runId/pass-at-k: latest batch, the window pooled, per k, and
   close(body.byK[1].latestPassHatK, rates[3]! ** 2, 'byK latest pass^2');
   assert.equal(body.overTime.points.length, 4);
   const bucketed = await ok(`/v1/runs/${RUN_A}/pass-at-k?bucketMs=2000`);
-  assert.deepEqual(bucketed.overTime.points.map((p: any) => p.batches), [1, 2, 1]);
+  assert.deepEqual(
+    bucketed.overTime.points.map((p: any) => p.batches),
+    [1, 2, 1],
+  );
   close(bucketed.overTime.points[1].passHatK['1'], (rates[1]! + rates[2]!) / 2, 'bucketed pass^1');
 });
 
 test('GET /v1/runs/:runId/trajectories: assembled episodes, newest first, with a success filter', async () => {
   const body = await ok(`/v1/runs/${RUN_A}/trajectories`);
-  assert.deepEqual(body.trajectories.map((t: any) => t.episodeId), [E2, E1]);
+  assert.deepEqual(
+    body.trajectories.map((t: any) => t.episodeId),
+    [E2, E1],
+  );
   const [e2, e1] = body.trajectories;
   assert.equal(e1.success, true);
   assert.equal(e1.invalidActions, 1);
   assert.deepEqual(e1.metrics, { durationMs: 300 });
   assert.equal(e2.outcome, 'truncated');
   const successful = await ok(`/v1/runs/${RUN_A}/trajectories?success=true`);
-  assert.deepEqual(successful.trajectories.map((t: any) => t.episodeId), [E1]);
+  assert.deepEqual(
+    successful.trajectories.map((t: any) => t.episodeId),
+    [E1],
+  );
   const failed = await ok(`/v1/runs/${RUN_A}/trajectories?success=false&outcome=truncated&groupId=${enc(GROUP)}`);
-  assert.deepEqual(failed.trajectories.map((t: any) => t.episodeId), [E2]);
+  assert.deepEqual(
+    failed.trajectories.map((t: any) => t.episodeId),
+    [E2],
+  );
 });
 
 test('one trajectory turn by turn: steps with text, reward, validity, advantage, and the sample tokens with their loss mask', async () => {
@@ -418,11 +568,23 @@ test('one trajectory turn by turn: steps with text, reward, validity, advantage,
     const span = step.sampleSpan;
     assert.deepEqual(tokens.tokenIds.slice(span.actionStart, span.end), source.actionTokenIds);
     assert.deepEqual(tokens.tokenIds.slice(span.observationStart, span.actionStart), source.observationTokenIds);
-    assert.ok(tokens.lossMask.slice(span.actionStart, span.end).every((m: number) => m === 1), 'the loss covers the action');
-    assert.ok(tokens.lossMask.slice(span.observationStart, span.actionStart).every((m: number) => m === 0), 'and not the observation');
+    assert.ok(
+      tokens.lossMask.slice(span.actionStart, span.end).every((m: number) => m === 1),
+      'the loss covers the action',
+    );
+    assert.ok(
+      tokens.lossMask.slice(span.observationStart, span.actionStart).every((m: number) => m === 0),
+      'and not the observation',
+    );
   });
-  assert.equal(body.sample.lossTokenCount, stepsA.reduce((n, s) => n + s.actionTokenIds.length, 0));
-  assert.deepEqual(body.sample.stepAdvantages.map((a: number) => Math.round(a * 100) / 100), STEP_ADVANTAGES);
+  assert.equal(
+    body.sample.lossTokenCount,
+    stepsA.reduce((n, s) => n + s.actionTokenIds.length, 0),
+  );
+  assert.deepEqual(
+    body.sample.stepAdvantages.map((a: number) => Math.round(a * 100) / 100),
+    STEP_ADVANTAGES,
+  );
 });
 
 test('GET /v1/trajectories/:episodeId: 409 when several runs have the id, 200 with ?runId=, 404 when unknown; no tokens stored said so', async () => {
@@ -456,7 +618,12 @@ async function tableCounts(): Promise<Record<string, number>> {
 
 test('SQL injection through every parameter: 400 naming it (or nothing unexpected), and every table and row is still there', async () => {
   const before = await tableCounts();
-  assert.deepEqual(Object.keys(before).filter((t) => t !== 'schema_migrations').sort(), [...tableNames].sort());
+  assert.deepEqual(
+    Object.keys(before)
+      .filter((t) => t !== 'schema_migrations')
+      .sort(),
+    [...tableNames].sort(),
+  );
   const attacks = ["x' OR 1=1 --", "x'; DROP TABLE steps; --", 'x\u2019 OR \u20181\u2019=\u20181', 'x\\', '1;DROP TABLE steps', "') OR ('1'='1", 'x%00'];
   const refused: Array<[string, string]> = [];
   for (const attack of attacks) {
@@ -504,7 +671,10 @@ test('SQL injection through every parameter: 400 naming it (or nothing unexpecte
 });
 
 test('oversize limits and windows are 400s naming the parameter', async () => {
-  const cases: Array<[string, string]> = [['/v1/runs?limit=1001', 'limit'], [`/v1/runs?sinceMs=0&untilMs=${367 * 86_400_000}`, 'sinceMs']];
+  const cases: Array<[string, string]> = [
+    ['/v1/runs?limit=1001', 'limit'],
+    [`/v1/runs?sinceMs=0&untilMs=${367 * 86_400_000}`, 'sinceMs'],
+  ];
   for (const endpoint of ENDPOINTS) {
     cases.push([`/v1/runs/${RUN_A}/${endpoint}?limit=1001`, 'limit']);
     cases.push([`/v1/runs/${RUN_A}/${endpoint}?limit=100000000000000000000`, 'limit']);
@@ -552,8 +722,7 @@ test('GET /v1/lag: a group that consumed part of a topic lags by the rest; the p
   const group = `${config.topicPrefix}.sink`;
   const producer = backbone.kafka.producer();
   await producer.connect();
-  const send = (from: number, n: number) =>
-    producer.send({ topic, messages: Array.from({ length: n }, (_, i) => ({ key: `k${from + i}`, value: `v${from + i}`, partition: 0 })) });
+  const send = (from: number, n: number) => producer.send({ topic, messages: Array.from({ length: n }, (_, i) => ({ key: `k${from + i}`, value: `v${from + i}`, partition: 0 })) });
   await send(0, 4);
   const consumer = backbone.kafka.consumer({ groupId: group });
   let seen = 0;
@@ -579,7 +748,10 @@ test('GET /v1/lag: a group that consumed part of a topic lags by the rest; the p
   assert.equal(body.groups.find((g: { groupId: string }) => g.groupId === `${config.topicPrefix}.learner`).lag, 0);
   assert.equal(body.totalLag, 6);
   const only = await ok(`/v1/lag?group=${enc(group)}`);
-  assert.deepEqual(only.groups.map((g: { groupId: string }) => g.groupId), [group]);
+  assert.deepEqual(
+    only.groups.map((g: { groupId: string }) => g.groupId),
+    [group],
+  );
 });
 
 test('GET /v1/runs after ClickHouse merged the redelivered step: the step rows are the distinct steps', async () => {

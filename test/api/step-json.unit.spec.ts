@@ -26,7 +26,7 @@ test('observationTokenIds and stateKey may be absent or null, and become null', 
   assert.deepEqual(nulls.value, absent.value);
 });
 
-test("Avro's JSON union form ({\"array\": …}, {\"string\": …}) is read too", () => {
+test('Avro\'s JSON union form ({"array": …}, {"string": …}) is read too', () => {
   const step = makeStep();
   const converted = stepFromJson({ ...asJson(step), observationTokenIds: { array: step.observationTokenIds }, stateKey: { string: step.stateKey } });
   assert.deepEqual(converted, { ok: true, value: step });

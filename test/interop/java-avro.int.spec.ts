@@ -19,7 +19,7 @@ import type { EventName } from '../../schemas/generated/types.js';
 import { sampleEvents } from '../../bench/load/events.js';
 import { type Normalized, normalize, parseJson, toJson } from './avro-normalize.js';
 
-const root = fileURLToPath(new URL('../../infra', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 const schemasDir = join(root, 'schemas');
 const javaDir = join(root, 'test', 'interop', 'java');
 const jar = join(javaDir, 'target', 'trajflow-avro-interop.jar');

@@ -80,10 +80,7 @@ describe('Parsing Canonical Form', () => {
   // boolean) make it throw.
   test("avsc's getSchema() agrees with canonicalForm on every event schema and every vector avsc parses", () => {
     let refused = 0;
-    const inputs = [
-      ...spec.cases.map((c) => c.input),
-      ...listSchemaFiles().map((f) => readFileSync(f.path, 'utf8')),
-    ];
+    const inputs = [...spec.cases.map((c) => c.input), ...listSchemaFiles().map((f) => readFileSync(f.path, 'utf8'))];
     for (const input of inputs) {
       let type: avsc.Type;
       try {

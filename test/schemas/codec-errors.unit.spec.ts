@@ -95,7 +95,7 @@ describe('DecodeError reasons', () => {
 
   test('random corruption of a valid event: DecodeError or a value, nothing else, quickly', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const random = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
     const source = codec.encode('trajectory', sampleEvents.trajectory);
     const started = Date.now();
     for (let i = 0; i < 2000; i++) {

@@ -1,14 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  EventCodec,
-  OversizeEventError,
-  SchemaRegistry,
-  eventNames,
-  type EventName,
-  type EventTypes,
-  type StepEvent,
-} from '../../schemas/index.js';
+import { EventCodec, OversizeEventError, SchemaRegistry, eventNames, type EventName, type EventTypes, type StepEvent } from '../../schemas/index.js';
 import { makeStep, sampleEvents } from '../../bench/load/events.js';
 import { codec, datumOf, plain, referenceType, registry } from './helpers.js';
 
@@ -107,7 +99,10 @@ describe('sizes', () => {
   test('an event over maxEventBytes is refused by encode', () => {
     const small = new EventCodec(registry, { maxEventBytes: 2048 });
     const step = makeStep({ observation: 'x'.repeat(4096) });
-    assert.throws(() => small.encode('step', step), (e: unknown) => e instanceof OversizeEventError && e.limit === 2048 && e.bytes > 4096);
+    assert.throws(
+      () => small.encode('step', step),
+      (e: unknown) => e instanceof OversizeEventError && e.limit === 2048 && e.bytes > 4096,
+    );
     assert.ok(small.encode('step', makeStep()).length < 2048);
   });
 

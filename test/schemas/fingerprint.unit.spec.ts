@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import {
-  CRC64_AVRO_EMPTY,
-  canonicalFormOfJson,
-  crc64Avro,
-  fingerprintBytes,
-  fingerprintHex,
-  fingerprintToSigned,
-  parseFingerprintHex,
-} from '../../schemas/index.js';
+import { CRC64_AVRO_EMPTY, canonicalFormOfJson, crc64Avro, fingerprintBytes, fingerprintHex, fingerprintToSigned, parseFingerprintHex } from '../../schemas/index.js';
 
 interface SpecCase {
   id: string;

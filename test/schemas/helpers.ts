@@ -9,7 +9,9 @@ export const codec = new EventCodec(registry);
 
 /** avsc's type for the current schema of an event, built without trajflow's changes. */
 export function referenceType(event: EventName): avsc.Type {
-  const file = listSchemaFiles().filter((f) => f.event === event).at(-1)!;
+  const file = listSchemaFiles()
+    .filter((f) => f.event === event)
+    .at(-1)!;
   return avsc.Type.forSchema(JSON.parse(readFileSync(file.path, 'utf8')) as avsc.Schema);
 }
 

@@ -12,7 +12,10 @@ describe('SchemaRegistry', () => {
     const highest = new Map<string, number>();
     for (const file of listSchemaFiles()) highest.set(file.event, Math.max(highest.get(file.event) ?? 0, file.version));
     assert.equal(highest.get('sample'), 2, 'the sample schema is at v2 (its rollout batch)');
-    assert.ok(registry.entries().some((e) => e.event === 'sample' && e.version === 1), 'v1 samples stay readable');
+    assert.ok(
+      registry.entries().some((e) => e.event === 'sample' && e.version === 1),
+      'v1 samples stay readable',
+    );
     for (const event of eventNames) {
       const entry = registry.current(event);
       assert.equal(entry.version, highest.get(event));

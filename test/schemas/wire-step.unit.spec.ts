@@ -29,7 +29,7 @@ test('unit: the wire reader applies to the shipped step, trajectory and sample s
   assert.ok(WireTrajectoryWriter.of(codec) !== null);
 });
 
-test('unit: a WireStep has the ordinary decode\'s values in every field, the passed-through ones read on first access', () => {
+test("unit: a WireStep has the ordinary decode's values in every field, the passed-through ones read on first access", () => {
   fc.assert(
     fc.property(arbitraryStep, (step) => {
       const bytes = codec.encode('step', step);
@@ -64,7 +64,10 @@ for (const [what, overrides] of invalid) {
     const bytes = codec.encode('step', makeStep(overrides, 11));
     assert.equal(reader.read(bytes), null);
     assert.throws(() => ordinary(bytes), DecodeError);
-    assert.throws(() => wireStepDecoder(codec)(bytes), (err: unknown) => err instanceof DecodeError && err.message === captureError(() => ordinary(bytes)));
+    assert.throws(
+      () => wireStepDecoder(codec)(bytes),
+      (err: unknown) => err instanceof DecodeError && err.message === captureError(() => ordinary(bytes)),
+    );
   });
 }
 
@@ -120,7 +123,15 @@ test('unit: a trajectory of WireSteps is written from their bytes exactly as the
   const writer = WireTrajectoryWriter.of(codec)!;
   fc.assert(
     fc.property(fc.array(arbitraryStep, { minLength: 1, maxLength: 6 }), fc.boolean(), (steps, truncated) => {
-      const episode = steps.map((s, i) => ({ ...s, runId: 'r', episodeId: 'e', groupId: 'g', stepIndex: i, terminated: !truncated && i === steps.length - 1, truncated: truncated && i === steps.length - 1 }));
+      const episode = steps.map((s, i) => ({
+        ...s,
+        runId: 'r',
+        episodeId: 'e',
+        groupId: 'g',
+        stepIndex: i,
+        terminated: !truncated && i === steps.length - 1,
+        truncated: truncated && i === steps.length - 1,
+      }));
       const bytes = episode.map((s) => codec.encode('step', s));
       const wire = trajectoryFromSteps(bytes.map((b) => reader.read(b)!)).trajectory;
       const plain = trajectoryFromSteps(bytes.map((b) => ordinary(b))).trajectory;
@@ -134,7 +145,7 @@ test('unit: a trajectory of WireSteps is written from their bytes exactly as the
   assert.equal(writer.encode(trajectoryFromSteps([makeStep({ terminated: true }, 1)]).trajectory), null);
 });
 
-test('unit: a trajectory written from its steps\' bytes past maxEventBytes fails as the codec fails, with OversizeEventError', () => {
+test("unit: a trajectory written from its steps' bytes past maxEventBytes fails as the codec fails, with OversizeEventError", () => {
   const small = new EventCodec(SchemaRegistry.fromSchemasDir(), { maxEventBytes: 2000 });
   const steps = [0, 1, 2, 3].map((i) => makeStep({ runId: 'r', episodeId: 'e', stepIndex: i, terminated: i === 3 }, i));
   const wire = trajectoryFromSteps(steps.map((s) => WireStepReader.of(small)!.read(codec.encode('step', s))!)).trajectory;
