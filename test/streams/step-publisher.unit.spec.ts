@@ -29,6 +29,10 @@ const badSteps: Array<[string, Partial<StepEvent> | Record<string, unknown>, str
   ['an empty group id', { groupId: '' }, 'groupId'],
   ['a reward that is not finite', { reward: Number.NaN }, 'reward'],
   ['a wrong Avro type', { policyVersion: 'v3' }, 'policyVersion'],
+  // What HTTP ingest refuses, the SDK refuses: ids the read API could not query by, numbers Avro cannot hold.
+  ['a run id with a space', { runId: 'my run' }, 'runId'],
+  ['an episode id over 256 characters', { episodeId: 'e'.repeat(257) }, 'episodeId'],
+  ['a log-prob below the float32 range', { actionTokenIds: [1], actionLogProbs: [-1e39] }, 'actionLogProbs[0]'],
 ];
 
 for (const [what, override, field] of badSteps) {
