@@ -133,8 +133,17 @@ function finite(field: string, value: number, prefix = ''): void {
   if (!Number.isFinite(value)) fail(prefix + field, `must be finite, got ${value}`);
 }
 
+/**
+ * The latest time every consumer can read: the times are Avro timestamp-millis, which Python's avro decodes into
+ * a datetime, and a datetime ends at 9999-12-31T23:59:59.999Z — a later one made the whole event undecodable there
+ * (OverflowError), a poison message for any Python consumer.
+ */
+export const MAX_EVENT_TIME_MS = 253_402_300_799_999;
+
 function eventTime(field: string, value: number, prefix = ''): void {
   if (!isLong(value) || value <= 0) fail(prefix + field, `must be a positive epoch time in ms, got ${value}`);
+  if (value > MAX_EVENT_TIME_MS)
+    fail(prefix + field, `must be at most ${MAX_EVENT_TIME_MS} (9999-12-31T23:59:59.999Z, the last time a timestamp-millis decodes to in every language), got ${value}`);
 }
 
 /** A string holding one JSON object (not an array, not null), as options are passed around. */

@@ -4,7 +4,8 @@
 // and decoded by Apache Avro's Java implementation (BinaryMessageDecoder, test/interop/java), which must read
 // exactly the values that were validated. The Java tool decodes one `step.bin` per run, so each event gets its
 // own directory and JVM (≈ 0.5 s each, two at a time); the tool is built on first use like
-// java-avro.int.spec.ts builds it.
+// java-avro.int.spec.ts builds it. The same files are decoded by Python's avro (Debian's python3-avro, installed
+// on first use like the Python example's packages), as a Python consumer of the topic would read them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -15,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { EventCodec, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import { validateIngestStep } from '../../schemas/validate.js';
+import { ensureDebianPackages } from '../examples/debian-packages.js';
 import { oddStep } from '../schemas/odd-steps.js';
 import { normalize, parseJson } from './avro-normalize.js';
 
@@ -23,6 +25,8 @@ const schemasDir = join(root, 'schemas');
 const javaDir = join(root, 'test', 'interop', 'java');
 const jar = join(javaDir, 'target', 'trajflow-avro-interop.jar');
 const GENERATED = 16;
+const PYTHON = '/usr/bin/python3';
+const pythonDecoder = join(root, 'test', 'interop', 'python', 'decode_steps.py');
 
 const registry = SchemaRegistry.fromSchemasDir();
 const codec = new EventCodec(registry);
@@ -73,7 +77,7 @@ const EDGES: StepEvent = {
   stateKey: '\uD83D\uDE00',
   metrics: { nan: Number.NaN, inf: Infinity, '-inf': -Infinity, tiny: Number.MIN_VALUE, '\u0000': -0 },
   info: { '\uD83D\uDE00': '\u0000', '': '' },
-  eventTimeMs: 2 ** 53 - 2,
+  eventTimeMs: 253_402_300_799_999,
 };
 
 let tmp = '';
@@ -96,6 +100,10 @@ before(async () => {
     mkdirSync(join(tmp, `in-${i}`));
     writeFileSync(join(tmp, `in-${i}`, 'step.bin'), codec.encode('step', step));
   }
+  await ensureDebianPackages(PYTHON, ['avro.schema', 'avro.io'], ['python3-avro'], 10 * 60_000);
+  const entry = registry.current('step');
+  const python = await run(PYTHON, [pythonDecoder, join(schemasDir, 'step', `v${entry.version}.avsc`), entry.header.toString('hex'), tmp, String(steps.length)], root, 120_000);
+  assert.equal(python.code, 0, `python decode failed:\n${python.output}`);
   // Two JVMs at a time (a 2-core machine).
   for (let i = 0; i < steps.length; i += 2) {
     await Promise.all(
@@ -120,5 +128,15 @@ test('Apache Avro (Java) decodes every accepted generated step to the values tha
     assert.ok(!existsSync(error), `Java could not decode step ${i}:\n${existsSync(error) ? readFileSync(error, 'utf8') : ''}`);
     const fromJava = parseJson(readFileSync(join(tmp, `out-${i}`, 'step.json'), 'utf8'));
     assert.deepStrictEqual(fromJava, normalize(stepSchema, step), `step ${i}`);
+  }
+});
+
+test("Python's avro decodes every accepted generated step to the values that were validated", () => {
+  assert.equal(steps.length, GENERATED + 1);
+  for (const [i, step] of steps.entries()) {
+    const error = join(tmp, `py-${i}`, 'step.error');
+    assert.ok(!existsSync(error), `Python could not decode step ${i}:\n${existsSync(error) ? readFileSync(error, 'utf8') : ''}`);
+    const fromPython = parseJson(readFileSync(join(tmp, `py-${i}`, 'step.json'), 'utf8'));
+    assert.deepStrictEqual(fromPython, normalize(stepSchema, step), `step ${i}`);
   }
 });

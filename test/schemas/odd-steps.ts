@@ -59,7 +59,7 @@ const finiteDouble = mostly(fc.oneof(fc.constantFrom(...DOUBLE_EDGES), fc.double
 const measurement = fc.oneof(fc.constantFrom(...DOUBLE_EDGES, Number.NaN, Infinity, -Infinity), fc.double());
 const oddInt = mostly(fc.oneof(fc.nat(2 ** 31 - 1), fc.constantFrom(0, 2 ** 31 - 1)), fc.constantFrom(2 ** 31, -1, -(2 ** 31), 2 ** 53, 1.5, Number.NaN));
 const oddLong = mostly(fc.oneof(fc.nat(), fc.constant(2 ** 53 - 2)), fc.constantFrom(2 ** 53 - 1, 2 ** 53, -1, 1.5, 1e300));
-const oddTime = mostly(fc.oneof(fc.integer({ min: 1, max: 2 ** 45 }), fc.constant(2 ** 53 - 2)), fc.constantFrom(0, -5, 2 ** 53 - 1, 2 ** 53, 1.5));
+const oddTime = mostly(fc.oneof(fc.integer({ min: 1, max: 2 ** 45 }), fc.constant(253_402_300_799_999)), fc.constantFrom(0, -5, 253_402_300_800_000, 2 ** 53 - 1, 2 ** 53, 1.5));
 
 /** An action of `n` tokens and n log-probs (sometimes one short, a rule the validator must catch too). */
 const action = fc.integer({ min: 0, max: 12 }).chain((n) =>

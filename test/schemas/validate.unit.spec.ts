@@ -53,6 +53,7 @@ table(
     ['a negative policy version', { policyVersion: -1 }, 'policyVersion'],
     ['an empty state key', { stateKey: '' }, 'stateKey'],
     ['no event time', { eventTimeMs: 0 }, 'eventTimeMs'],
+    ['an event time after year 9999 (Python cannot decode it)', { eventTimeMs: 253_402_300_800_000 }, 'eventTimeMs'],
   ],
 );
 
