@@ -428,7 +428,8 @@ export function transcode(input: usize, length: usize, output: usize): i32 {
   writeMap(info, false);
   pos = afterInfo;
   const eventTimeMs = readLong();
-  if (!ok || eventTimeMs <= 0 || pos != end) return -1; // trailing bytes are an error there
+  // The decoding path's rules (schemas/validate.ts): positive, at most 9999-12-31T23:59:59.999Z; trailing bytes are an error there.
+  if (!ok || eventTimeMs <= 0 || eventTimeMs > 253402300799999 || pos != end) return -1;
   store<i64>(out, eventTimeMs);
   out += 8;
   return <i32>(out - output);

@@ -82,7 +82,7 @@ const variants: Record<string, Partial<StepEvent>> = {
   extremes: {
     stepIndex: 0x7fff_ffff,
     policyVersion: 2 ** 52,
-    eventTimeMs: 2 ** 52,
+    eventTimeMs: 253_402_300_799_999,
     actionTokenIds: [0, 0x7fff_ffff, 127, 128, 16384],
     actionLogProbs: [0, -0, -1e-30, -3.4e38, -1],
   },
@@ -155,6 +155,7 @@ test('declined (false) where the decoding path decides: other schema, invalid va
     { policyVersion: -3 },
     { stateKey: '' },
     { eventTimeMs: 0 },
+    { eventTimeMs: 253_402_300_800_000 },
     { observationTokenIds: [-1] },
   ]) {
     const bytes = codec.encode('step', { ...step, ...bad } as StepEvent);
@@ -210,7 +211,7 @@ test("fuzz: corrupted steps are either declined or give exactly the decoding pat
   assert.ok(declinedOtherwise < 50, `declined ${declinedOtherwise} decodable steps with valid UTF-8 (accepted ${accepted})`);
 });
 
-test('crafted datums no encoder writes: a NaN with a payload, a duplicate key, "__proto__", a long past 2^53', () => {
+test('crafted datums no encoder writes: a NaN with a payload, a duplicate key, "__proto__", a time past year 9999 and a long past 2^53', () => {
   const step = makeStep({ metrics: { aa: 1, ab: 2 }, info: {} }, 4);
   const plain = codec.encode('step', step);
   // A negative NaN with a payload: the decoding path writes the canonical NaN.
@@ -232,7 +233,9 @@ test('crafted datums no encoder writes: a NaN with a payload, a duplicate key, "
   const time = codec.encode('step', { ...step, eventTimeMs: 2 ** 52 });
   const tail = Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10]); // zigzag(2^52) = 2^53: 8 bytes
   assert.deepEqual(time.subarray(time.length - 8), tail);
-  assert.ok(transcoded(time), '2^52 is taken');
+  // 2^52 ms is past 9999-12-31 (the last time every consumer can decode): declined here as on the decoding path.
+  assert.equal(decodedRow(time), null, 'the decoding path refuses 2^52');
+  assert.equal(transcoded(time), null, '2^52 is declined');
   const past = Buffer.from(time);
   past[past.length - 1] = 0x40; // zigzag(2^54) = 2^55: past the limit
   assert.equal(transcoded(past), null);
