@@ -13,6 +13,7 @@ import { ConfigError } from '../core/errors.js';
 import { freePort } from '../infra/free-port.js';
 import { selectBackend } from '../learner/backend.js';
 import type { EnvName } from '../envs/registry.js';
+import { parseEvaluationLine } from '../learner/eval/evaluation-event.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import { emitResult } from './results-file.js';
 
@@ -75,11 +76,13 @@ export async function trainRealPath(
   let done = 0;
   const read = (chunk: Buffer) => {
     for (const line of chunk.toString().split('\n')) {
-      const evaluation = /evaluator: v(\d+) held-out ([\d.]+) \(random ([\d.]+), \d+ tasks, (\d+) env steps/.exec(line);
-      if (evaluation) {
-        curve.push({ version: Number(evaluation[1]), heldOut: Number(evaluation[2]), envSteps: Number(evaluation[4]) });
-        random = Number(evaluation[3]);
-        log(`  real path seed ${seed}: v${evaluation[1]}, ${evaluation[4]} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, held-out ${evaluation[2]}`);
+      const evaluation = parseEvaluationLine(line);
+      if (evaluation && evaluation.envSteps >= 0) {
+        curve.push({ version: evaluation.version, heldOut: evaluation.success, envSteps: evaluation.envSteps });
+        random = evaluation.random;
+        log(
+          `  real path seed ${seed}: v${evaluation.version}, ${evaluation.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, held-out ${evaluation.success.toFixed(3)}`,
+        );
       }
       const update = /learner: update (\d+) → v\d+ .* staleness [\d.]+ \(max (\d+)\)\s+dropped stale (\d+)/.exec(line);
       if (update) {

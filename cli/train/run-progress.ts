@@ -2,17 +2,12 @@
 // and newest version and the evaluator's newest held-out result (the progress line's detail), the last iteration
 // the actors started (recorded so that a rerun resumes after it), and the closing lines.
 
-/** The newest held-out evaluation, as the evaluator's line reports it (envSteps -1: not reported). */
-export interface HeldOut {
-  readonly version: number;
-  readonly success: number;
-  readonly random: number;
-  readonly envSteps: number;
-}
+import { type HeldOut, parseEvaluationLine } from '../../learner/eval/evaluation-event.js';
 
-// The learner's and the evaluator's own lines (learner/command.ts, learner/eval/evaluator.ts).
+export type { HeldOut } from '../../learner/eval/evaluation-event.js';
+
+// The learner's own line (learner/command.ts); the evaluator's is parsed beside where it is written.
 const LEARNER_UPDATE = /update (\d+) → v(\d+)/;
-const EVALUATION = /^evaluator: v(\d+) held-out ([\d.]+) \(random ([\d.]+), \d+ tasks(?:, (\d+) env steps)?/;
 const ACTORS_ITERATION = /iteration (\d+)/;
 
 export class RunProgress {
@@ -48,10 +43,11 @@ export class RunProgress {
 
   /** An evaluator line: true when it reported an evaluation. */
   evaluatorLine(line: string): boolean {
-    const match = EVALUATION.exec(line);
-    if (!match) return false;
-    this.lastEval = { version: Number(match[1]), success: Number(match[2]), random: Number(match[3]), envSteps: Number(match[4] ?? -1) };
-    this.heldOut = `held-out ${match[2]} at v${match[1]} (random ${match[3]})`;
+    if (!line.startsWith('evaluator: ')) return false;
+    const evaluation = parseEvaluationLine(line);
+    if (!evaluation) return false;
+    this.lastEval = evaluation;
+    this.heldOut = `held-out ${evaluation.success.toFixed(3)} at v${evaluation.version} (random ${evaluation.random.toFixed(3)})`;
     return true;
   }
 

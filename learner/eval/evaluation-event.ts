@@ -33,3 +33,19 @@ export function evaluationLine(event: EvaluationEvent): string {
   const steps = event.envSteps >= 0 ? `, ${event.envSteps} env steps` : '';
   return `evaluator: v${event.policyVersion} held-out ${event.greedySuccess.toFixed(3)} (random ${event.randomSuccess.toFixed(3)}, ${event.tasks} tasks${steps}, ${(event.durationMs / 1000).toFixed(1)} s)`;
 }
+
+/** An evaluation as its line reports it (envSteps -1: not reported). */
+export interface HeldOut {
+  readonly version: number;
+  readonly success: number;
+  readonly random: number;
+  readonly envSteps: number;
+}
+
+const EVALUATION_LINE = /evaluator: v(\d+) held-out ([\d.]+) \(random ([\d.]+), \d+ tasks(?:, (\d+) env steps)?/;
+
+/** The evaluation an evaluationLine() reports, wherever it stands in `line` (a part's prefix before it); null when none. */
+export function parseEvaluationLine(line: string): HeldOut | null {
+  const match = EVALUATION_LINE.exec(line);
+  return match ? { version: Number(match[1]), success: Number(match[2]), random: Number(match[3]), envSteps: Number(match[4] ?? -1) } : null;
+}
