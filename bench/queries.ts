@@ -142,6 +142,8 @@ async function prepare(config: TrajflowConfig, layout: Layout, progress: (line: 
       progress(
         `reusing ${database}: ${fmt(steps)} step rows generated ${((layout.nowMs - Number(meta.generated_at_ms)) / 3_600_000).toFixed(1)} h ago in ${(Number(meta.generation_ms) / 1000).toFixed(0)} s`,
       );
+      // A database kept from before a new migration gets it (0004 fills samples_by_episode from samples).
+      await applyMigrations(config, { log: progress });
       // The data is anchored to its generation time; the dead letters must be within the last day.
       return { reused: true, ms: 0, tables: [], layout: planLayout(layout.requestedRows, layout.runs, Number(meta.generated_at_ms)) };
     }

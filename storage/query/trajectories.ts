@@ -207,17 +207,21 @@ ORDER BY step_index ASC, event_time_ms ASC, event_id ASC
 LIMIT ${sqlInt(limit + 1)}`;
 }
 
-/** The episode's samples, newest first, with the token arrays of those that have them. */
+/**
+ * The episode's samples, newest first, with the token arrays of those that have them. From `samples_by_episode`
+ * (migration 0004: the samples sorted by run and episode), not `samples`, whose sorting key (run_id, sample_id)
+ * made this a read of every sample of the run; the token arrays are looked up by their key (run_id, sample_id).
+ */
 export function episodeSamplesSql(runId: string, episodeId: string): string {
   const where = episodeWhere(runId, episodeId).join(' AND ');
   return `SELECT sample_id, group_id, policy_version, reward, estimator, group_size, group_reward_mean, group_reward_std,
        token_count, loss_token_count, event_time_ms,
        has_tokens, token_ids, loss_mask, advantages, behaviour_log_probs, has_step_advantages, step_advantages
-FROM samples FINAL
+FROM samples_by_episode FINAL
 ANY LEFT JOIN (
   SELECT run_id, sample_id, toUInt8(1) AS has_tokens, token_ids, loss_mask, advantages, behaviour_log_probs, has_step_advantages, step_advantages
   FROM sample_tokens FINAL
-  WHERE run_id = ${sqlString(runId)} AND sample_id IN (SELECT sample_id FROM samples WHERE ${where})
+  WHERE run_id = ${sqlString(runId)} AND sample_id IN (SELECT sample_id FROM samples_by_episode WHERE ${where})
 ) USING (run_id, sample_id)
 WHERE ${where}
 ORDER BY event_time_ms DESC, sample_id DESC

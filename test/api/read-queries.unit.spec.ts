@@ -255,7 +255,7 @@ test('one episode: runId from the path or the query; the SQL reads steps, trajec
   assert.match(episodeStepsSql(RUN, 'run-7/g1/e0'), where);
   assert.match(episodeStepsSql(RUN, 'run-7/g1/e0'), new RegExp(`ORDER BY step_index ASC, event_time_ms ASC, event_id ASC\\nLIMIT ${MAX_EPISODE_STEPS + 1}$`));
   assert.match(episodeTrajectorySql(RUN, 'run-7/g1/e0'), where);
-  assert.match(episodeSamplesSql(RUN, 'run-7/g1/e0'), /FROM samples FINAL\s+ANY LEFT JOIN \(\s+SELECT run_id, sample_id, toUInt8\(1\) AS has_tokens/);
+  assert.match(episodeSamplesSql(RUN, 'run-7/g1/e0'), /FROM samples_by_episode FINAL\s+ANY LEFT JOIN \(\s+SELECT run_id, sample_id, toUInt8\(1\) AS has_tokens/);
   assert.match(episodeSamplesSql(RUN, 'run-7/g1/e0'), /LIMIT 10$/);
   assert.match(episodeRunsSql('e0'), /episode_id = 'e0'/);
 });
