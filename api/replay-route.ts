@@ -10,7 +10,7 @@ import { ConfigError } from '../core/errors.js';
 import { buildReplayProcessing, type ReplayProcessingInput, type ReplayReport } from '../learner/replay/run-replay.js';
 import { buildSelection, type ReplaySelectionInput } from '../learner/replay/select.js';
 import { bearerAuth } from './auth.js';
-import { declaredLengthLimit } from './body-limit.js';
+import { rawBody } from './body-limit.js';
 import { parseReplayBody } from './replay-body.js';
 import type { DashboardConfig } from './config.js';
 import { methodNotAllowed, type Logger } from './error-handler.js';
@@ -53,7 +53,7 @@ export function replayRouter(deps: { config: DashboardConfig; replay?: ReplaySta
   const writeAuth = bearerAuth(deps.config.tokens, deps.config.tokens.length > 0);
   // The body is read as bytes and parsed here (strict-json.ts: UTF-8 only, no key twice), so that a body
   // that is not JSON is a 400 like any other bad body, never the body parser's error.
-  router.post('/v1/replay', writeAuth, jsonContentType, declaredLengthLimit(REPLAY_BODY_LIMIT), express.raw({ type: () => true, limit: REPLAY_BODY_LIMIT }), (req, res) => {
+  router.post('/v1/replay', writeAuth, jsonContentType, rawBody(REPLAY_BODY_LIMIT), (req, res) => {
     if (!deps.replay) throw new HttpProblem(problemTypes.kafkaUnavailable, 'this server has no Kafka producer for replays');
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     if (raw.length === 0) throw new HttpProblem(problemTypes.invalidBody, 'the body is empty: send {"selection": {"runId": "…", …}, "processing"?: {…}}');

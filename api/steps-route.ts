@@ -17,7 +17,7 @@ import express, { type Request, type RequestHandler, type Router } from 'express
 import { InvalidEventError, OversizeEventError, type EventCodec, type StepEvent } from '../schemas/index.js';
 import type { DeadLetterSink, StepPublisher } from '../streams/index.js';
 import { bearerAuth, callerOf } from './auth.js';
-import { declaredLengthLimit } from './body-limit.js';
+import { rawBody } from './body-limit.js';
 import type { DashboardConfig } from './config.js';
 import { withDeadline } from './deadline.js';
 import type { Logger } from './error-handler.js';
@@ -148,10 +148,9 @@ export function stepsRouter(deps: StepsRouteDeps): Router {
     '/v1/steps',
     bearerAuth(config.tokens, config.tokens.length > 0),
     contentType,
-    // Declared too big: 413 before reading any of it (body-limit.ts says why).
-    declaredLengthLimit(config.maxBodyBytes),
-    // Any media type: contentType above already decided; the limit applies after decompression too.
-    express.raw({ type: () => true, limit: config.maxBodyBytes }),
+    // Any media type: contentType above already decided. Too big: 413 before reading any of it when declared,
+    // as soon as the limit is passed when chunked (body-limit.ts says why); also after decompression.
+    rawBody(config.maxBodyBytes),
     async (req, res) => {
       const caller = callerOf(res.locals);
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
