@@ -3,6 +3,7 @@
 // infra probes pass `quiet`, since connection errors are expected while a broker is starting.
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { TrajflowConfig } from '../core/config.js';
+import { assertKafkajsPatched } from './kafkajs-self-check.js';
 
 const levels: Record<string, logLevel> = {
   nothing: logLevel.NOTHING,
@@ -44,6 +45,7 @@ export interface KafkaClientOptions {
 }
 
 export function createKafka(config: Pick<TrajflowConfig, 'kafka'>, options: KafkaClientOptions = {}): Kafka {
+  assertKafkajsPatched(); // no client on a kafkajs without the read_committed fix (docs/design/kafka-client.md)
   const { clientId = 'trajflow', retries = 24, connectionTimeoutMs = 3000, quiet = false } = options;
   return new Kafka({
     clientId,

@@ -93,7 +93,7 @@ async function write(request: Extract<WorkerRequest, { kind: 'write' }>, receive
     const sendOffsets = () =>
       transaction!.sendOffsets({ consumerGroupId: offsets!.consumerGroupId, topics: offsets!.topics.map((t) => ({ topic: t.topic, partitions: [...t.partitions] })) });
     // The offsets go beside the Produce, once the output partitions are in the transaction (the kafkajs patch
-    // [partitions-added] in scripts/patch-kafkajs.mjs says why that is safe). The broker still answers one
+    // [partitions-added]; docs/design/kafka-client.md says why that is safe). The broker still answers one
     // connection's requests in order; what this saves is this thread's turn between them, mostly in the tail.
     // Several produce requests when a topic's messages are above what a broker takes in one batch
     // (produce-requests.ts); the offsets start with the last, once every partition is in the transaction.

@@ -1,5 +1,5 @@
-// Unit: read_committed filtering of aborted transactions (kafkajs' filter, patched at install by
-// scripts/patch-kafkajs.mjs). Two transactional producers interleave on one partition and both abort; a
+// Unit: read_committed filtering of aborted transactions (kafkajs' filter, patched at install by patch-package from
+// patches/kafkajs+2.2.4.patch). Two transactional producers interleave on one partition and both abort; a
 // fetch that starts after both transactions began must drop every record of both — kafkajs 2.2.4 as shipped
 // let the second producer's records through (one aborted transaction activated per message).
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Unit: the speed patches scripts/patch-kafkajs.mjs applies to kafkajs 2.2.4 at install — the record batch
+// Unit: the speed patches of patches/kafkajs+2.2.4.patch (applied at install by patch-package) — the record batch
 // CRC-32C computed slicing-by-8 and the protocol Encoder allocating with allocUnsafe — are in place and give
 // the same bytes as kafkajs' own byte-at-a-time CRC and zero-filled buffers; and the [partitions-added] hook
 // of a transactional send (one AddPartitionsToTxn, then the caller's hook, then the produce requests).
