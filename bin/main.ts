@@ -20,6 +20,7 @@ const commands: Record<string, () => Promise<Command>> = {
   train: async () => (await import('../cli/train/command.js')).trainCommand,
   learner: async () => (await import('../learner/command.js')).learnerCommand,
   dashboard: async () => (await import('../api/command.js')).dashboardCommandEntry,
+  gateway: async () => (await import('../gateway/command.js')).gatewayCommand,
 };
 
 async function help(): Promise<string> {

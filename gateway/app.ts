@@ -1,0 +1,134 @@
+// The gateway's express app, from its dependencies (nothing here opens a connection, so tests hand in fakes).
+//
+//   host check → auth (api/auth.ts) → per-token rate limit (api/token-bucket.ts) → Content-Type → body with a
+//   size limit (api/body-limit.ts, declared or chunked) read as strict JSON (api/strict-json.ts) → strict request (chat-request.ts)
+//   → upstream → publish the step, await Kafka's ack → answer (JSON, or SSE chunks ending with [DONE]).
+//
+// Every error is OpenAI-shaped (errors.ts). GET /health is open (it says only whether the gateway runs).
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import { bearerAuth, callerOf } from '../api/auth.js';
+import { rawBody } from '../api/body-limit.js';
+import { consoleLogger, type Logger } from '../api/error-handler.js';
+import { hostCheck } from '../api/host-check.js';
+import { parseStrictJson } from '../api/strict-json.js';
+import { RateLimiter, type Clock } from '../api/token-bucket.js';
+import { ID_DESCRIPTION, ID_PATTERN } from '../schemas/ids.js';
+import { parseChatRequest, type GatewayRequest } from './chat-request.js';
+import { parseCompletionRequest } from './completion-request.js';
+import type { GatewayConfig } from './config.js';
+import { notFound, openAIErrorHandler } from './errors.js';
+import { parseFinishRequest } from './finish-request.js';
+import { OpenAIError, invalidParam } from './openai-error.js';
+import { CallRecorder, type RecorderDeps } from './recorder.js';
+import { chatChunks, chatCompletion, textChunks, textCompletion, type AnswerMeta } from './responses.js';
+
+export interface GatewayDeps extends Omit<RecorderDeps, 'defaults' | 'publishTimeoutMs' | 'episodeTimeoutMs'> {
+  readonly config: GatewayConfig;
+  readonly monotonic?: Clock;
+  readonly log?: Logger;
+}
+
+export interface GatewayApp extends Express {
+  readonly recorder: CallRecorder;
+}
+
+const jsonBody = (maxBytes: number): RequestHandler[] => [
+  (req, _res, next) => {
+    const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json')
+      throw new OpenAIError(415, `send the body as application/json${type ? `, not ${type}` : ''}`, 'invalid_request_error', null, 'unsupported_media_type');
+    next();
+  },
+  rawBody(maxBytes),
+  (req, _res, next) => {
+    const parsed = parseStrictJson(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0));
+    if (!parsed.ok) throw new OpenAIError(400, parsed.detail, 'invalid_request_error', parsed.field ?? null, parsed.reason === 'duplicate-key' ? 'duplicate_key' : 'invalid_json');
+    req.body = parsed.value;
+    next();
+  },
+];
+
+function rateLimit(limiter: RateLimiter): RequestHandler {
+  return (_req, res, next) => {
+    const taken = limiter.take(callerOf(res.locals).id);
+    if (!taken.ok) {
+      const seconds = String(Math.max(1, Math.ceil(taken.retryAfterMs / 1000)));
+      throw new OpenAIError(429, `too many calls for this token; retry after ${seconds} s`, 'rate_limit_error', null, 'rate_limit_exceeded', { 'Retry-After': seconds });
+    }
+    next();
+  };
+}
+
+function sendSse(res: Response, payloads: readonly string[]): void {
+  res.status(200);
+  res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-cache');
+  res.end(payloads.map((payload) => `data: ${payload}\n\n`).join(''));
+}
+
+export function createGatewayApp(deps: GatewayDeps): GatewayApp {
+  const { config, log = consoleLogger } = deps;
+  const recorder = new CallRecorder({
+    ...deps,
+    defaults: { runId: config.runId, envName: config.envName },
+    publishTimeoutMs: config.publishTimeoutMs,
+    episodeTimeoutMs: config.episodeTimeoutMs,
+  });
+  const app = express() as GatewayApp;
+  Object.defineProperty(app, 'recorder', { value: recorder });
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const limiter = new RateLimiter({ ratePerSecond: config.callsPerSecond, burst: config.burst, ...(deps.monotonic ? { now: deps.monotonic } : {}) });
+  const auth = bearerAuth(config.tokens, config.tokens.length > 0);
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
+  app.use(hostCheck(config.allowedHosts, config.host));
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok', upstream: deps.upstream.name, models: deps.upstream.models(), openEpisodes: recorder.book.openCount, ...recorder.stats });
+  });
+  app.use('/v1', auth);
+  app.get('/v1/models', (_req, res) => {
+    res.json({ object: 'list', data: deps.upstream.models().map((id) => ({ id, object: 'model', created: 0, owned_by: 'trajflow' })) });
+  });
+  const answer =
+    (parse: (body: unknown) => GatewayRequest): RequestHandler =>
+    async (req: Request, res: Response) => {
+      const request = parse(req.body);
+      const recorded = await recorder.call(request, (name) => req.get(name));
+      const meta: AnswerMeta = {
+        id: recorded.callId,
+        createdS: Math.floor(recorded.steps[0]!.eventTimeMs / 1000),
+        logprobs: request.upstream.sampling.logprobs,
+        topLogprobs: request.upstream.sampling.topLogprobs,
+      };
+      const chat = request.endpoint === 'chat';
+      if (request.stream) sendSse(res, chat ? chatChunks(recorded.answer, meta, request.includeUsage) : textChunks(recorded.answer, meta, request.includeUsage));
+      else res.json(chat ? chatCompletion(recorded.answer, meta) : textCompletion(recorded.answer, meta));
+    };
+  app.post('/v1/chat/completions', rateLimit(limiter), ...jsonBody(config.maxBodyBytes), answer(parseChatRequest));
+  app.post('/v1/completions', rateLimit(limiter), ...jsonBody(config.maxBodyBytes), answer(parseCompletionRequest));
+  app.post('/v1/episodes/:id/finish', rateLimit(limiter), ...jsonBody(config.maxBodyBytes), async (req, res) => {
+    const episodeId = String(req.params.id);
+    if (!ID_PATTERN.test(episodeId)) throw invalidParam('id', `the episode id in the path must be ${ID_DESCRIPTION}`);
+    const finish = parseFinishRequest(req.body);
+    const header = req.get('x-trajflow-run');
+    if (header !== undefined && finish.run !== undefined && header !== finish.run) throw invalidParam('run', `disagrees with the x-trajflow-run header (${header.slice(0, 60)})`);
+    const runId = header ?? finish.run ?? config.runId;
+    if (!ID_PATTERN.test(runId)) throw invalidParam(header !== undefined ? 'x-trajflow-run' : 'run', `must be ${ID_DESCRIPTION}`);
+    const step = await recorder.finish(runId, episodeId, finish.outcome);
+    res.json({
+      object: 'episode.finished',
+      run_id: runId,
+      episode_id: episodeId,
+      steps: step.stepIndex + 1,
+      reward: step.reward,
+      terminated: step.terminated,
+      truncated: step.truncated,
+    });
+  });
+  app.use(notFound);
+  app.use(openAIErrorHandler(log));
+  return app;
+}

@@ -1,0 +1,68 @@
+// The gateway's error middleware: every failure becomes an OpenAI-shaped error body. OpenAIErrors keep their
+// fields; problem details raised by the shared API modules (auth, body limit, host check) keep their status
+// and message and get the matching OpenAI type; express' body-reader errors become 400/413; anything else is
+// a 500 whose body holds only an id to find it in the log.
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import { HttpProblem } from '../core/problem.js';
+import type { Logger } from '../api/error-handler.js';
+import { OpenAIError, typeOfStatus } from './openai-error.js';
+
+export function sendError(res: Response, error: OpenAIError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).json(error.body);
+}
+
+function fromBodyReader(error: { type?: unknown; limit?: unknown }): OpenAIError | undefined {
+  if (error.type === 'entity.too.large')
+    return new OpenAIError(413, `the body is larger than the ${String(error.limit)}-byte limit`, 'invalid_request_error', null, 'body_too_large');
+  if (error.type === 'request.aborted' || error.type === 'request.size.invalid')
+    return new OpenAIError(400, 'the body ended before its declared Content-Length', 'invalid_request_error');
+  if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported')
+    return new OpenAIError(415, 'send the body as UTF-8 JSON (identity, gzip, deflate or br)', 'invalid_request_error');
+  return undefined;
+}
+
+export function toOpenAIError(error: unknown): OpenAIError | undefined {
+  if (error instanceof OpenAIError) return error;
+  if (error instanceof HttpProblem) {
+    const field = error.problem.field;
+    return new OpenAIError(
+      error.status,
+      error.problem.detail,
+      typeOfStatus(error.status),
+      typeof field === 'string' ? field : null,
+      error.problem.type.split('/').pop() ?? null,
+      error.headers,
+    );
+  }
+  return typeof error === 'object' && error !== null ? fromBodyReader(error) : undefined;
+}
+
+export function openAIErrorHandler(log: Logger): ErrorRequestHandler {
+  return (error: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    const known = toOpenAIError(error);
+    if (known) {
+      if (known.status >= 500) log(`gateway: ${req.method} ${req.path}: ${known.status} ${known.message}`);
+      sendError(res, known);
+      return;
+    }
+    const errorId = randomUUID();
+    log(`gateway: ${req.method} ${req.path}: unexpected error ${errorId}`, error);
+    sendError(res, new OpenAIError(500, `an unexpected error occurred; the gateway's log has it under id ${errorId}`, 'server_error', null, 'internal_error'));
+  };
+}
+
+export const notFound: RequestHandler = (req) => {
+  throw new OpenAIError(
+    404,
+    `no route ${req.method} ${req.path}; the gateway serves POST /v1/chat/completions, POST /v1/completions, GET /v1/models, POST /v1/episodes/{id}/finish`,
+    'not_found_error',
+    null,
+    'unknown_url',
+  );
+};

@@ -1,0 +1,76 @@
+// Which run, group and episode a call belongs to. Headers first — `x-trajflow-run`, `x-trajflow-group`,
+// `x-trajflow-episode`, `x-trajflow-env`, `x-trajflow-group-size` — because every HTTP client can set them
+// once for a whole agent (openai-node's defaultHeaders, Python's requests.Session.headers); then the OpenAI
+// `metadata` keys `trajflow_run`, `trajflow_group`, `trajflow_episode`, `trajflow_env`, `trajflow_group_size`
+// for clients that can only change the body. When both are given they must agree (400 otherwise): one of the
+// two is then a bug in the agent.
+//
+// Without an episode the call is an episode of its own, named by the completion's id (the answer's `id`),
+// so `POST /v1/episodes/{id}/finish` can still end it. Without a group, the group is the episode; without
+// a run, the gateway's --run-id. Every id must fit trajflow's id grammar (schemas/ids.ts). Pure.
+import { ID_DESCRIPTION, ID_PATTERN } from '../schemas/ids.js';
+import { invalidParam } from './openai-error.js';
+
+export interface CallIdentity {
+  readonly runId: string;
+  readonly groupId: string;
+  readonly episodeId: string;
+  readonly envName: string;
+  /** info.groupSize for the processors (G episodes close the group), when the agent says it. */
+  readonly groupSize: number | null;
+}
+
+export interface IdentityDefaults {
+  readonly runId: string;
+  readonly envName: string;
+}
+
+const FIELDS = [
+  { key: 'run', header: 'x-trajflow-run', meta: 'trajflow_run' },
+  { key: 'group', header: 'x-trajflow-group', meta: 'trajflow_group' },
+  { key: 'episode', header: 'x-trajflow-episode', meta: 'trajflow_episode' },
+  { key: 'env', header: 'x-trajflow-env', meta: 'trajflow_env' },
+  { key: 'groupSize', header: 'x-trajflow-group-size', meta: 'trajflow_group_size' },
+] as const;
+
+type Key = (typeof FIELDS)[number]['key'];
+
+function pick(headers: (name: string) => string | undefined, metadata: Readonly<Record<string, string>>): Partial<Record<Key, { value: string; param: string }>> {
+  const out: Partial<Record<Key, { value: string; param: string }>> = {};
+  for (const field of FIELDS) {
+    const fromHeader = headers(field.header);
+    const fromMeta = metadata[field.meta];
+    if (fromHeader !== undefined && fromMeta !== undefined && fromHeader !== fromMeta) {
+      throw invalidParam(`metadata.${field.meta}`, `disagrees with the ${field.header} header (${JSON.stringify(fromHeader).slice(0, 60)}); send one, or the same value`);
+    }
+    if (fromHeader !== undefined) out[field.key] = { value: fromHeader, param: field.header };
+    else if (fromMeta !== undefined) out[field.key] = { value: fromMeta, param: `metadata.${field.meta}` };
+  }
+  return out;
+}
+
+function checkId(value: string, param: string): string {
+  if (!ID_PATTERN.test(value)) throw invalidParam(param, `must be ${ID_DESCRIPTION}, got ${JSON.stringify(value).slice(0, 60)}`);
+  return value;
+}
+
+/** The call's identity; `callId` names the episode when the agent gives none. */
+export function callIdentity(headers: (name: string) => string | undefined, metadata: Readonly<Record<string, string>>, defaults: IdentityDefaults, callId: string): CallIdentity {
+  const given = pick(headers, metadata);
+  const episodeId = given.episode ? checkId(given.episode.value, given.episode.param) : callId;
+  const envName = given.env?.value ?? defaults.envName;
+  if (envName === '' || envName.length > 256) throw invalidParam(given.env?.param ?? 'x-trajflow-env', 'must be 1 to 256 characters');
+  let groupSize: number | null = null;
+  if (given.groupSize) {
+    if (!/^[1-9]\d{0,5}$/.test(given.groupSize.value))
+      throw invalidParam(given.groupSize.param, `must be a positive integer, got ${JSON.stringify(given.groupSize.value).slice(0, 40)}`);
+    groupSize = Number(given.groupSize.value);
+  }
+  return {
+    runId: given.run ? checkId(given.run.value, given.run.param) : defaults.runId,
+    groupId: given.group ? checkId(given.group.value, given.group.param) : episodeId,
+    episodeId,
+    envName,
+    groupSize,
+  };
+}
