@@ -27,6 +27,7 @@ import type {
   TrajectoryStep,
 } from './generated/types.js';
 import { ID_DESCRIPTION, ID_PATTERN } from './ids.js';
+import { announcedGroupSize, GROUP_SIZE_INFO_KEY } from './group-size.js';
 
 export type ValidationResult = { ok: true } | { ok: false; field: string; message: string };
 
@@ -452,6 +453,8 @@ export function validateIngestStep(s: StepEvent): ValidationResult {
     id('runId', s.runId);
     id('groupId', s.groupId);
     id('episodeId', s.episodeId);
+    const size = announcedGroupSize(s.info);
+    if (typeof size === 'object') fail(`info.${GROUP_SIZE_INFO_KEY}`, size.error);
   });
 }
 

@@ -5,9 +5,13 @@
 // passed since its first trajectory. A group closed by the timeout (or by the bound on open groups, or
 // by source completion) is emitted if it has at least `minGroupSize` members, otherwise dropped.
 //
-// Expected size: `groupSize`, unless a member's trajectory carries `metrics.groupSize` (the assembler
-// copies it from the steps' `info.groupSize`, so an actor can announce how many rollouts it started
-// for a task); the first member that carries one decides.
+// Expected size: the announced one when a member's trajectory carries `metrics.groupSize` (the assembler
+// copies it from the steps' `info.groupSize`, the contract's way for a producer to say how many episodes
+// it started for a task; the processors dead-letter a step whose size is malformed or disagrees with its
+// group's, group-sizes.ts); the first member that carries one decides. A group that announces none
+// expects `groupSize`, but with `idleCloseMs` set it also closes `idleCloseMs` after its latest trajectory
+// when none of its episodes is still open (`hasOpenEpisodes`): a producer that does not announce its group
+// size waits seconds, not the group timeout (docs/design/group-completion.md).
 //
 // Incomplete trajectories (outcome 'incomplete') are dropped on arrival unless `includeIncomplete`,
 // but they still count as arrived: the group does not wait out its timeout for an episode that will
@@ -25,9 +29,10 @@ import { RecentlyClosed, scopedKey } from './recently-closed.js';
 
 /**
  * Why a group was closed: 'full' when every expected trajectory has arrived (some may have been left out
- * as incomplete, see `partial`), 'timeout', 'evicted' (bound on open groups), 'source-completed'.
+ * as incomplete, see `partial`), 'idle' (no size announced, `idleCloseMs` after its last episode ended
+ * with none open), 'timeout', 'evicted' (bound on open groups), 'source-completed'.
  */
-export type GroupCloseReason = 'full' | 'timeout' | 'evicted' | 'source-completed';
+export type GroupCloseReason = 'full' | 'idle' | 'timeout' | 'evicted' | 'source-completed';
 
 export interface TrajectoryGroup<I> {
   readonly runId: string;
@@ -71,6 +76,8 @@ export interface GroupAssemblyStats {
   dropped: Record<GroupDropReason, number>;
   /** Groups open now (a gauge). */
   openGroups: number;
+  /** Groups closed (emitted or dropped as too small), by why they closed. */
+  closedBy: Record<GroupCloseReason, number>;
 }
 
 export function createGroupAssemblyStats(): GroupAssemblyStats {
@@ -81,6 +88,7 @@ export function createGroupAssemblyStats(): GroupAssemblyStats {
     droppedGroups: 0,
     openGroups: 0,
     dropped: { 'too-small': 0, incomplete: 0, late: 0, duplicate: 0 },
+    closedBy: { full: 0, idle: 0, timeout: 0, evicted: 0, 'source-completed': 0 },
   };
 }
 
@@ -93,6 +101,13 @@ export interface AssembleGroupsOptions<I> {
   readonly minGroupSize?: number;
   /** A group still not full this long after its first trajectory is closed. Default 300 000 ms. */
   readonly groupTimeoutMs?: number;
+  /**
+   * A group that announces no size closes this long after its latest trajectory, unless one of its episodes
+   * is still open then (it closes after that one's trajectory). Default: never (only full or timed out).
+   */
+  readonly idleCloseMs?: number;
+  /** Whether an episode of the group is still being assembled (assembleTrajectories' openEpisodes). Default: none is. */
+  readonly hasOpenEpisodes?: (runId: string, groupId: string) => boolean;
   /** Keep incomplete trajectories as members instead of dropping them. Default false. */
   readonly includeIncomplete?: boolean;
   /** At most this many open groups; opening one more first closes the oldest, as by its timeout. Default 10 000. */
@@ -120,6 +135,7 @@ interface OpenGroup<I> {
   arrived: number;
   announcedSize: number | undefined;
   timer: Subscription | undefined;
+  idleTimer: Subscription | undefined;
 }
 
 /** Over the assembler's output. */
@@ -132,6 +148,8 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
     groupSize = DEFAULT_GROUP_SIZE,
     minGroupSize = DEFAULT_MIN_GROUP_SIZE,
     groupTimeoutMs = DEFAULT_GROUP_TIMEOUT_MS,
+    idleCloseMs,
+    hasOpenEpisodes = () => false,
     includeIncomplete = false,
     maxOpenGroups = 10_000,
     rememberClosedGroups = 10_000,
@@ -145,6 +163,7 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
     throw new ConfigError(`assembleGroups: minGroupSize must be an integer in [1, groupSize = ${groupSize}], got ${minGroupSize}.`);
   }
   if (!(groupTimeoutMs > 0)) throw new ConfigError(`assembleGroups: groupTimeoutMs must be > 0, got ${groupTimeoutMs}.`);
+  if (idleCloseMs !== undefined && !(idleCloseMs > 0)) throw new ConfigError(`assembleGroups: idleCloseMs must be > 0 (milliseconds), got ${idleCloseMs}.`);
   if (!Number.isInteger(maxOpenGroups) || maxOpenGroups < 1) {
     throw new ConfigError(`assembleGroups: maxOpenGroups must be an integer >= 1, got ${maxOpenGroups}.`);
   }
@@ -165,8 +184,10 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
       const close = (key: string, group: OpenGroup<I>, reason: GroupCloseReason): void => {
         open.delete(key);
         group.timer?.unsubscribe();
+        group.idleTimer?.unsubscribe();
         closed.add(key);
         stats.openGroups = open.size;
+        stats.closedBy[reason]++;
         const expectedSize = expectedSizeOf(group);
         const partial = group.members.length < expectedSize;
         const minimum = Math.min(minGroupSize, expectedSize);
@@ -178,6 +199,22 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
         stats.groups++;
         if (partial) stats.partialGroups++;
         subscriber.next({ runId: group.runId, groupId: group.groupId, members: group.members, expectedSize, partial, closedBy: reason });
+      };
+
+      // (Re)arms the idle close of a group that announces no size; at its end, a group with an episode
+      // still open stays open: that episode's trajectory arms it again.
+      const armIdleClose = (key: string, group: OpenGroup<I>): void => {
+        group.idleTimer?.unsubscribe();
+        group.idleTimer = undefined;
+        if (idleCloseMs === undefined || group.announcedSize !== undefined) return;
+        group.idleTimer = scheduler.schedule(() => {
+          try {
+            group.idleTimer = undefined;
+            if (open.get(key) === group && !hasOpenEpisodes(group.runId, group.groupId)) close(key, group, 'idle');
+          } catch (error) {
+            subscriber.error(error);
+          }
+        }, idleCloseMs);
       };
 
       const subscription = source.subscribe({
@@ -198,7 +235,7 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
                 const [oldestKey, oldest] = open.entries().next().value as [string, OpenGroup<I>];
                 close(oldestKey, oldest, 'evicted');
               }
-              group = { runId, groupId, members: [], episodes: new Set(), arrived: 0, announcedSize: undefined, timer: undefined };
+              group = { runId, groupId, members: [], episodes: new Set(), arrived: 0, announcedSize: undefined, timer: undefined, idleTimer: undefined };
               const opened = group;
               open.set(key, opened);
               stats.openGroups = open.size;
@@ -226,6 +263,7 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
               group.members.push(item);
             }
             if (group.arrived >= expectedSizeOf(group)) close(key, group, 'full');
+            else armIdleClose(key, group);
           } catch (error) {
             subscriber.error(error);
           }
@@ -239,7 +277,10 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
 
       return () => {
         subscription.unsubscribe();
-        for (const group of open.values()) group.timer?.unsubscribe();
+        for (const group of open.values()) {
+          group.timer?.unsubscribe();
+          group.idleTimer?.unsubscribe();
+        }
         open.clear();
         stats.openGroups = 0;
       };

@@ -15,6 +15,7 @@
 import { Observable, asyncScheduler, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
 import type { StepEvent, TrajectoryEvent } from '../../schemas/index.js';
 import { ConfigError } from '../../core/errors.js';
+import type { GroupOpenEpisodes } from './group-open-episodes.js';
 import { OpenEpisode, type EpisodeCloseReason } from './open-episode.js';
 import { RecentlyClosed, scopedKey } from './recently-closed.js';
 
@@ -90,6 +91,8 @@ export interface AssembleTrajectoriesOptions<T> {
   readonly onDiscard?: (item: T, reason: DiscardReason) => void;
   /** Counters to increment; pass one from createAssemblyStats() to read them. */
   readonly stats?: AssemblyStats;
+  /** Counts each group's open episodes, for assembleGroups' idle close (`hasOpenEpisodes`). */
+  readonly openEpisodesByGroup?: GroupOpenEpisodes;
   readonly scheduler?: SchedulerLike;
 }
 
@@ -109,6 +112,7 @@ export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> 
     flushOnComplete = true,
     onDiscard,
     stats = createAssemblyStats(),
+    openEpisodesByGroup,
     scheduler = asyncScheduler,
   } = options;
   if (!(idleTimeoutMs > 0)) throw new ConfigError(`assembleTrajectories: idleTimeoutMs must be > 0, got ${idleTimeoutMs}.`);
@@ -123,9 +127,16 @@ export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> 
       const open = new Map<string, OpenEpisode<T>>();
       const timers = new Map<string, Subscription>();
       const closed = new RecentlyClosed(rememberClosedEpisodes);
+      // Each open episode's group, as it was counted in openEpisodesByGroup (only when one is given).
+      const groupOf = new Map<string, { readonly runId: string; readonly groupId: string }>();
 
       const close = (key: string, episode: OpenEpisode<T>, reason: EpisodeCloseReason): void => {
         open.delete(key);
+        const group = groupOf.get(key);
+        if (group !== undefined) {
+          groupOf.delete(key);
+          openEpisodesByGroup?.closed(group.runId, group.groupId);
+        }
         timers.get(key)?.unsubscribe();
         timers.delete(key);
         closed.add(key);
@@ -181,6 +192,10 @@ export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> 
               }
               episode = new OpenEpisode<T>(scheduler.now());
               open.set(key, episode);
+              if (openEpisodesByGroup !== undefined) {
+                groupOf.set(key, { runId: step.runId, groupId: step.groupId });
+                openEpisodesByGroup.opened(step.runId, step.groupId);
+              }
               stats.openEpisodes = open.size;
               watch(key, episode, idleTimeoutMs);
             }
@@ -207,6 +222,8 @@ export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> 
         subscription.unsubscribe();
         for (const timer of timers.values()) timer.unsubscribe();
         timers.clear();
+        for (const group of groupOf.values()) openEpisodesByGroup?.closed(group.runId, group.groupId);
+        groupOf.clear();
         open.clear();
         stats.openEpisodes = 0;
       };

@@ -9,13 +9,14 @@ import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { estimators, type EstimatorName } from '../advantages/registry.js';
 import { filterNames, type FilterName } from '../filters/registry.js';
 import { startProcessors } from './processor.js';
+import { DEFAULT_GROUP_IDLE_CLOSE_MS } from './settings.js';
 import { superviseProcessors } from './supervise.js';
 import { jsonObjectFlag, positiveInt } from '../../infra/cli/flags.js';
 
 const usage =
   'trajflow processors [--estimator grpo|dr_grpo|rloo|starpo|reinforce_plus_plus|reinforce_plus_plus_baseline|gigpo] ' +
   '[--filter dynamic_sampling|starpo_s_variance|ragen2_snr_top_p]… [--group-size 8] [--min-group-size 2] ' +
-  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--batch-window-ms 20] [--max-batch-groups 64] [--iteration-idle-ms 10000] [--flush-ms 100] ' +
+  '[--idle-timeout-ms 120000] [--group-timeout-ms 300000] [--group-idle-close-ms 3000] [--batch-window-ms 20] [--max-batch-groups 64] [--iteration-idle-ms 10000] [--flush-ms 100] ' +
   '[--consumer-group <prefix>.processors] [--instance 0]';
 
 export const processorsCommand: Command = {
@@ -32,6 +33,7 @@ export const processorsCommand: Command = {
         'min-group-size': { type: 'string' },
         'idle-timeout-ms': { type: 'string' },
         'group-timeout-ms': { type: 'string' },
+        'group-idle-close-ms': { type: 'string' },
         'consumer-group': { type: 'string' },
         instance: { type: 'string', default: '0' },
         'batch-window-ms': { type: 'string' },
@@ -58,8 +60,9 @@ export const processorsCommand: Command = {
       },
     };
     shutdownOnSignals([pipeline, backbone]);
-    const start = () =>
-      startProcessors(backbone, {
+    let closedBy: () => string = () => '';
+    const start = async () => {
+      const handle = await startProcessors(backbone, {
         ...(values['consumer-group'] ? { consumerGroupId: values['consumer-group'] } : {}),
         processing: {
           reward: { terms: [{ kind: 'env_return' }] },
@@ -70,6 +73,7 @@ export const processorsCommand: Command = {
         minGroupSize: positiveInt('min-group-size', values['min-group-size'], 2),
         idleTimeoutMs: positiveInt('idle-timeout-ms', values['idle-timeout-ms'], 120_000),
         groupTimeoutMs: positiveInt('group-timeout-ms', values['group-timeout-ms'], 300_000),
+        groupIdleCloseMs: positiveInt('group-idle-close-ms', values['group-idle-close-ms'], DEFAULT_GROUP_IDLE_CLOSE_MS),
         batchWindowMs: positiveInt('batch-window-ms', values['batch-window-ms'], 20),
         maxBatchGroups: positiveInt('max-batch-groups', values['max-batch-groups'], 64),
         iterationIdleMs: positiveInt('iteration-idle-ms', values['iteration-idle-ms'], 10_000),
@@ -77,9 +81,16 @@ export const processorsCommand: Command = {
         onBatch: (stats) =>
           console.log(
             `batch: ${stats.groups} groups, ${stats.trajectories} trajectories, reward ${stats.rewardMean.toFixed(3)} ± ${stats.rewardStd.toFixed(3)}, ` +
-              `success ${(100 * stats.successRate).toFixed(1)}%, in-group std ${stats.meanInGroupRewardStd.toFixed(3)}, dropped ${stats.droppedGroups}`,
+              `success ${(100 * stats.successRate).toFixed(1)}%, in-group std ${stats.meanInGroupRewardStd.toFixed(3)}, dropped ${stats.droppedGroups}${closedBy()}`,
           ),
       });
+      // Groups closed so far, by why: 'closed idle' and 'closed by timeout' are groups whose size was not announced or not reached.
+      closedBy = () => {
+        const c = handle.stats.groups.closedBy;
+        return `; groups closed: ${c.full} full, ${c.idle} idle, ${c.timeout} by timeout, ${c.evicted} evicted`;
+      };
+      return handle;
+    };
     console.log(
       `processors: consumer group '${values['consumer-group'] ?? `${config.topicPrefix}.processors`}', instance ${values.instance}, estimator ${estimator}; Ctrl-C to stop`,
     );

@@ -21,7 +21,7 @@ import { TransactionalEmitter, type OutputUnit } from '../exactly-once/transacti
 import { deadLetterUnit } from './output-units.js';
 import { batchProcessor } from './process-batch.js';
 import { processorsSettings, type ProcessorsOptions, type ProcessorsSettings } from './settings.js';
-import { stepPipeline } from './step-pipeline.js';
+import { createPipelineStats, stepPipeline, type PipelineStats } from './step-pipeline.js';
 
 export type { ProcessorsOptions } from './settings.js';
 
@@ -29,6 +29,8 @@ export interface ProcessorsHandle {
   readonly consumer: TopicConsumer<StepEvent>;
   readonly emitter: TransactionalEmitter;
   readonly marks: EpisodeMarks;
+  /** The assembly's counters: groups closed by reason (full, idle, timeout, …), trajectories, drops. */
+  readonly stats: PipelineStats;
   /** Resolves when the pipeline stops; rejects on a failure (the process should exit and be restarted). */
   readonly done: Promise<void>;
   close(): Promise<void>;
@@ -41,14 +43,10 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const marks = new EpisodeMarks(consumerGroupId);
   await marks.reload(backbone.kafka, topics.state);
 
+  const hold = deadLetterHold(marks, (unit) => emit(unit));
+  const stats = createPipelineStats();
   const consumer = stepConsumer(backbone, settings, {
-    // Dead letters are written exactly once, like the outputs: in a transaction with a mark of their position
-    // (and the offsets); a message read again after a crash finds its mark and is only acknowledged.
-    hold: (letter, source) => {
-      const unit = deadLetterUnit(marks, letter, source);
-      if (unit === null) source.ack();
-      else emit(unit);
-    },
+    hold,
     onAssignment: (assignment) => takeOver(out, assignment[topics.steps] ?? [], () => marks.reload(backbone.kafka, topics.state)),
   });
   const out: TransactionalEmitter = new TransactionalEmitter(backbone.config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, consumerGroupId, {
@@ -72,7 +70,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const subscription = new Subscription();
   const done = new Promise<void>((resolve, reject) => {
     failFlush = reject;
-    const steps = consumer.events$.pipe(stepPipeline({ settings, processBatch, marks, emit }));
+    const steps = consumer.events$.pipe(stepPipeline({ settings, processBatch, marks, emit, deadLetter: hold, stats }));
     subscription.add(steps.subscribe({ next: (stats) => options.onBatch?.(stats), error: reject, complete: resolve }));
     subscription.add(interval(settings.flushIntervalMs).subscribe(() => out.dispatch()));
   });
@@ -82,6 +80,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     consumer,
     emitter: out,
     marks,
+    stats,
     done,
     // Stop the operators (open episodes are simply not acknowledged), write what is finished, then leave.
     close: async () => {
@@ -91,6 +90,18 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
       await consumer.close({ drain: false });
       await out.close();
     },
+  };
+}
+
+/**
+ * Dead letters are written exactly once, like the outputs: in a transaction with a mark of their position
+ * (and the offsets); a message read again after a crash finds its mark and is only acknowledged.
+ */
+function deadLetterHold(marks: EpisodeMarks, emit: (unit: OutputUnit) => void): HeldDeadLetterSink['hold'] {
+  return (letter, source) => {
+    const unit = deadLetterUnit(marks, letter, source);
+    if (unit === null) source.ack();
+    else emit(unit);
   };
 }
 

@@ -15,6 +15,11 @@ export interface ProcessorsOptions {
   readonly idleTimeoutMs?: number;
   readonly groupTimeoutMs?: number;
   /**
+   * A group whose steps announce no size (`info.groupSize`) closes this long after its latest episode ended,
+   * when none of its episodes is open (default 3,000 ms; docs/design/group-completion.md).
+   */
+  readonly groupIdleCloseMs?: number;
+  /**
    * A rollout batch (what filters and batch estimators see together) closes batchWindowMs after its first
    * group (default 20) or when it holds maxBatchGroups groups (default 64), whichever comes first
    * (rollout-batches.ts). Set maxBatchGroups to the actors' groups per iteration for RAGEN's batches, with a
@@ -43,6 +48,9 @@ export interface ProcessorsOptions {
   readonly holdCommits?: boolean;
 }
 
+/** How long a group that announces no size waits after its latest episode ended (none open) before it closes. */
+export const DEFAULT_GROUP_IDLE_CLOSE_MS = 3_000;
+
 /** ProcessorsOptions with every default filled in (processing, onBatch and holdCommits stay on the options). */
 export interface ProcessorsSettings {
   readonly consumerGroupId: string;
@@ -50,6 +58,7 @@ export interface ProcessorsSettings {
   readonly minGroupSize: number;
   readonly idleTimeoutMs: number;
   readonly groupTimeoutMs: number;
+  readonly groupIdleCloseMs: number;
   readonly batchWindowMs: number;
   readonly maxBatchGroups: number;
   /** undefined: rollout-batches.ts's own default. */
@@ -66,6 +75,8 @@ export function processorsSettings(config: Pick<TrajflowConfig, 'topicPrefix'>, 
   if (!(flushIntervalMs > 0) || !(batchWindowMs > 0)) {
     throw new ConfigError('flushIntervalMs and batchWindowMs must be > 0 (milliseconds)');
   }
+  const groupIdleCloseMs = options.groupIdleCloseMs ?? DEFAULT_GROUP_IDLE_CLOSE_MS;
+  if (!(groupIdleCloseMs > 0)) throw new ConfigError(`groupIdleCloseMs must be > 0 (milliseconds; --group-idle-close-ms), got ${groupIdleCloseMs}`);
   const topic = (given: string | undefined, name: string) => given ?? topicName(config, name);
   return {
     consumerGroupId: options.consumerGroupId ?? `${config.topicPrefix}.processors`,
@@ -73,6 +84,7 @@ export function processorsSettings(config: Pick<TrajflowConfig, 'topicPrefix'>, 
     minGroupSize: options.minGroupSize ?? 2,
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     groupTimeoutMs: options.groupTimeoutMs ?? 300_000,
+    groupIdleCloseMs,
     batchWindowMs,
     maxBatchGroups: options.maxBatchGroups ?? 64,
     iterationIdleMs: options.iterationIdleMs,

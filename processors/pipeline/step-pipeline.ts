@@ -3,16 +3,21 @@
 // and writes what it emits.
 //
 //   steps of an episode already written (marked) → acknowledged only, not assembled again;
-//   the rest, per consumer-group generation → trajectories → groups → rollout batches → per run:
+//   the rest, per consumer-group generation → a step whose announced group size is malformed or disagrees
+//   with its group's → dead letter; the others → trajectories → groups → rollout batches → per run:
 //   rewards, filters, advantages, samples (process-batch.ts) → one unit per group.
 // A rebalance starts a new generation: the operators' open episodes and groups are dropped (their steps come
 // again from the committed offsets) by restarting the chain for the new generation (perGeneration).
 import { filter, groupBy, map, mergeMap, switchMap, type Observable, type OperatorFunction } from 'rxjs';
+import type { DeadLetterInput, HeldDeadLetterSink } from '../../streams/dead-letter.js';
+import { WireStep } from '../../schemas/wire-step.js';
 import {
   assembleGroups,
   assembleTrajectories,
   createAssemblyStats,
   createGroupAssemblyStats,
+  GroupOpenEpisodes,
+  GroupSizes,
   type AssemblyStats,
   type GroupAssemblyStats,
   type GroupDrop,
@@ -33,11 +38,25 @@ export interface StepPipelineOptions {
   readonly marks: Pick<EpisodeMarks, 'has'>;
   /** Takes a unit to write; called synchronously, in the order the units are made. */
   readonly emit: (unit: OutputUnit) => void;
+  /** Takes a step refused before assembly (its dead letter, written with its offset). Default: acknowledged only. */
+  readonly deadLetter?: HeldDeadLetterSink['hold'];
+  /** The assembly counters (groups closed by reason, …); default fresh ones. */
+  readonly stats?: PipelineStats;
+}
+
+/** The counters of the operator chain, for the shell to show. */
+export interface PipelineStats {
+  readonly assembly: AssemblyStats;
+  readonly groups: GroupAssemblyStats;
+}
+
+export function createPipelineStats(): PipelineStats {
+  return { assembly: createAssemblyStats(), groups: createGroupAssemblyStats() };
 }
 
 export function stepPipeline(options: StepPipelineOptions): OperatorFunction<StepEnvelope, BatchStats> {
   const { marks, emit } = options;
-  const stats = { assembly: createAssemblyStats(), groups: createGroupAssemblyStats() };
+  const stats = options.stats ?? createPipelineStats();
   return (steps$) =>
     steps$.pipe(
       // Steps of episodes already turned into output (before a crash or on another instance): skip, acknowledge.
@@ -60,25 +79,34 @@ export function perGeneration<T extends { readonly generation: number }, R>(pipe
 }
 
 /** One generation's chain, from its steps to its rollout batches' statistics. */
-function generationPipeline(
-  generation: number,
-  { settings, processBatch, emit }: StepPipelineOptions,
-  stats: { readonly assembly: AssemblyStats; readonly groups: GroupAssemblyStats },
-): OperatorFunction<StepEnvelope, BatchStats> {
+function generationPipeline(generation: number, options: StepPipelineOptions, stats: PipelineStats): OperatorFunction<StepEnvelope, BatchStats> {
+  const { settings, processBatch, emit } = options;
   const { consumerGroupId, iterationIdleMs } = settings;
+  const deadLetter = options.deadLetter ?? ((_letter: DeadLetterInput, envelope: StepEnvelope) => emit(acknowledgeOnly(generation, envelope)));
+  const groupSizes = new GroupSizes();
+  const openEpisodes = new GroupOpenEpisodes();
   return (steps$: Observable<StepEnvelope>) =>
     steps$.pipe(
+      filter((envelope) => {
+        const verdict = groupSizes.check(envelope.value);
+        if (verdict.ok) return true;
+        deadLetter(invalidStepLetter(envelope, verdict.detail), envelope);
+        return false;
+      }),
       assembleTrajectories<StepEnvelope>({
         stepOf: (envelope) => envelope.value,
         idleTimeoutMs: settings.idleTimeoutMs,
         flushOnComplete: false,
         stats: stats.assembly,
+        openEpisodesByGroup: openEpisodes,
         onDiscard: (envelope) => emit(acknowledgeOnly(generation, envelope)),
       }),
       assembleGroups<StepEnvelope>({
         groupSize: settings.groupSize,
         minGroupSize: settings.minGroupSize,
         groupTimeoutMs: settings.groupTimeoutMs,
+        idleCloseMs: settings.groupIdleCloseMs,
+        hasOpenEpisodes: (runId, groupId) => openEpisodes.has(runId, groupId),
         flushOnComplete: false,
         stats: stats.groups,
         onDrop: (drop: GroupDrop<Member>) => emit(episodesUnit(consumerGroupId, generation, drop.items, 'dropped')),
@@ -97,6 +125,19 @@ function generationPipeline(
         return result.stats;
       }),
     );
+}
+
+/** The dead letter of a step refused before assembly: its bytes as read, when the step kept them. */
+function invalidStepLetter(envelope: StepEnvelope, detail: string): DeadLetterInput {
+  return {
+    reason: 'invalid-value',
+    detail,
+    sourceTopic: envelope.topic,
+    sourcePartition: envelope.partition,
+    sourceOffset: envelope.offset,
+    key: envelope.key,
+    payload: envelope.value instanceof WireStep ? envelope.value.bytes : null,
+  };
 }
 
 function groupByRun<G extends { readonly runId: string }>(groups: readonly G[]): Map<string, G[]> {
