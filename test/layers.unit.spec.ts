@@ -45,6 +45,7 @@ test('the sources follow the layer rules: no cycle, no import against the order,
     'streams',
     'tokenizer',
     'web',
+    'sdk',
     'test',
     'scripts',
   ];
