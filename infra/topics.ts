@@ -41,6 +41,14 @@ export const topicSpecs: readonly TopicSpec[] = [
     key: 'runId',
     description: 'published policy weights; compacted so the latest version per run survives',
   },
+  {
+    name: 'policy.weights',
+    partitions: 1,
+    // Compaction runs on closed segments only: 64 MiB ones let retired versions' chunks go soon after their tombstones.
+    configs: { 'cleanup.policy': 'compact', 'segment.bytes': String(64 * 1024 * 1024) },
+    key: 'runId/v<version>/<chunk index | manifest>',
+    description: "policy weights in chunks with a manifest (count, bytes, SHA-256), for actors without the learner's disk; old versions retired by tombstones",
+  },
   { name: 'alerts', partitions: 1, configs: FOREVER, key: 'runId', description: 'collapse early-warnings' },
   {
     name: 'deadletter',

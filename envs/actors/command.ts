@@ -5,7 +5,7 @@
 // Without --episodes/--iterations it runs until SIGINT/SIGTERM, then completes the started groups,
 // flushes, and exits.
 import type { Command } from '../../infra/cli/command.js';
-import { loadConfig } from '../../core/config.js';
+import { loadConfig, topicName } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
@@ -109,8 +109,12 @@ export const actorsCommand: Command = {
       // The transformer follows the learner's policy versions; the random policy only relabels itself.
       // --model: the learner's model settings, so version 0 (before any checkpoint) is the learner's own v0.
       const model = jsonObjectFlag('model', flags['--model'], { example: '{"positionMode":"grid"}' });
+      // Versions the learner publishes on the weights topic are read from it (no shared disk needed).
+      const weightsTopic = { kafka: backbone.kafka, topic: topicName(trajflow, 'policy.weights'), runId: config.runId };
       const provider =
-        policy === 'transformer' ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature, model }) : undefined;
+        policy === 'transformer'
+          ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature, model, weightsTopic })
+          : undefined;
       const run = await startActors(backbone, config, provider ? { provider } : {});
       const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });
       try {
@@ -121,6 +125,7 @@ export const actorsCommand: Command = {
         );
       } finally {
         release();
+        await provider?.close?.();
       }
       return 0;
     } finally {

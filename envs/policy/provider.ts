@@ -14,6 +14,8 @@ export interface PolicyProvider {
    * opens only after it, so a freed episode samples with the version that freed it.
    */
   onVersion(event: PolicyVersionEvent): void | Promise<void>;
+  /** Releases what loading versions holds (e.g. a reader of the weights topic); the owner of the provider calls it once done. */
+  close?(): Promise<void>;
 }
 
 export interface PolicyProviderOptions {
@@ -23,6 +25,8 @@ export interface PolicyProviderOptions {
   readonly load: (event: PolicyVersionEvent) => Policy | Promise<Policy>;
   /** Called when a version cannot be loaded; the previous policy stays current. */
   readonly onError?: (error: unknown, event: PolicyVersionEvent) => void;
+  /** Releases what `load` holds. */
+  readonly close?: () => Promise<void>;
 }
 
 /** Switches to each newer version once it has loaded; a load that finishes after a newer one is dropped. */
@@ -31,6 +35,7 @@ export function createPolicyProvider(options: PolicyProviderOptions): PolicyProv
   let newestRequested = policy.version;
   const onError = options.onError ?? ((error, event) => console.error(`actors: could not load policy version ${event.version}:`, error));
   return {
+    ...(options.close ? { close: options.close } : {}),
     current: () => policy,
     async onVersion(event) {
       if (event.version <= newestRequested) return;

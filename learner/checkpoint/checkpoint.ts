@@ -6,7 +6,8 @@
 // The manifest is written last and renamed into place, so a directory without one is an interrupted
 // write and is ignored: the latest checkpoint is the highest version with a manifest. The learner
 // resumes from it — weights, optimizer, update count and the offsets it had trained up to — so a crash
-// neither trains twice on a sample nor skips one.
+// neither trains twice on a sample nor skips one. Actors on other machines get the weights from the weights
+// topic instead (weights-topic.ts), as a blob of weights.bin with this manifest minus the learner's state.
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -109,13 +110,7 @@ export async function writeCheckpoint(root: string, input: CheckpointInput): Pro
 
 /** Reads a checkpoint directory, verifying the weights against the manifest's (or an expected) checksum. */
 export async function readCheckpoint(directory: string, expectedChecksum?: string): Promise<Checkpoint> {
-  let manifest: CheckpointManifest;
-  try {
-    manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8')) as CheckpointManifest;
-  } catch (error) {
-    throw new CheckpointError(`no readable checkpoint manifest in ${directory}: ${(error as Error).message}`);
-  }
-  if (manifest.format !== 'trajflow-checkpoint-v1') throw new CheckpointError(`${directory}: unknown checkpoint format ${String(manifest.format)}`);
+  const manifest = await readManifest(directory);
   const bytes = await readFile(join(directory, 'weights.bin'));
   const checksum = sha256(bytes);
   for (const expected of [manifest.checksum, expectedChecksum]) {
@@ -126,6 +121,41 @@ export async function readCheckpoint(directory: string, expectedChecksum?: strin
   const weights = new Map(unpack(bytes, manifest.weights).map((t) => [t.name, t.values]));
   const optimizer = unpack(await readFile(join(directory, 'optimizer.bin')), manifest.optimizer);
   return { manifest, directory, weights, optimizer };
+}
+
+async function readManifest(directory: string): Promise<CheckpointManifest> {
+  let manifest: CheckpointManifest;
+  try {
+    manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8')) as CheckpointManifest;
+  } catch (error) {
+    throw new CheckpointError(`no readable checkpoint manifest in ${directory}: ${(error as Error).message}`);
+  }
+  if (manifest.format !== 'trajflow-checkpoint-v1') throw new CheckpointError(`${directory}: unknown checkpoint format ${String(manifest.format)}`);
+  return manifest;
+}
+
+/**
+ * The weights file of a checkpoint directory and what an actor needs to read it: the manifest without the
+ * learner's own state (optimizer layout, sample offsets and ids, last step), checked against its checksum.
+ */
+export async function readWeightsBlob(directory: string): Promise<{ manifest: CheckpointManifest; bytes: Buffer }> {
+  const manifest = await readManifest(directory);
+  const bytes = await readFile(join(directory, 'weights.bin'));
+  if (sha256(bytes) !== manifest.checksum) throw new CheckpointError(`${directory}: weights.bin has SHA-256 ${sha256(bytes)}, expected ${manifest.checksum}`);
+  return { manifest: { ...manifest, optimizer: [], offsets: {}, recentSampleIds: [], lastStep: null }, bytes };
+}
+
+/** A checkpoint from a weights blob and its manifest, as they come off the weights topic (`source` names it in errors); no optimizer state. */
+export function checkpointFromBlob(manifest: unknown, bytes: Buffer, source: string, expectedChecksum?: string): Checkpoint {
+  const m = manifest as CheckpointManifest | null;
+  if (m === null || typeof m !== 'object' || m.format !== 'trajflow-checkpoint-v1') {
+    throw new CheckpointError(`${source}: unknown checkpoint format ${String(m?.format)}`);
+  }
+  const checksum = sha256(bytes);
+  for (const expected of [m.checksum, expectedChecksum]) {
+    if (expected !== undefined && expected !== checksum) throw new CheckpointError(`${source}: the weights have SHA-256 ${checksum}, expected ${expected}`);
+  }
+  return { manifest: m, directory: source, weights: new Map(unpack(bytes, m.weights).map((t) => [t.name, t.values])), optimizer: [] };
 }
 
 /** The newest complete checkpoint under `root`, or undefined. */
@@ -163,7 +193,7 @@ export function checkpointUri(directory: string): string {
 }
 
 export function checkpointPath(uri: string): string {
-  if (!uri.startsWith('file://')) throw new CheckpointError(`weightsUri ${uri} is not a file:// URI; only local checkpoints are supported`);
+  if (!uri.startsWith('file://')) throw new CheckpointError(`weightsUri ${uri} is not a file:// URI`);
   return fileURLToPath(uri);
 }
 

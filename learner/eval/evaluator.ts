@@ -11,7 +11,7 @@ import { followPolicyVersions, type PolicyVersionFollower } from '../../envs/act
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 import type { EvaluationEvent, PolicyVersionEvent } from '../../schemas/index.js';
 import type { Backbone } from '../../streams/index.js';
-import { checkpointPath, readCheckpoint } from '../checkpoint/checkpoint.js';
+import { versionCheckpoints, type VersionCheckpoints } from '../checkpoint/weights-transport.js';
 import { disposeBundle } from '../policy/bundle.js';
 import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
 import { evaluateBundle } from './compare.js';
@@ -52,8 +52,10 @@ export async function startEvaluator(backbone: Backbone, config: EvaluatorConfig
       alarm.wake();
     },
   });
+  // Versions on the weights topic are read from it (the evaluator then needs no disk shared with the learner).
+  const checkpoints = versionCheckpoints({ kafka: backbone.kafka, topic: topicName(backbone.config, 'policy.weights'), runId: config.runId });
   let running = true;
-  const done = evaluateUntilDone({ backbone, config, seeds, log, onEvaluation: options.onEvaluation, follower, next, wait: alarm.wait, running: () => running });
+  const done = evaluateUntilDone({ backbone, config, seeds, log, onEvaluation: options.onEvaluation, follower, checkpoints, next, wait: alarm.wait, running: () => running });
   done.catch(() => undefined);
   return {
     done,
@@ -72,6 +74,7 @@ interface EvaluatorLoop {
   readonly log: (line: string) => void;
   readonly onEvaluation: EvaluatorOptions['onEvaluation'];
   readonly follower: PolicyVersionFollower;
+  readonly checkpoints: VersionCheckpoints;
   readonly next: NextEvaluation<PolicyVersionEvent>;
   /** Resolves on the next version announced, on stop, or after a while. */
   readonly wait: () => Promise<void>;
@@ -89,7 +92,7 @@ async function evaluateUntilDone(loop: EvaluatorLoop): Promise<void> {
         await loop.wait();
         continue;
       }
-      const event = await evaluateVersion(config, candidate, loop.seeds);
+      const event = await evaluateVersion(config, candidate, loop.seeds, loop.checkpoints);
       await backbone.producer.send(topicName(backbone.config, 'evaluations'), 'evaluation', event, config.runId);
       const final = next.evaluated(candidate.version);
       loop.log(evaluationLine(event));
@@ -98,13 +101,14 @@ async function evaluateUntilDone(loop: EvaluatorLoop): Promise<void> {
     }
   } finally {
     await loop.follower.close();
+    await loop.checkpoints.close();
   }
 }
 
 /** Plays the held-out tasks with the version's checkpoint, on the run's own environment, beside the random policy. */
-async function evaluateVersion(config: EvaluatorConfig, version: PolicyVersionEvent, seeds: readonly number[]): Promise<EvaluationEvent> {
+async function evaluateVersion(config: EvaluatorConfig, version: PolicyVersionEvent, seeds: readonly number[], checkpoints: VersionCheckpoints): Promise<EvaluationEvent> {
   const started = performance.now();
-  const checkpoint = await readCheckpoint(checkpointPath(version.weightsUri), version.checksum);
+  const checkpoint = await checkpoints.read(version);
   const env = evalEnvironment(checkpoint.manifest, { envName: undefined, envOptions: undefined, otherEnv: false });
   const bundle = bundleFromCheckpoint(checkpoint);
   try {

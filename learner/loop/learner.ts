@@ -1,6 +1,7 @@
 // The learner on the event backbone: consume <prefix>.samples as one consumer group, train one rollout
-// batch per update (which samples: batch-assembly.ts), and after every update write a checkpoint, publish
-// the learner step and the new policy version, then acknowledge the batch's samples (the consumer commits them).
+// batch per update (which samples: batch-assembly.ts), and after every update write a checkpoint (and its
+// weights to the weights topic: learner/checkpoint/weights-transport.ts), publish the learner step and the
+// new policy version, then acknowledge the batch's samples (the consumer commits them).
 //
 // Exactly-once training across crashes: the checkpoint records, per partition, the lowest offset not yet
 // trained (past every sample seen, never past one held for a later batch), and the ids of recent trained
@@ -21,6 +22,8 @@ import { createEventConsumer, type Backbone, type Envelope } from '../../streams
 import { TOKENIZER_NAME } from '../../tokenizer/index.js';
 import { selectBackend, type BackendInfo } from '../backend.js';
 import { checkpointUri, latestCheckpoint, pruneCheckpoints, readVersion, writeCheckpoint, type Checkpoint } from '../checkpoint/checkpoint.js';
+import { publishCheckpointWeights } from '../checkpoint/weights-topic.js';
+import { weightsTransport } from '../checkpoint/weights-transport.js';
 import { templateCollapseBeforeUpdate } from '../collapse/index.js';
 import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../policy/bundle.js';
 import { bundleFromCheckpoint } from '../policy/checkpoint-provider.js';
@@ -121,7 +124,7 @@ async function openPolicy(config: LearnerConfig): Promise<Policy> {
  */
 async function announceStart(s: Shell): Promise<void> {
   const { resumed } = s.policy;
-  const saved = resumed ? { uri: checkpointUri(resumed.directory), checksum: resumed.manifest.checksum } : await saveCheckpoint(s, s.ledger.checkpoint(null, null));
+  const saved = resumed ? { uri: await weightsUri(s, resumed.directory), checksum: resumed.manifest.checksum } : await saveCheckpoint(s, s.ledger.checkpoint(null, null));
   s.log(s.ledger.startLine(s.config.runId, resumed?.directory ?? s.config.checkpointDir, resumed !== undefined));
   await publishVersion(s, saved);
   if (resumed?.manifest.lastStep) await publishStep(s, resumed.manifest.lastStep);
@@ -148,7 +151,16 @@ async function saveCheckpoint(s: Shell, record: CheckpointRecord): Promise<Saved
     env: { name: s.config.envName, options: s.config.envOptions },
   });
   await pruneCheckpoints(s.config.checkpointDir, s.config.keepCheckpoints);
-  return { uri: checkpointUri(directory), checksum: manifest.checksum };
+  return { uri: await weightsUri(s, directory), checksum: manifest.checksum };
+}
+
+/**
+ * The weightsUri a version event gives: the checkpoint directory, or (TRAJFLOW_WEIGHTS=topic) the version on
+ * the weights topic, written there first (again, on a resume: a crash may have come before it was).
+ */
+async function weightsUri(s: Shell, directory: string): Promise<string> {
+  if (weightsTransport(s.backbone.config) === 'file') return checkpointUri(directory);
+  return publishCheckpointWeights(s.backbone.producer, topicName(s.backbone.config, 'policy.weights'), directory, { keep: s.config.keepCheckpoints });
 }
 
 async function publishVersion(s: Shell, saved: Saved): Promise<PolicyVersionEvent> {

@@ -1,17 +1,21 @@
 // The provider `trajflow actors --policy transformer` uses: version 0 is a fresh model built exactly as
 // a fresh learner builds it (same default shape and seed, so the same weights); every later version is
-// loaded from the checkpoint its policy-version event names.
+// loaded from the checkpoint its policy-version event names (on disk, or on the weights topic given).
 import type { PolicyModelConfig } from '../model/config.js';
 import { selectBackend, type BackendChoice } from '../backend.js';
 import { createEnv } from '../../envs/registry.js';
 import type { PolicyProvider } from '../../envs/policy/provider.js';
 import { createPolicyBundle, policyOf } from './bundle.js';
+import type { WeightsTopicSource } from '../checkpoint/weights-transport.js';
 import { createCheckpointPolicyProvider } from './checkpoint-provider.js';
 
-/** `model`: the learner's model settings (its v0 is built from them and its seed); later versions come from checkpoints. */
+/**
+ * `model`: the learner's model settings (its v0 is built from them and its seed); later versions come from
+ * checkpoints. `weightsTopic`: where versions published on the weights topic are read (close() the provider after).
+ */
 export async function transformerProvider(
   envName: string,
-  options: { temperature?: number; backend?: BackendChoice; model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>> } = {},
+  options: { temperature?: number; backend?: BackendChoice; model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>>; weightsTopic?: WeightsTopicSource } = {},
 ): Promise<PolicyProvider> {
   const backend = await selectBackend(options.backend ?? 'auto');
   console.error(`actors: transformer policy on ${backend.description}`);
@@ -20,5 +24,9 @@ export async function transformerProvider(
     0,
     options.temperature === undefined ? {} : { temperature: options.temperature },
   );
-  return createCheckpointPolicyProvider({ initial, ...(options.temperature === undefined ? {} : { temperature: options.temperature }) });
+  return createCheckpointPolicyProvider({
+    initial,
+    ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
+    ...(options.weightsTopic === undefined ? {} : { weightsTopic: options.weightsTopic }),
+  });
 }

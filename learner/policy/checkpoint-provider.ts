@@ -1,11 +1,12 @@
-// The actors' side of policy versions: each PolicyVersionEvent names a checkpoint directory and the
-// SHA-256 of its weights; the provider reads it, checks the checksum, and builds a TransformerPolicy of
-// that version. An episode keeps the policy it started with, so a few superseded models stay alive;
+// The actors' side of policy versions: each PolicyVersionEvent names a checkpoint (a file:// directory, or
+// a version on the weights topic: learner/checkpoint/weights-transport.ts) and the SHA-256 of its weights;
+// the provider reads it, checks the checksum, and builds a TransformerPolicy of that version. An episode keeps the policy it started with, so a few superseded models stay alive;
 // models older than `keepVersions` behind the newest are freed (an episode lasting that many versions
 // is already stale beyond any sensible bound).
 import { createPolicyProvider, type PolicyProvider } from '../../envs/policy/provider.js';
 import type { PolicyVersionEvent } from '../../schemas/index.js';
-import { checkpointPath, readCheckpoint, CheckpointError, type Checkpoint } from '../checkpoint/checkpoint.js';
+import { readCheckpoint, CheckpointError, type Checkpoint } from '../checkpoint/checkpoint.js';
+import { versionCheckpoints, type WeightsTopicSource } from '../checkpoint/weights-transport.js';
 import { TOKENIZER_NAME } from '../../tokenizer/index.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from './bundle.js';
 import type { TransformerPolicy } from './transformer-policy.js';
@@ -16,6 +17,8 @@ export interface CheckpointPolicyOptions {
   readonly temperature?: number;
   readonly keepVersions?: number;
   readonly onError?: (error: unknown, event: PolicyVersionEvent) => void;
+  /** Where to read versions published on the weights topic (kafka: weightsUris); without it only file:// ones load. */
+  readonly weightsTopic?: WeightsTopicSource;
 }
 
 /** The policy bundle a checkpoint describes: its model shape, reply words and weights (same tokenizer required). */
@@ -39,14 +42,14 @@ export async function loadPolicyFromCheckpoint(
 export function createCheckpointPolicyProvider(options: CheckpointPolicyOptions): PolicyProvider {
   const keep = options.keepVersions ?? 4;
   const live = new Map<number, PolicyBundle>();
+  const checkpoints = versionCheckpoints(options.weightsTopic);
   return createPolicyProvider({
     initial: options.initial,
     onError: options.onError,
+    close: () => checkpoints.close(),
     load: async (event) => {
-      const { policy, bundle } = await loadPolicyFromCheckpoint(checkpointPath(event.weightsUri), event.version, {
-        checksum: event.checksum,
-        ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
-      });
+      const bundle = bundleFromCheckpoint(await checkpoints.read(event));
+      const policy = policyOf(bundle, event.version, options.temperature === undefined ? {} : { temperature: options.temperature });
       live.set(event.version, bundle);
       for (const [version, old] of live) {
         if (version < event.version - keep) {

@@ -20,6 +20,7 @@ test('the topic list has the names, partitions and retention the design asks for
       ['samples', 4],
       ['learner.steps', 1],
       ['policy.versions', 1],
+      ['policy.weights', 1],
       ['alerts', 1],
       ['deadletter', 1],
       ['rollout.stats', 1],
@@ -32,6 +33,7 @@ test('the topic list has the names, partitions and retention the design asks for
     assert.equal(spec(name).configs['retention.ms'], '-1', name);
   assert.equal(spec('samples').configs['retention.ms'], String(7 * 24 * 3600 * 1000));
   assert.equal(spec('policy.versions').configs['cleanup.policy'], 'compact');
+  assert.equal(spec('policy.weights').configs['cleanup.policy'], 'compact');
   assert.equal(spec('schemas').configs['cleanup.policy'], 'compact');
   assert.equal(spec('processors.state').configs['cleanup.policy'], 'compact');
   assert.equal(spec('env.steps').key, 'groupId');
