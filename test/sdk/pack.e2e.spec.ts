@@ -86,10 +86,10 @@ test('a script importing only trajflow publishes a step, reads it back, and the 
   const runId = `sdk-${Date.now().toString(36)}`;
   let processors: ChildProcess | undefined;
   try {
-    // The processors of this repository under the test's prefix (they create its topics); a group of one
-    // episode is complete at its last step.
+    // The processors of this repository under the test's prefix (they create its topics); the step announces a
+    // group of one episode (info.groupSize), complete at its end, and a group of one is not too small.
     let log = '';
-    processors = spawn(process.execPath, [join(projectRoot, 'bin', 'trajflow.mjs'), 'processors', '--group-size', '1', '--min-group-size', '1', '--flush-ms', '50'], {
+    processors = spawn(process.execPath, [join(projectRoot, 'bin', 'trajflow.mjs'), 'processors', '--min-group-size', '1', '--flush-ms', '50'], {
       cwd: projectRoot,
       env: cleanEnv({ TRAJFLOW_TOPIC_PREFIX: prefix }),
     });

@@ -1,7 +1,7 @@
 // The script test/sdk/pack.e2e.spec.ts runs in an empty project where only the packed trajflow tarball is
 // installed: it imports nothing but 'trajflow' (and node:), publishes one finished one-step episode to
 // <TRAJFLOW_TOPIC_PREFIX>.env.steps, reads the step back from the topic, then waits for the trajectory the
-// processors make of it. It prints one JSON line per result for the test to check.
+// processors make of it (docs/reference/wire-contract.md: the step announces its group of one). It prints one JSON line per result for the test to check.
 //   node publish-and-read.mjs <runId>
 import { randomUUID } from 'node:crypto';
 import { classifyDecodeError, connectBackbone, createEventConsumer, createReplay, eventDecoder, loadConfig, topicName } from 'trajflow';
@@ -32,7 +32,7 @@ const step = {
   actionValid: true,
   stateKey: 'pos=0',
   metrics: { success: 1 },
-  info: {},
+  info: { groupSize: '1' }, // the contract: a group of one episode is complete at its end
   eventTimeMs: Date.now(),
 };
 await backbone.steps.publish(step);
