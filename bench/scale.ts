@@ -2,7 +2,9 @@
 // `trajflow processors` processes (one consumer group, a steps topic of 8 partitions) on the same
 // workload, each configuration on topics of its own: steps/s from the first step published to the last
 // sample readable (read_committed), and correctness — every episode exactly one sample, no duplicates.
-// The processes are started and have joined their group before the clock starts.
+// The processes are started and have joined their group before the clock starts. Beside the rate, the CPU
+// the processes and the managed broker spent in the same window, per step (scale-cpu.ts): on a machine
+// with fewer cores than processes the rate cannot grow, but CPU per step shows what coordination costs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
@@ -15,13 +17,15 @@ import { groupSteps } from './load/episodes.js';
 import { fmt, option } from './args.js';
 import { PROCESSORS_NODE_FLAGS } from '../infra/node-flags.mjs';
 import { emitResult } from './results-file.js';
+import { cpuPerStep, cpuPerStepRatio, type ScaleCpuPerStep } from './scale-cpu.js';
+import { kafkaCpuMs, pidCpuMs } from './server-cpu.js';
 
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
 const GROUP_SIZE = 8;
 const EPISODE_LENGTH = 4;
 const PARTITIONS = 8;
 
-export interface ScaleResult {
+export interface ScaleResult extends ScaleCpuPerStep {
   readonly processes: number;
   readonly steps: number;
   readonly seconds: number;
@@ -62,12 +66,19 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
     }
     log(`${processes} process(es) joined; publishing ${groups * GROUP_SIZE * EPISODE_LENGTH} steps`);
     const steps = groupSteps(`scale-${randomUUID().slice(0, 6)}`, groups, GROUP_SIZE, EPISODE_LENGTH);
+    const cpuAtStart = cpuReading(config, children);
     const started = performance.now();
     await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
     const expected = groups * GROUP_SIZE;
-    const counts = await countSamples(backbone, config, expected);
+    let cpuAtEnd = cpuAtStart;
+    const counts = await countSamples(backbone, config, expected, () => (cpuAtEnd = cpuReading(config, children)));
     const seconds = (performance.now() - started) / 1000;
+    const spent = {
+      processesMs: cpuAtEnd.processesMs.map((ms, i) => ms - cpuAtStart.processesMs[i]!),
+      brokerMs: cpuAtEnd.brokerMs === null || cpuAtStart.brokerMs === null ? null : cpuAtEnd.brokerMs - cpuAtStart.brokerMs,
+    };
     return {
+      ...cpuPerStep(spent, steps.length),
       processes,
       steps: steps.length,
       seconds,
@@ -85,12 +96,29 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
   }
 }
 
-/** Reads the samples topic (read_committed) until `expected` distinct samples arrived; then 2 s more to catch duplicates. */
-async function countSamples(backbone: Backbone, config: TrajflowConfig, expected: number): Promise<{ total: number; distinct: number }> {
+/** CPU ms so far of each processor process and of the managed broker (null when it is not trajflow's own). */
+function cpuReading(config: TrajflowConfig, children: readonly ChildProcess[]): { processesMs: number[]; brokerMs: number | null } {
+  const processesMs = children.map((child) => {
+    const ms = child.pid === undefined ? null : pidCpuMs(child.pid);
+    if (ms === null) throw new Error(`cannot read the CPU time of processor process ${child.pid} from /proc (Linux only; did it exit?)`);
+    return ms;
+  });
+  return { processesMs, brokerMs: kafkaCpuMs(config) };
+}
+
+/** A configuration whose samples stop coming for this long is reported with what is missing, instead of waited on forever. */
+const STALL_MS = 60_000;
+
+/**
+ * Reads the samples topic (read_committed) until `expected` distinct samples arrived (or none came for
+ * STALL_MS), calling `reached` then (the end of the measured window); then 2 s more to catch duplicates.
+ */
+async function countSamples(backbone: Backbone, config: TrajflowConfig, expected: number, reached: () => void): Promise<{ total: number; distinct: number }> {
   const consumer = backbone.kafka.consumer({ groupId: `bench-scale-count-${randomUUID()}`, maxWaitTimeInMs: 100 });
   const ids = new Set<string>();
   let total = 0;
   let reachedAt = 0;
+  let lastAt = performance.now();
   await consumer.connect();
   await consumer.subscribe({ topics: [topicName(config, 'samples')], fromBeginning: true });
   await consumer.run({
@@ -98,10 +126,22 @@ async function countSamples(backbone: Backbone, config: TrajflowConfig, expected
       const sample = backbone.codec.decode('sample', message.value!);
       total++;
       ids.add(sample.sampleId);
-      if (ids.size >= expected && reachedAt === 0) reachedAt = performance.now();
+      lastAt = performance.now();
+      if (ids.size >= expected && reachedAt === 0) {
+        reachedAt = performance.now();
+        reached();
+      }
     },
   });
-  while (reachedAt === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (reachedAt === 0) {
+    if (performance.now() - lastAt > STALL_MS) {
+      console.error(`bench: no sample for ${STALL_MS / 1000} s with ${ids.size} of ${expected}: counted as missing`);
+      reachedAt = lastAt;
+      reached();
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
   const at = { total, distinct: ids.size };
   await new Promise((resolve) => setTimeout(resolve, 2000));
   await consumer.disconnect();
@@ -120,14 +160,17 @@ export async function runScaleBench(args: string[]): Promise<number> {
     console.log(
       `machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; steps topic with ${PARTITIONS} partitions, ${groups} groups of ${GROUP_SIZE} × ${EPISODE_LENGTH} steps`,
     );
+    const micros = (seconds: number | null) => (seconds === null ? '–' : `${(seconds * 1e6).toFixed(0)} µs`);
     for (const r of results) {
       console.log(
-        `${r.processes} process(es): ${fmt(r.stepsPerSecond)} steps/s (${r.steps} steps in ${r.seconds.toFixed(1)} s); samples ${r.distinctSamples}/${r.expectedSamples}, duplicates ${r.duplicates}, missing ${r.missing}`,
+        `${r.processes} process(es): ${fmt(r.stepsPerSecond)} steps/s (${r.steps} steps in ${r.seconds.toFixed(1)} s); CPU per step ${micros(r.cpuSecondsPerStep)} ` +
+          `(processes ${micros(r.processesCpuSecondsPerStep)}, broker ${micros(r.brokerCpuSecondsPerStep)}); samples ${r.distinctSamples}/${r.expectedSamples}, duplicates ${r.duplicates}, missing ${r.missing}`,
       );
     }
     const ratio = results[2]!.stepsPerSecond / results[0]!.stepsPerSecond;
-    console.log(`ratio 4 processes / 1 process: ${ratio.toFixed(2)}`);
-    emitResult(args, { bench: 'scale', machine, partitions: PARTITIONS, groups, results, ratio4to1: ratio });
+    const cpuRatio = cpuPerStepRatio(results[0]!, results[2]!);
+    console.log(`ratio 4 processes / 1 process: ${ratio.toFixed(2)} × the steps/s, ${cpuRatio.toFixed(2)} × the CPU per step`);
+    emitResult(args, { bench: 'scale', machine, partitions: PARTITIONS, groups, results, ratio4to1: ratio, cpuPerStepRatio4to1: cpuRatio });
     return results.every((r) => r.duplicates === 0 && r.missing === 0) ? 0 : 1;
   } finally {
     await backbone.close();

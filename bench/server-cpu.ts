@@ -30,6 +30,9 @@ function cpuMsOf(pidFile: string): number | null {
  */
 export const threadCpuMs = (): number | null => statCpuMs('/proc/thread-self/stat');
 
+/** CPU ms (user + system, all threads) process `pid` has used so far, or null when it cannot be read (gone, or not Linux). */
+export const pidCpuMs = (pid: number): number | null => statCpuMs(`/proc/${pid}/stat`);
+
 export const clickHouseCpuMs = (config: TrajflowConfig): number | null => cpuMsOf(clickHousePaths(config).pidFile);
 
 export const kafkaCpuMs = (config: TrajflowConfig): number | null => cpuMsOf(kafkaPaths(config).pidFile);
