@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, ServiceError } from '../../core/errors.js';
-import type { TrajflowConfig } from '../../core/config.js';
+import { DEFAULT_KAFKA_VERSION, type TrajflowConfig } from '../../core/config.js';
 import { withLock } from '../lock.js';
 import { run } from '../process.js';
 
@@ -14,8 +14,33 @@ export interface KafkaDistribution {
   readonly version: string;
 }
 
-/** The slf4j binding that makes the broker log through log4j 1.x (reload4j), matching Kafka 3.x. */
-const SLF4J_BINDING = { groupId: 'org.slf4j', artifactId: 'slf4j-reload4j', version: '1.7.36' };
+export interface MavenArtifact {
+  readonly groupId: string;
+  readonly artifactId: string;
+  readonly version: string;
+}
+
+/** The Kafka releases trajflow knows how to start: their major version decides the logging binding and config. */
+const SUPPORTED_MAJORS = [3, 4] as const;
+
+/** The major version of a release number like 4.4.0. */
+export function kafkaMajor(version: string): number {
+  return Number(version.split('.')[0]);
+}
+
+/**
+ * The slf4j binding the broker's pom leaves out (the distribution adds it; Maven does not). Kafka 3.x logs through
+ * log4j 1.x (reload4j); Kafka 4.x through log4j2 (KIP-653), whose log4j-core its pom already brings: it ships the
+ * binding for slf4j 1.7 (slf4j-api 1.7.36 is what the 4.x pom depends on), log4j-slf4j-impl.
+ */
+export function slf4jBinding(version: string): MavenArtifact {
+  const major = kafkaMajor(version);
+  if (major === 3) return { groupId: 'org.slf4j', artifactId: 'slf4j-reload4j', version: '1.7.36' };
+  if (major === 4) return { groupId: 'org.apache.logging.log4j', artifactId: 'log4j-slf4j-impl', version: '2.25.5' };
+  throw new ConfigError(
+    `TRAJFLOW_KAFKA_VERSION=${version}: trajflow can start Kafka ${SUPPORTED_MAJORS.join('.x or ')}.x brokers (default ${DEFAULT_KAFKA_VERSION}); unset it, or run your own broker and set TRAJFLOW_KAFKA_BROKERS.`,
+  );
+}
 
 export function kafkaDistribution(config: Pick<TrajflowConfig, 'cacheDir' | 'kafka'>): KafkaDistribution {
   const dir = join(config.cacheDir, `kafka-${config.kafka.version}`);
@@ -24,6 +49,7 @@ export function kafkaDistribution(config: Pick<TrajflowConfig, 'cacheDir' | 'kaf
 
 /** A pom whose only job is to list the broker as a dependency for `dependency:copy-dependencies`. */
 export function renderFetchPom(version: string): string {
+  const binding = slf4jBinding(version);
   const dep = (g: string, a: string, v: string): string => `    <dependency><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version></dependency>`;
   return [
     '<?xml version="1.0" encoding="UTF-8"?>',
@@ -36,7 +62,7 @@ export function renderFetchPom(version: string): string {
     '  <packaging>pom</packaging>',
     '  <dependencies>',
     dep('org.apache.kafka', 'kafka_2.13', version),
-    dep(SLF4J_BINDING.groupId, SLF4J_BINDING.artifactId, SLF4J_BINDING.version),
+    dep(binding.groupId, binding.artifactId, binding.version),
     '  </dependencies>',
     '</project>',
     '',
@@ -79,12 +105,7 @@ export async function fetchKafka(config: Pick<TrajflowConfig, 'cacheDir' | 'kafk
 }
 
 async function download(dist: KafkaDistribution, log: (line: string) => void): Promise<KafkaDistribution> {
-  if (!dist.version.startsWith('3.')) {
-    // Kafka 4 moved to log4j2 and a different slf4j binding; the generated configs here are for 3.x.
-    throw new ConfigError(
-      `TRAJFLOW_KAFKA_VERSION=${dist.version}: trajflow can start Kafka 3.x brokers only (default 3.9.2); unset it, or run your own broker and set TRAJFLOW_KAFKA_BROKERS.`,
-    );
-  }
+  slf4jBinding(dist.version); // refuses a major it has no logging config for, before any download
   mkdirSync(dist.dir, { recursive: true });
   rmSync(join(dist.dir, MARKER), { force: true });
   writeFileSync(join(dist.dir, 'pom.xml'), renderFetchPom(dist.version));

@@ -1,15 +1,16 @@
 // Starts, stops and reports the single-node KRaft broker trajflow runs for you. Everything it writes lives
 // under ${home}/kafka (config, data, pid file, cluster id) and ${logDir} (logs); the jars live in the cache.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ServiceError } from '../../core/errors.js';
+import { ConfigError, ServiceError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
 import { ensureProcess, stopProcess, type ManagedProcess } from '../managed-process.js';
-import { isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
+import { commandLine, isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
 import { probeKafka } from './client.js';
-import { fetchKafka } from './fetch.js';
-import { formatProperties, renderLog4j, renderServerProperties } from './properties.js';
-import { formatStorage } from './storage.js';
+import { fetchKafka, kafkaMajor } from './fetch.js';
+import { brokerLogging } from './logging.js';
+import { formatProperties, renderServerProperties } from './properties.js';
+import { formatStorage, isFormatted } from './storage.js';
 
 /** The main class in the broker's command line, used to recognise our process behind a pid. */
 const MAIN_CLASS = 'kafka.Kafka';
@@ -19,8 +20,9 @@ const STOP_GRACE_MS = 30_000;
 export interface KafkaPaths {
   readonly dir: string;
   readonly serverProperties: string;
-  readonly log4jProperties: string;
   readonly dataDir: string;
+  /** The newest release that ran on dataDir: an older major is refused (Kafka upgrades its data, never back). */
+  readonly dataVersionFile: string;
   readonly clusterIdFile: string;
   readonly pidFile: string;
   readonly lockFile: string;
@@ -35,8 +37,8 @@ export function kafkaPaths(config: Pick<TrajflowConfig, 'home' | 'logDir'>): Kaf
   return {
     dir,
     serverProperties: join(dir, 'server.properties'),
-    log4jProperties: join(dir, 'log4j.properties'),
     dataDir: join(dir, 'data'),
+    dataVersionFile: join(dir, 'data-version'),
     clusterIdFile: join(dir, 'cluster-id'),
     pidFile: join(dir, 'kafka.pid'),
     lockFile: join(dir, '.lock'),
@@ -50,7 +52,7 @@ export interface KafkaStatus {
   /** Pid of the broker trajflow started, null when it runs elsewhere or not at all. */
   readonly pid: number | null;
   readonly brokers: string[];
-  /** The pinned release trajflow runs; null for an external broker (its version is not asked). */
+  /** The running broker's release (from its command line), else the configured one; null for an external broker. */
   readonly version: string | null;
   readonly managed: boolean;
   readonly clusterId: string | null;
@@ -71,7 +73,7 @@ export async function kafkaStatus(config: TrajflowConfig): Promise<KafkaStatus> 
     running: info !== undefined,
     pid,
     brokers: config.kafka.brokers,
-    version: config.kafka.managed ? config.kafka.version : null,
+    version: config.kafka.managed ? ((pid !== null ? runningVersion(pid) : undefined) ?? config.kafka.version) : null,
     managed: config.kafka.managed,
     clusterId: info?.clusterId ?? null,
     logFile: config.kafka.managed ? paths.logFile : null,
@@ -82,8 +84,28 @@ function javaCommand(): string {
   return process.env.JAVA_HOME ? join(process.env.JAVA_HOME, 'bin', 'java') : 'java';
 }
 
-/** Writes server.properties and log4j.properties (every start, so port changes take effect). */
-function writeConfigs(config: TrajflowConfig, paths: KafkaPaths): void {
+/** The release a broker process runs, read from the jar folder on its command line (kafka-<version>/libs). */
+export function runningVersion(pid: number): string | undefined {
+  return /kafka-(\d+\.\d+\.\d+)[/\\]libs/.exec(commandLine(pid))?.[1];
+}
+
+/**
+ * Refuses to start an older major on data a newer one ran on. A 4.x broker starts on data a 3.x broker formatted
+ * (Kafka's upgrade path: its metadata.version stays until raised with kafka-features), so a home made before the
+ * default moved to 4.x keeps its topics; going back is not a path Kafka supports.
+ */
+function checkDataVersion(paths: KafkaPaths, version: string): void {
+  const before = existsSync(paths.dataVersionFile) ? readFileSync(paths.dataVersionFile, 'utf8').trim() : '';
+  if (isFormatted(paths.dataDir) && /^\d+\.\d+\.\d+$/.test(before) && kafkaMajor(before) > kafkaMajor(version)) {
+    throw new ConfigError(
+      `TRAJFLOW_KAFKA_VERSION=${version}: Kafka ${before} already ran on ${paths.dataDir} and a ${kafkaMajor(version)}.x broker cannot read its data. Unset TRAJFLOW_KAFKA_VERSION (or set ${before}), use another TRAJFLOW_HOME, or delete ${paths.dataDir} (its topics are lost).`,
+    );
+  }
+  if (!/^\d+\.\d+\.\d+$/.test(before) || kafkaMajor(before) <= kafkaMajor(version)) writeFileSync(paths.dataVersionFile, `${version}\n`);
+}
+
+/** Writes server.properties and the logging config (every start, so port changes take effect); returns the JVM's logging option. */
+function writeConfigs(config: TrajflowConfig, paths: KafkaPaths, version: string): string {
   mkdirSync(paths.dir, { recursive: true });
   mkdirSync(config.logDir, { recursive: true });
   const properties = renderServerProperties({
@@ -93,7 +115,10 @@ function writeConfigs(config: TrajflowConfig, paths: KafkaPaths): void {
     logFile: paths.logFile,
   });
   writeFileSync(paths.serverProperties, formatProperties(properties, 'Generated by trajflow (infra/kafka/properties.ts); rewritten on every start.'));
-  writeFileSync(paths.log4jProperties, renderLog4j(paths.logFile));
+  const logging = brokerLogging(version, paths.logFile);
+  const loggingFile = join(paths.dir, logging.fileName);
+  writeFileSync(loggingFile, logging.text);
+  return logging.jvmOption(loggingFile);
 }
 
 function logTails(paths: KafkaPaths): string {
@@ -102,13 +127,14 @@ function logTails(paths: KafkaPaths): string {
 
 async function launch(config: TrajflowConfig, paths: KafkaPaths, log: (line: string) => void): Promise<number> {
   const dist = await fetchKafka(config, log);
-  writeConfigs(config, paths);
+  const loggingOption = writeConfigs(config, paths, dist.version);
+  checkDataVersion(paths, dist.version);
   const java = javaCommand();
   await formatStorage({
     java,
     libs: dist.libs,
     serverProperties: paths.serverProperties,
-    log4jProperties: paths.log4jProperties,
+    loggingOption,
     dataDir: paths.dataDir,
     clusterIdFile: paths.clusterIdFile,
   });
@@ -121,7 +147,7 @@ async function launch(config: TrajflowConfig, paths: KafkaPaths, log: (line: str
       '-XX:MaxGCPauseMillis=20',
       '-XX:InitiatingHeapOccupancyPercent=35',
       '-Djava.awt.headless=true',
-      `-Dlog4j.configuration=file:${paths.log4jProperties}`,
+      loggingOption,
       `-Dkafka.logs.dir=${config.logDir}`,
       '-cp',
       join(dist.libs, '*'),
@@ -163,11 +189,15 @@ export async function startKafka(config: TrajflowConfig, log: (line: string) => 
   }
   const { pid, reused } = await ensureProcess(kafkaProcess(config, paths, log), log);
   const info = await probeKafka(config, 5000);
+  const version = runningVersion(pid) ?? config.kafka.version;
+  if (version !== config.kafka.version) {
+    log(`kafka: the running broker is Kafka ${version}, not the configured ${config.kafka.version}: 'trajflow down' then 'trajflow up' switches it (topics are kept)`);
+  }
   return {
     running: info !== undefined,
     pid,
     brokers: config.kafka.brokers,
-    version: config.kafka.version,
+    version,
     managed: true,
     clusterId: info?.clusterId ?? null,
     logFile: paths.logFile,

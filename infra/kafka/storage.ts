@@ -34,7 +34,8 @@ export interface FormatOptions {
   readonly java: string;
   readonly libs: string;
   readonly serverProperties: string;
-  readonly log4jProperties: string;
+  /** The JVM option naming the logging config (its property differs between Kafka 3.x and 4.x). */
+  readonly loggingOption: string;
   readonly dataDir: string;
   readonly clusterIdFile: string;
 }
@@ -46,18 +47,7 @@ export async function formatStorage(options: FormatOptions): Promise<'formatted'
   const id = clusterId(options.clusterIdFile);
   const result = await run(
     options.java,
-    [
-      `-Dlog4j.configuration=file:${options.log4jProperties}`,
-      '-cp',
-      join(options.libs, '*'),
-      'kafka.tools.StorageTool',
-      'format',
-      '--ignore-formatted',
-      '--cluster-id',
-      id,
-      '--config',
-      options.serverProperties,
-    ],
+    [options.loggingOption, '-cp', join(options.libs, '*'), 'kafka.tools.StorageTool', 'format', '--ignore-formatted', '--cluster-id', id, '--config', options.serverProperties],
     { timeoutMs: 120_000 },
   );
   if (result.status !== 0) {
