@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../core/config.js';
@@ -50,6 +50,8 @@ test('the package holds the build, its schema files and a patched kafkajs of its
     assert.ok(existsSync(join(installed, file)), `${file} is in the package`);
   }
   assert.equal(existsSync(join(installed, 'test')), false, 'the tests are not packed');
+  // The SDK's build holds only the layers it exports: no learner (tfjs), storage (ClickHouse) or api (express).
+  assert.deepEqual(readdirSync(join(installed, 'dist')).sort(), ['core', 'envs', 'schemas', 'sdk', 'streams']);
   // kafkajs is bundled as trajflow's node_modules holds it, patched: install scripts may not run in the
   // consumer's project (npm's allowScripts, --ignore-scripts), and a hoisted kafkajs is not trajflow's to patch.
   const filter = readFileSync(join(installed, 'node_modules', 'kafkajs', 'src', 'consumer', 'filterAbortedMessages.js'), 'utf8');
