@@ -3,7 +3,9 @@
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { clickHouseCredentials, kafkaSecurity, redactUrl, type ClickHouseCredentials, type KafkaSecurity } from './credentials.js';
 import { ConfigError } from './errors.js';
+import { blameServiceSetting, withServiceSettings } from './service-settings.js';
 
 /** The project folder (where package.json is). */
 export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -17,6 +19,8 @@ export interface KafkaConfig {
   readonly version: string;
   readonly port: number;
   readonly controllerPort: number;
+  /** SASL and TLS for a secured cluster (TRAJFLOW_KAFKA_SASL_*, TRAJFLOW_KAFKA_TLS*; core/credentials.ts). */
+  readonly security?: KafkaSecurity;
 }
 
 export interface ClickHouseConfig {
@@ -26,6 +30,8 @@ export interface ClickHouseConfig {
   readonly httpPort: number;
   readonly tcpPort: number;
   readonly database: string;
+  /** User and password (TRAJFLOW_CLICKHOUSE_USER, TRAJFLOW_CLICKHOUSE_PASSWORD); unset: 'default' without one. */
+  readonly credentials?: ClickHouseCredentials | undefined;
 }
 
 export interface TrajflowConfig {
@@ -41,9 +47,6 @@ export interface TrajflowConfig {
 }
 
 type Env = Record<string, string | undefined>;
-
-/** The Apache Kafka release `trajflow up` runs unless TRAJFLOW_KAFKA_VERSION says otherwise (3.x releases work too). */
-export const DEFAULT_KAFKA_VERSION = '4.4.0';
 
 function port(env: Env, name: string, fallback: number): number {
   const raw = env[name];
@@ -76,6 +79,15 @@ function brokerList(raw: string): string[] {
 }
 
 export function loadConfig(env: Env = process.env): TrajflowConfig {
+  const { env: merged, fromFile } = withServiceSettings(env);
+  try {
+    return buildConfig(merged, fromFile);
+  } catch (error) {
+    throw blameServiceSetting(error, fromFile);
+  }
+}
+
+function buildConfig(env: Env, fromFile: ReadonlyMap<string, string>): TrajflowConfig {
   const home = folder(env, 'TRAJFLOW_HOME', join(projectRoot, '.trajflow'));
   const cacheDir = folder(env, 'TRAJFLOW_CACHE', join(homedir(), '.cache', 'trajflow'));
   const topicPrefix = env.TRAJFLOW_TOPIC_PREFIX ?? 'trajflow';
@@ -89,9 +101,9 @@ export function loadConfig(env: Env = process.env): TrajflowConfig {
     throw new ConfigError(`TRAJFLOW_KAFKA_PORT and TRAJFLOW_KAFKA_CONTROLLER_PORT are both ${kafkaPort}: the broker needs two different ports.`);
   }
   const externalBrokers = env.TRAJFLOW_KAFKA_BROKERS;
-  const kafkaVersion = env.TRAJFLOW_KAFKA_VERSION || DEFAULT_KAFKA_VERSION;
+  const kafkaVersion = env.TRAJFLOW_KAFKA_VERSION ?? '3.9.2';
   if (!/^\d+\.\d+\.\d+$/.test(kafkaVersion)) {
-    throw new ConfigError(`TRAJFLOW_KAFKA_VERSION='${kafkaVersion}' is not a release number like ${DEFAULT_KAFKA_VERSION} or 3.9.2.`);
+    throw new ConfigError(`TRAJFLOW_KAFKA_VERSION='${kafkaVersion}' is not a release number like 3.9.2.`);
   }
 
   const httpPort = port(env, 'TRAJFLOW_CLICKHOUSE_HTTP_PORT', 18123);
@@ -100,6 +112,11 @@ export function loadConfig(env: Env = process.env): TrajflowConfig {
     throw new ConfigError(`TRAJFLOW_CLICKHOUSE_HTTP_PORT and TRAJFLOW_CLICKHOUSE_TCP_PORT are both ${httpPort}: ClickHouse needs two different ports.`);
   }
   const externalClickHouse = env.TRAJFLOW_CLICKHOUSE_URL;
+  if (externalClickHouse !== undefined && /^\w+:\/\/[^/@]*@/.test(externalClickHouse)) {
+    throw new ConfigError(
+      `TRAJFLOW_CLICKHOUSE_URL='${redactUrl(externalClickHouse)}' holds a user or password: give them in TRAJFLOW_CLICKHOUSE_USER and TRAJFLOW_CLICKHOUSE_PASSWORD (or _FILE) instead.`,
+    );
+  }
   if (externalClickHouse !== undefined && externalClickHouse !== '' && !/^https?:\/\/[^/]+\/?$/.test(externalClickHouse)) {
     throw new ConfigError(`TRAJFLOW_CLICKHOUSE_URL='${externalClickHouse}' must be an HTTP endpoint such as http://127.0.0.1:8123 (no path).`);
   }
@@ -119,6 +136,7 @@ export function loadConfig(env: Env = process.env): TrajflowConfig {
       version: kafkaVersion,
       port: kafkaPort,
       controllerPort,
+      security: kafkaSecurity(env, !externalBrokers, fromFile),
     },
     clickhouse: {
       url: externalClickHouse ? externalClickHouse.replace(/\/$/, '') : `http://127.0.0.1:${httpPort}`,
@@ -126,6 +144,7 @@ export function loadConfig(env: Env = process.env): TrajflowConfig {
       httpPort,
       tcpPort,
       database,
+      credentials: clickHouseCredentials(env, !externalClickHouse, fromFile),
     },
   };
 }

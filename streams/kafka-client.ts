@@ -1,8 +1,10 @@
 // Builds kafkajs clients from trajflow's config. kafkajs' own log lines go through one formatter, at
 // ERROR unless TRAJFLOW_KAFKA_LOG asks for more, so a broker restart does not flood the console; the
-// infra probes pass `quiet`, since connection errors are expected while a broker is starting.
+// infra probes pass `quiet`, since connection errors are expected while a broker is starting. SASL and TLS
+// come from the config (kafka-auth.ts), and a refused login surfaces at connect as a ConfigError.
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { TrajflowConfig } from '../core/config.js';
+import { explainRefusedLogins, kafkajsSecurity } from './kafka-auth.js';
 import { assertKafkajsPatched } from './kafkajs-self-check.js';
 
 const levels: Record<string, logLevel> = {
@@ -47,12 +49,14 @@ export interface KafkaClientOptions {
 export function createKafka(config: Pick<TrajflowConfig, 'kafka'>, options: KafkaClientOptions = {}): Kafka {
   assertKafkajsPatched(); // no client on a kafkajs without the read_committed fix (docs/design/kafka-client.md)
   const { clientId = 'trajflow', retries = 24, connectionTimeoutMs = 3000, quiet = false } = options;
-  return new Kafka({
+  const kafka = new Kafka({
     clientId,
     brokers: config.kafka.brokers,
+    ...kafkajsSecurity(config.kafka),
     logLevel: quiet ? (process.env.TRAJFLOW_DEBUG ? logLevel.INFO : logLevel.NOTHING) : kafkaLogLevel(),
     logCreator,
     connectionTimeout: connectionTimeoutMs,
     retry: { initialRetryTime: 200, maxRetryTime: 5000, retries },
   });
+  return explainRefusedLogins(kafka, config.kafka);
 }

@@ -10,6 +10,7 @@
 // objects → their JSON (for flags that take JSON, e.g. --env-options, --loss).
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../core/errors.js';
+import { SERVICE_SECTIONS } from '../../core/service-settings.js';
 
 export interface ConfigFileArgs {
   /** The command's arguments with the file's flags spliced in and `--config` removed. */
@@ -46,7 +47,7 @@ export function withConfigFile(command: string, args: readonly string[], command
   if (path === undefined) return { args: rest, fromFile: [] };
 
   const file = readObject(path);
-  const sectioned = Object.keys(file).some((k) => commandNames.includes(k));
+  const sectioned = Object.keys(file).some((k) => isSection(k, commandNames));
   // Every command reads TRAJFLOW_CONFIG, so a flat file there would hand one command's flags to all.
   if (fromEnv && !sectioned && Object.keys(file).length > 0) {
     throw new ConfigError(
@@ -74,12 +75,15 @@ function readObject(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** A command's section, or a service's ("kafka", "clickhouse": core/service-settings.ts reads those). */
+const isSection = (key: string, commandNames: readonly string[]): boolean => commandNames.includes(key) || (SERVICE_SECTIONS as readonly string[]).includes(key);
+
 /** The settings for `command`: its section in a sectioned file, or the whole flat file. */
 export function sectionFor(command: string, file: Record<string, unknown>, commandNames: readonly string[], path: string): Record<string, unknown> {
   const keys = Object.keys(file);
-  const sections = keys.filter((k) => commandNames.includes(k));
+  const sections = keys.filter((k) => isSection(k, commandNames));
   if (sections.length === 0) return file;
-  const strays = keys.filter((k) => !commandNames.includes(k));
+  const strays = keys.filter((k) => !isSection(k, commandNames));
   if (strays.length > 0) {
     throw new ConfigError(
       `config file ${path} mixes command sections (${sections.join(', ')}) with top-level settings (${strays.join(', ')}): put each setting under the command it is for`,

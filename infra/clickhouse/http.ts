@@ -1,6 +1,9 @@
 // A thin ClickHouse client over HTTP (fetch). One statement per request; errors carry ClickHouse's message.
 // Works against 18.16 and current releases: only the plain HTTP interface and the JSON/JSONEachRow formats.
-import { ServiceError } from '../../core/errors.js';
+// A user and password go in an Authorization: Basic header (both understand it; fetch refuses user:pass@ URLs),
+// and a refused login is a ConfigError naming the setting, so the command stops at start with exit code 2.
+import type { ClickHouseCredentials } from '../../core/credentials.js';
+import { ConfigError, ServiceError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
 
 export interface ClickHouseClientOptions {
@@ -8,6 +11,26 @@ export interface ClickHouseClientOptions {
   /** The database unqualified table names refer to; omit to use the server's default. */
   readonly database?: string;
   readonly timeoutMs?: number;
+  /** Unset: the server's 'default' user without a password. */
+  readonly credentials?: ClickHouseCredentials | undefined;
+}
+
+/** The headers that log in as `credentials` (none for the default user without a password). */
+export function clickHouseAuthHeaders(credentials: ClickHouseCredentials | undefined): Record<string, string> {
+  if (credentials === undefined) return {};
+  return { authorization: `Basic ${Buffer.from(`${credentials.user}:${credentials.password.reveal()}`, 'utf8').toString('base64')}` };
+}
+
+/**
+ * A refused login (18.16: 192 unknown user, 193 wrong password, 194 password required; current releases: 516
+ * AUTHENTICATION_FAILED) as a ConfigError that names the settings; undefined for any other answer.
+ */
+export function explainRefusedLogin(status: number, text: string, url: string, credentials: ClickHouseCredentials | undefined): ConfigError | undefined {
+  if (!/^Code: (19[234]|516)\b/.test(text.trim()) && !(status === 401 || (status === 403 && /Authentication failed/i.test(text)))) return undefined;
+  const said = credentials?.password.reveal() ? text.trim().split(credentials.password.reveal()).join('[redacted]') : text.trim();
+  const who = credentials ? `user '${credentials.user}'` : "the 'default' user without a password";
+  const fix = credentials ? `check TRAJFLOW_CLICKHOUSE_USER and ${credentials.password.setting}` : 'set TRAJFLOW_CLICKHOUSE_USER and TRAJFLOW_CLICKHOUSE_PASSWORD';
+  return new ConfigError(`ClickHouse at ${url} refused the login of ${who} (${said}): ${fix}.`);
 }
 
 /** A ClickHouse error (the server's message) or an unreachable server (retriable). */
@@ -28,16 +51,18 @@ export class ClickHouseHttp {
   readonly url: string;
   readonly database: string | undefined;
   private readonly timeoutMs: number;
+  private readonly credentials: ClickHouseCredentials | undefined;
 
   constructor(options: ClickHouseClientOptions) {
     this.url = options.url.replace(/\/$/, '');
     this.database = options.database;
     this.timeoutMs = options.timeoutMs ?? 30_000;
+    this.credentials = options.credentials;
   }
 
   /** Same server, another database (or none, for CREATE DATABASE). */
   withDatabase(database: string | undefined): ClickHouseHttp {
-    return new ClickHouseHttp({ url: this.url, database, timeoutMs: this.timeoutMs });
+    return new ClickHouseHttp({ url: this.url, database, timeoutMs: this.timeoutMs, credentials: this.credentials });
   }
 
   private async send(params: Record<string, string>, body: string, what: string): Promise<string> {
@@ -45,7 +70,12 @@ export class ClickHouseHttp {
     if (this.database !== undefined) search.set('database', this.database);
     let response: Response;
     try {
-      response = await fetch(`${this.url}/?${search}`, { method: 'POST', body, signal: AbortSignal.timeout(this.timeoutMs) });
+      response = await fetch(`${this.url}/?${search}`, {
+        method: 'POST',
+        body,
+        headers: clickHouseAuthHeaders(this.credentials),
+        signal: AbortSignal.timeout(this.timeoutMs),
+      });
     } catch (error) {
       throw new ClickHouseError(
         `ClickHouse at ${this.url} is not reachable (${(error as Error).message}) while running: ${what}. Run 'trajflow up' or check TRAJFLOW_CLICKHOUSE_URL.`,
@@ -55,6 +85,8 @@ export class ClickHouseHttp {
     }
     const text = await response.text();
     if (!response.ok) {
+      const refused = explainRefusedLogin(response.status, text, this.url, this.credentials);
+      if (refused) throw refused;
       // ClickHouse answers with "Code: N, e.displayText() = DB::Exception: …" (18.x) or "Code: N. DB::Exception: …".
       throw new ClickHouseError(`ClickHouse: ${text.trim()} (while running: ${what})`, response.status, {
         retriable: response.status >= 500 && /TOO_MANY|timeout|Timeout/.test(text),
@@ -107,5 +139,5 @@ export class ClickHouseHttp {
 
 /** A client for the configured server and database; pass `null` for no database (server-level statements). */
 export function clickHouseClient(config: Pick<TrajflowConfig, 'clickhouse'>, database: string | null = config.clickhouse.database): ClickHouseHttp {
-  return new ClickHouseHttp({ url: config.clickhouse.url, database: database ?? undefined });
+  return new ClickHouseHttp({ url: config.clickhouse.url, database: database ?? undefined, credentials: config.clickhouse.credentials });
 }

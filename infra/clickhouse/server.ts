@@ -3,7 +3,7 @@
 // (root included: 18.16 needs no flag for that, and the data folder is owned by the same user).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ServiceError } from '../../core/errors.js';
+import { ConfigError, ServiceError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
 import { ensureProcess, stopProcess, type ManagedProcess } from '../managed-process.js';
 import { isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
@@ -58,7 +58,8 @@ export interface ClickHouseStartResult extends ClickHouseStatus {
 async function serverVersion(config: TrajflowConfig): Promise<string | null> {
   try {
     return (await clickHouseClient(config, null).query('SELECT version()')).trim();
-  } catch {
+  } catch (error) {
+    if (error instanceof ConfigError) throw error; // a refused login: /ping needs none, so this is where it shows
     return null;
   }
 }

@@ -2,6 +2,7 @@
 // still starting makes kafkajs log connection errors that are expected while we poll).
 import type { Admin } from 'kafkajs';
 import type { TrajflowConfig } from '../../core/config.js';
+import { ConfigError } from '../../core/errors.js';
 import { createKafka } from '../../streams/kafka-client.js';
 
 export { createKafka };
@@ -27,7 +28,10 @@ export async function probeKafka(config: Pick<TrajflowConfig, 'kafka'>, timeoutM
       brokers: cluster.brokers.map((b) => `${b.host}:${b.port}`),
       controller: cluster.controller,
     };
-  })().catch(() => undefined);
+  })().catch((error: unknown) => {
+    if (error instanceof ConfigError) throw error; // a refused login (streams/kafka-auth.ts): the settings are wrong, not the broker down
+    return undefined;
+  });
   try {
     return await Promise.race([ask, timeout]);
   } finally {

@@ -4,10 +4,12 @@
 // migration changed the table meanwhile. RowBinary carries no types: a column whose *type* changed under a
 // running sink would be misread, so such a migration needs a sink restart (trajflow's migrations only create
 // tables and add columns, which the explicit column list of every INSERT makes harmless).
-// Requests go through node:http with a keep-alive agent, not fetch: fetch copied every body into a web
+// Requests go through node:http (node:https for an https:// URL) with a keep-alive agent, not fetch: fetch copied every body into a web
 // stream, which cost more than encoding it.
 import { Agent, request } from 'node:http';
-import { ClickHouseError } from '../../infra/clickhouse/http.js';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import type { ClickHouseCredentials } from '../../core/credentials.js';
+import { ClickHouseError, clickHouseAuthHeaders, explainRefusedLogin } from '../../infra/clickhouse/http.js';
 import type { StepEvent } from '../../schemas/index.js';
 import { jsonEachRowBody, stepRows, type Row, type TableName } from './rows.js';
 import { ByteWriter, rowBinaryEncoder, type RowBinaryEncoder } from './row-binary.js';
@@ -31,6 +33,7 @@ export class Inserter {
   /** Per table: whether ClickHouse's column types are the ones the step transcoder writes. */
   private readonly transcodable = new Map<TableName, boolean>();
   private readonly agent = new Agent({ keepAlive: true });
+  private readonly httpsAgent = new HttpsAgent({ keepAlive: true });
 
   constructor(
     private readonly url: string,
@@ -41,6 +44,8 @@ export class Inserter {
     private readonly decodeStep: (bytes: Buffer) => StepEvent = () => {
       throw new Error('Inserter: TranscodedStep rows need a decodeStep');
     },
+    /** Unset: the server's 'default' user without a password. */
+    private readonly credentials?: ClickHouseCredentials,
   ) {
     this.base = url.replace(/\/$/, '');
   }
@@ -128,6 +133,7 @@ export class Inserter {
   /** Closes the idle keep-alive connections. */
   close(): void {
     this.agent.destroy();
+    this.httpsAgent.destroy();
   }
 
   private post(query: string, data: string | Buffer, what: string, retryStale = true): Promise<string> {
@@ -135,7 +141,10 @@ export class Inserter {
     return new Promise<string>((resolve, reject) => {
       const unreachable = (error: Error) =>
         reject(new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${error.message}) while ${what}`, null, { retriable: true, cause: error }));
-      const req = request(target, { method: 'POST', agent: this.agent, timeout: this.timeoutMs, signal: this.stop }, (response) => {
+      const headers = clickHouseAuthHeaders(this.credentials);
+      const secure = target.protocol === 'https:';
+      const send = secure ? httpsRequest : request;
+      const req = send(target, { method: 'POST', agent: secure ? this.httpsAgent : this.agent, timeout: this.timeoutMs, signal: this.stop, headers }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('error', unreachable);
@@ -143,7 +152,7 @@ export class Inserter {
           const text = Buffer.concat(chunks).toString('utf8');
           const status = response.statusCode ?? 0;
           if (status >= 200 && status < 300) resolve(text);
-          else reject(new ClickHouseError(`ClickHouse: ${text.trim()} (while ${what})`, status));
+          else reject(explainRefusedLogin(status, text, this.url, this.credentials) ?? new ClickHouseError(`ClickHouse: ${text.trim()} (while ${what})`, status));
         });
       });
       req.on('timeout', () => req.destroy(new Error(`no answer within ${this.timeoutMs} ms`)));

@@ -1,6 +1,6 @@
 // The sink's options and what they resolve to: defaults filled in, bounds checked, and the topic each
 // stored event is read from. Pure: the sink (sink.ts) starts from these settings and only does the I/O.
-import { topicName, type TrajflowConfig } from '../../core/config.js';
+import { topicName, type ClickHouseConfig, type TrajflowConfig } from '../../core/config.js';
 import { eventNames, type EventName } from '../../schemas/index.js';
 import { sinkTopics, type TableName } from './rows.js';
 
@@ -86,11 +86,14 @@ export interface SinkSettings {
   readonly drainTimeoutMs: number;
   /** undefined: the consumer's own default. */
   readonly sessionTimeoutMs: number | undefined;
-  readonly clickhouse: { readonly url: string; readonly database: string };
+  readonly clickhouse: SinkClickHouse;
 }
 
 /** What the sink takes from the project's config: the topic prefix and where ClickHouse is. */
-export type SinkConfig = Pick<TrajflowConfig, 'topicPrefix'> & { readonly clickhouse: { readonly url: string; readonly database: string } };
+export type SinkConfig = Pick<TrajflowConfig, 'topicPrefix'> & { readonly clickhouse: SinkClickHouse };
+
+/** Where the sink writes, and as whom (unset credentials: the 'default' user without a password). */
+type SinkClickHouse = Pick<ClickHouseConfig, 'url' | 'database'> & Partial<Pick<ClickHouseConfig, 'credentials'>>;
 
 /** Resolves the options against the config; RangeError on a batch size, flush interval or insert concurrency out of bounds. */
 export function sinkSettings(config: SinkConfig, options: SinkOptions = {}): SinkSettings {

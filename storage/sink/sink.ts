@@ -95,8 +95,8 @@ class Sink {
     this.decoders = new Map(settings.events.map((event) => [event, eventDecoder(codec, event)]));
     this.rowOptions = { includeSampleTokens: settings.includeSampleTokens };
     this.consumer = sinkConsumer(backbone, settings);
-    const { url, database } = settings.clickhouse;
-    this.inserter = new Inserter(url, database, settings.insertTimeoutMs, this.stopController.signal, eventDecoder(codec, 'step'));
+    const { url, database, credentials } = settings.clickhouse;
+    this.inserter = new Inserter(url, database, settings.insertTimeoutMs, this.stopController.signal, eventDecoder(codec, 'step'), credentials);
     // Steps of the current schema that pass every check are written into RowBinary from their Avro bytes
     // as they arrive, once the steps table's column types are known (step-transcoder.ts); anything else is
     // decoded here, and an undecodable step dead-lettered.

@@ -1,0 +1,143 @@
+// A single Kafka broker of its own for the authentication tests: a SASL_PLAINTEXT listener with SCRAM-SHA-512,
+// SCRAM-SHA-256 and PLAIN, in a temporary folder on free ports, from the jars `trajflow up` caches (the
+// configured TRAJFLOW_KAFKA_VERSION, 3.x or 4.x). The broker's own SCRAM user is added when the storage is
+// formatted (KRaft keeps SCRAM credentials in its metadata log); the test's user is added afterwards through
+// the Admin API (alterUserScramCredentials, what kafka-configs --alter --add-config 'SCRAM-SHA-512=[…]' calls).
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig, type TrajflowConfig } from '../../../core/config.js';
+import { Secret } from '../../../core/credentials.js';
+import { fetchKafka } from '../../../infra/kafka/fetch.js';
+import { formatProperties, renderServerProperties } from '../../../infra/kafka/properties.js';
+import { newClusterId } from '../../../infra/kafka/storage.js';
+import { freePort } from '../../../infra/free-port.js';
+import { isAlive, run, spawnDetached, stopProcessGroup, tail, waitUntil } from '../../../infra/process.js';
+import { createKafka } from '../../../streams/kafka-client.js';
+
+const BROKER_USER = 'broker';
+const BROKER_PASSWORD = 'broker-secret-7d1c';
+
+export interface SaslBroker {
+  readonly version: string;
+  readonly brokers: string;
+  readonly dir: string;
+  /** Adds (or replaces) a user's SCRAM-SHA-512 and SCRAM-SHA-256 credentials. */
+  addScramUser(name: string, password: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** A config for a client of `brokers` logging in with SASL `mechanism` as `username`. */
+export function saslConfig(brokers: string, mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512', username: string, password: string): TrajflowConfig {
+  const base = loadConfig({ ...process.env, TRAJFLOW_KAFKA_BROKERS: brokers });
+  return { ...base, kafka: { ...base.kafka, security: { sasl: { mechanism, username, password: new Secret(password, 'TRAJFLOW_KAFKA_SASL_PASSWORD') } } } };
+}
+
+const jaas = (module: string, extra = ''): string => `${module} required username="${BROKER_USER}" password="${BROKER_PASSWORD}"${extra};`;
+
+function saslProperties(layout: { port: number; controllerPort: number; dataDir: string; logFile: string }, plainUsers: Record<string, string>): Record<string, string> {
+  const plainUserOptions = Object.entries({ [BROKER_USER]: BROKER_PASSWORD, ...plainUsers })
+    .map(([name, password]) => ` user_${name}="${password}"`)
+    .join('');
+  return {
+    ...renderServerProperties(layout),
+    listeners: `SASL_PLAINTEXT://127.0.0.1:${layout.port},CONTROLLER://127.0.0.1:${layout.controllerPort}`,
+    'advertised.listeners': `SASL_PLAINTEXT://127.0.0.1:${layout.port}`,
+    'inter.broker.listener.name': 'SASL_PLAINTEXT',
+    'listener.security.protocol.map': 'SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'sasl.enabled.mechanisms': 'SCRAM-SHA-512,SCRAM-SHA-256,PLAIN',
+    // The broker talks to itself (transaction markers) through this listener, as its own SCRAM user.
+    'sasl.mechanism.inter.broker.protocol': 'SCRAM-SHA-512',
+    'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config': jaas('org.apache.kafka.common.security.scram.ScramLoginModule'),
+    'listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config': jaas('org.apache.kafka.common.security.scram.ScramLoginModule'),
+    // PLAIN's users are listed in the broker's config (user_<name>="<password>").
+    'listener.name.sasl_plaintext.plain.sasl.jaas.config': jaas('org.apache.kafka.common.security.plain.PlainLoginModule', plainUserOptions),
+  };
+}
+
+/** The Admin API call kafka-configs makes, as a single-file Java program (java runs .java sources directly). */
+const ADD_SCRAM_USER = `
+import java.util.*;
+import org.apache.kafka.clients.admin.*;
+public class AddScramUser {
+  public static void main(String[] a) throws Exception {
+    Properties p = new Properties();
+    p.put("bootstrap.servers", a[0]);
+    p.put("security.protocol", "SASL_PLAINTEXT");
+    p.put("sasl.mechanism", "SCRAM-SHA-512");
+    p.put("sasl.jaas.config", "org.apache.kafka.common.security.scram.ScramLoginModule required username=\\"" + a[1] + "\\" password=\\"" + a[2] + "\\";");
+    try (Admin admin = Admin.create(p)) {
+      // One request per mechanism: the broker refuses two alterations of one user in a request.
+      for (ScramMechanism m : new ScramMechanism[] {ScramMechanism.SCRAM_SHA_512, ScramMechanism.SCRAM_SHA_256})
+        admin.alterUserScramCredentials(List.of(new UserScramCredentialUpsertion(a[3], new ScramCredentialInfo(m, 8192), a[4]))).all().get();
+    }
+  }
+}
+`;
+
+/** Starts the broker and waits until its own user can log in; `plainUsers` are the PLAIN logins it accepts. */
+export async function startSaslBroker(plainUsers: Record<string, string>): Promise<SaslBroker> {
+  const config = loadConfig();
+  const dist = await fetchKafka(config);
+  const dir = mkdtempSync(join(tmpdir(), 'trajflow-sasl-'));
+  const port = await freePort();
+  let controllerPort = await freePort();
+  while (controllerPort === port) controllerPort = await freePort();
+  const layout = { port, controllerPort, dataDir: join(dir, 'data'), logFile: join(dir, 'server.log') };
+  const propertiesFile = join(dir, 'server.properties');
+  writeFileSync(propertiesFile, formatProperties(saslProperties(layout, plainUsers), 'SASL test broker (test/streams/helpers/sasl-broker.ts)'));
+  const classpath = join(dist.libs, '*');
+  const format = await run(
+    'java',
+    [
+      '-cp',
+      classpath,
+      'kafka.tools.StorageTool',
+      'format',
+      '--cluster-id',
+      newClusterId(),
+      '--config',
+      propertiesFile,
+      '--add-scram',
+      `SCRAM-SHA-512=[name=${BROKER_USER},password=${BROKER_PASSWORD}]`,
+    ],
+    { timeoutMs: 120_000 },
+  );
+  if (format.status !== 0) throw new Error(`formatting the SASL broker's storage failed:\n${format.output}`);
+  const outputFile = join(dir, 'output.log');
+  const pid = spawnDetached({ command: 'java', args: ['-Xms128m', '-Xmx512m', '-cp', classpath, 'kafka.Kafka', propertiesFile], cwd: dir, outputFile });
+  const brokers = `127.0.0.1:${port}`;
+  const stop = async (): Promise<void> => {
+    await stopProcessGroup(pid, 10_000);
+    rmSync(dir, { recursive: true, force: true });
+  };
+  const asBroker = saslConfig(brokers, 'scram-sha-512', BROKER_USER, BROKER_PASSWORD);
+  const answers = async (): Promise<boolean> => {
+    const admin = createKafka(asBroker, { retries: 0, quiet: true }).admin();
+    try {
+      await admin.connect();
+      await admin.describeCluster();
+      return true;
+    } finally {
+      await admin.disconnect();
+    }
+  };
+  const outcome = await waitUntil(answers, { timeoutMs: 120_000, intervalMs: 500, giveUp: () => (isAlive(pid) ? undefined : 'exited') });
+  if (outcome !== 'ok') {
+    const logs = `${tail(outputFile, 30)}\n${tail(layout.logFile, 30)}`;
+    await stop();
+    throw new Error(`the SASL test broker (Kafka ${dist.version}) ${outcome === 'exited' ? 'exited' : 'did not answer'}:\n${logs}`);
+  }
+  const addScramUserSource = join(dir, 'AddScramUser.java');
+  writeFileSync(addScramUserSource, ADD_SCRAM_USER);
+  return {
+    version: dist.version,
+    brokers,
+    dir,
+    async addScramUser(name, password) {
+      const result = await run('java', ['-cp', classpath, addScramUserSource, brokers, BROKER_USER, BROKER_PASSWORD, name, password], { timeoutMs: 120_000 });
+      if (result.status !== 0) throw new Error(`adding SCRAM user ${name} failed:\n${result.output}`);
+    },
+    stop,
+  };
+}
