@@ -48,6 +48,9 @@ export interface TrajflowConfig {
 
 type Env = Record<string, string | undefined>;
 
+/** The Apache Kafka release `trajflow up` runs unless TRAJFLOW_KAFKA_VERSION says otherwise (3.x releases work too). */
+export const DEFAULT_KAFKA_VERSION = '4.4.0';
+
 function port(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -101,9 +104,9 @@ function buildConfig(env: Env, fromFile: ReadonlyMap<string, string>): TrajflowC
     throw new ConfigError(`TRAJFLOW_KAFKA_PORT and TRAJFLOW_KAFKA_CONTROLLER_PORT are both ${kafkaPort}: the broker needs two different ports.`);
   }
   const externalBrokers = env.TRAJFLOW_KAFKA_BROKERS;
-  const kafkaVersion = env.TRAJFLOW_KAFKA_VERSION ?? '3.9.2';
+  const kafkaVersion = env.TRAJFLOW_KAFKA_VERSION || DEFAULT_KAFKA_VERSION;
   if (!/^\d+\.\d+\.\d+$/.test(kafkaVersion)) {
-    throw new ConfigError(`TRAJFLOW_KAFKA_VERSION='${kafkaVersion}' is not a release number like 3.9.2.`);
+    throw new ConfigError(`TRAJFLOW_KAFKA_VERSION='${kafkaVersion}' is not a release number like ${DEFAULT_KAFKA_VERSION} or 3.9.2.`);
   }
 
   const httpPort = port(env, 'TRAJFLOW_CLICKHOUSE_HTTP_PORT', 18123);
