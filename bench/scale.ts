@@ -6,6 +6,8 @@
 // the processes and the managed broker spent in the same window, per step (scale-cpu.ts): on a machine
 // with fewer cores than processes the rate cannot grow, but CPU per step shows what coordination costs.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -46,13 +48,17 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
   const children: ChildProcess[] = [];
   try {
     await admin.createPartitions({ topicPartitions: [{ topic: topicName(config, 'env.steps'), count: PARTITIONS }] });
+    mkdirSync(join(config.home, 'logs'), { recursive: true });
     for (let i = 0; i < processes; i++) {
+      // Each process's output in a log of its own: what to read when a configuration misses samples.
+      const logFd = openSync(join(config.home, 'logs', `bench-scale-${processes}-${i}.log`), 'w');
       children.push(
         spawn(process.execPath, [...PROCESSORS_NODE_FLAGS, CLI, 'processors', '--instance', String(i), '--group-size', String(GROUP_SIZE), '--consumer-group', group], {
           env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix },
-          stdio: 'ignore',
+          stdio: ['ignore', logFd, logFd],
         }),
       );
+      closeSync(logFd);
     }
     // Wait until every process is a member of the (stable) group.
     const deadline = Date.now() + 120_000;
@@ -70,9 +76,16 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
     const started = performance.now();
     await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
     const expected = groups * GROUP_SIZE;
+    // The window ends at the last new sample (all of them, or the last before a stall).
     let cpuAtEnd = cpuAtStart;
-    const counts = await countSamples(backbone, config, expected, () => (cpuAtEnd = cpuReading(config, children)));
-    const seconds = (performance.now() - started) / 1000;
+    let endedAt = performance.now();
+    const counts = await countSamples(backbone, config, expected, () => {
+      cpuAtEnd = cpuReading(config, children);
+      endedAt = performance.now();
+    });
+    if (counts.distinct < expected)
+      log(`${processes} process(es): ${expected - counts.distinct} samples missing; the processes' logs: ${join(config.home, 'logs', `bench-scale-${processes}-*.log`)}`);
+    const seconds = (endedAt - started) / 1000;
     const spent = {
       processesMs: cpuAtEnd.processesMs.map((ms, i) => ms - cpuAtStart.processesMs[i]!),
       brokerMs: cpuAtEnd.brokerMs === null || cpuAtStart.brokerMs === null ? null : cpuAtEnd.brokerMs - cpuAtStart.brokerMs,
@@ -111,9 +124,9 @@ const STALL_MS = 60_000;
 
 /**
  * Reads the samples topic (read_committed) until `expected` distinct samples arrived (or none came for
- * STALL_MS), calling `reached` then (the end of the measured window); then 2 s more to catch duplicates.
+ * STALL_MS), calling `newSample` on each one not seen before; then 2 s more to catch duplicates.
  */
-async function countSamples(backbone: Backbone, config: TrajflowConfig, expected: number, reached: () => void): Promise<{ total: number; distinct: number }> {
+async function countSamples(backbone: Backbone, config: TrajflowConfig, expected: number, newSample: () => void): Promise<{ total: number; distinct: number }> {
   const consumer = backbone.kafka.consumer({ groupId: `bench-scale-count-${randomUUID()}`, maxWaitTimeInMs: 100 });
   const ids = new Set<string>();
   let total = 0;
@@ -125,19 +138,17 @@ async function countSamples(backbone: Backbone, config: TrajflowConfig, expected
     eachMessage: async ({ message }) => {
       const sample = backbone.codec.decode('sample', message.value!);
       total++;
+      if (ids.has(sample.sampleId)) return;
       ids.add(sample.sampleId);
       lastAt = performance.now();
-      if (ids.size >= expected && reachedAt === 0) {
-        reachedAt = performance.now();
-        reached();
-      }
+      newSample();
+      if (ids.size >= expected && reachedAt === 0) reachedAt = lastAt;
     },
   });
   while (reachedAt === 0) {
     if (performance.now() - lastAt > STALL_MS) {
       console.error(`bench: no sample for ${STALL_MS / 1000} s with ${ids.size} of ${expected}: counted as missing`);
       reachedAt = lastAt;
-      reached();
       break;
     }
     await new Promise((resolve) => setTimeout(resolve, 20));
