@@ -176,7 +176,7 @@ def fake_tokens(text: str):
 # Playing and publishing
 # ---------------------------------------------------------------------------------------------
 
-def play_episode(env, run_id, group_id, episode_id, seed, episode, policy_version):
+def play_episode(env, run_id, group_id, episode_id, seed, episode, policy_version, group_size=None):
     """Plays one episode and returns its step events (each holds the observation and state key BEFORE the action)."""
     observation = env.reset(seed)
     state_key = env.state_key()
@@ -206,7 +206,7 @@ def play_episode(env, run_id, group_id, episode_id, seed, episode, policy_versio
             "actionValid": valid,
             "stateKey": state_key,
             "metrics": metrics,
-            "info": {} if valid else {"problem": "unknown action"},
+            "info": step_info(valid, group_size),
             # timestamp-millis: python3-avro writes a datetime as epoch milliseconds.
             "eventTimeMs": datetime.datetime.now(datetime.timezone.utc),
         })
@@ -214,6 +214,16 @@ def play_episode(env, run_id, group_id, episode_id, seed, episode, policy_versio
         if terminated or truncated:
             break
     return events
+
+
+def step_info(valid, group_size):
+    """info.groupSize announces how many episodes the group has (a decimal string, the same on every step of the
+    group): the processors close the group as soon as that many have ended. Without it they close it a few seconds
+    (--group-idle-close-ms) after its last episode ended."""
+    info = {} if group_size is None else {"groupSize": str(group_size)}
+    if not valid:
+        info["problem"] = "unknown action"
+    return info
 
 
 def main(argv=None) -> int:
@@ -227,11 +237,19 @@ def main(argv=None) -> int:
     parser.add_argument("--groups", type=int, default=2, help="groups (each shares one seed)")
     parser.add_argument("--episodes", type=int, default=3, help="episodes per group")
     parser.add_argument("--policy-version", type=int, default=0)
+    parser.add_argument("--partitioner", default="murmur2_random",
+                        help="librdkafka partitioner (default murmur2_random: the partition the Java client and "
+                             "kafkajs pick for the group id, where the processors assemble the group)")
+    parser.add_argument("--no-group-size", action="store_true", help="do not announce info.groupSize on the steps")
     args = parser.parse_args(argv)
 
     writer = SingleObjectWriter(args.schema)
     # Idempotent producer with acks=all, as trajflow's own producer: a retry never duplicates a step.
-    producer = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5})
+    # partitioner murmur2_random: a key goes where the Java client and kafkajs put it (librdkafka's default,
+    # consistent_random, hashes with CRC32 and picks another partition for most keys; the processors then move
+    # those steps to the murmur2 partition first, one transaction later).
+    producer = Producer({"bootstrap.servers": args.bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 5,
+                         "partitioner": args.partitioner})
     failures = []
 
     def delivered(error, message):
@@ -245,7 +263,8 @@ def main(argv=None) -> int:
         seed = 100 + group
         for episode in range(args.episodes):
             episode_id = f"{group_id}-e{episode}"
-            events = play_episode(env, args.run_id, group_id, episode_id, seed, episode, args.policy_version)
+            group_size = None if args.no_group_size else args.episodes
+            events = play_episode(env, args.run_id, group_id, episode_id, seed, episode, args.policy_version, group_size)
             for event in events:
                 # Keyed by group id: a whole group lands on one partition, in order.
                 producer.produce(args.topic, key=group_id.encode("utf-8"), value=writer.encode(event), on_delivery=delivered)

@@ -47,6 +47,11 @@ export interface OutputUnit {
   readonly marks: readonly EpisodeMark[];
   /** Steps that could not be decoded, written to the dead-letter topic in the transaction of their offsets. */
   readonly deadLetters?: readonly DeadLetterInput[];
+  /**
+   * Steps read on a partition other than their group's home: written again to the steps topic, keyed by their
+   * group id (so to the home partition), in the transaction of their offsets (processors/pipeline/home-partition.ts).
+   */
+  readonly reroutes?: readonly { readonly key: string; readonly value: Buffer }[];
   /** Step messages to acknowledge once the unit is written (envelopes, or held dead letters' sources). */
   readonly sources: readonly UnitSource[];
 }
@@ -74,6 +79,8 @@ export interface EmitterStats {
   discardedUnits: number;
   /** Transactions refused because another member had taken the partition (its producer fenced this one). */
   fenced: number;
+  /** Steps moved to their group's home partition. */
+  rerouted: number;
 }
 
 export class TransactionFailedError extends TrajflowError {
@@ -91,6 +98,7 @@ interface EncodedUnit {
   readonly trajectories: readonly Message[];
   readonly rolloutStats: readonly Message[];
   readonly deadLetters: readonly Message[];
+  readonly reroutes: readonly Message[];
 }
 
 /**
@@ -129,7 +137,7 @@ interface Batch {
 export class TransactionalEmitter {
   /** The units of each committed transaction, once they are readable (for progress and latency measurements). */
   readonly committed$ = new Subject<readonly CommittedUnit[]>();
-  readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, deadLetters: 0, tombstones: 0, discardedUnits: 0, fenced: 0 };
+  readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, deadLetters: 0, tombstones: 0, discardedUnits: 0, fenced: 0, rerouted: 0 };
   private readonly transactions: TransactionClient;
   private pending: QueuedUnit[] = [];
   /** Mark keys to delete, by the input partition whose transaction deletes them. */
@@ -227,6 +235,7 @@ export class TransactionalEmitter {
       rolloutStats: (unit.rolloutStats ?? []).map((r) => ({ key: r.runId, value: this.codec.encode('rollout_stats', r) })),
       // Keyed like the source message, as the plain dead-letter route does.
       deadLetters: (unit.deadLetters ?? []).map((d) => ({ key: d.key, value: this.codec.encode('dead_letter', deadLetterEvent(d)) })),
+      reroutes: unit.reroutes ?? [],
     };
   }
 
@@ -351,7 +360,9 @@ export class TransactionalEmitter {
     const trajectories = encoded.flatMap((e) => e.trajectories);
     const marks = units.flatMap((u) => u.marks);
     const deadLetters = encoded.flatMap((e) => e.deadLetters);
+    const reroutes = encoded.flatMap((e) => e.reroutes);
     const topicMessages = [
+      { topic: this.topics.steps, messages: reroutes },
       { topic: this.topics.samples, messages: samples },
       { topic: this.topics.trajectories, messages: trajectories },
       { topic: this.topics.rolloutStats, messages: encoded.flatMap((e) => e.rolloutStats) },
@@ -377,6 +388,7 @@ export class TransactionalEmitter {
     this.stats.trajectories += trajectories.length;
     this.stats.marks += marks.length;
     this.stats.deadLetters += deadLetters.length;
+    this.stats.rerouted += reroutes.length;
     this.stats.tombstones += tombstones.length;
     for (const mark of marks) this.marks.add(mark);
     this.committed$.next(

@@ -11,6 +11,7 @@
 // step, group and batch becomes), output-units.ts (what a unit holds and which episode marks it writes).
 import { Subscription, interval } from 'rxjs';
 import type { StepEvent } from '../../schemas/index.js';
+import { WireStep } from '../../schemas/wire-step.js';
 import type { Backbone } from '../../streams/backbone.js';
 import type { HeldDeadLetterSink } from '../../streams/dead-letter.js';
 import { createEventConsumer } from '../../streams/event-consumer.js';
@@ -45,10 +46,9 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
 
   const hold = deadLetterHold(marks, (unit) => emit(unit));
   const stats = createPipelineStats();
-  const consumer = stepConsumer(backbone, settings, {
-    hold,
-    onAssignment: (assignment) => takeOver(out, assignment[topics.steps] ?? [], () => marks.reload(backbone.kafka, topics.state)),
-  });
+  const routing = await stepRouting(backbone, topics.steps);
+  const reload = () => Promise.all([marks.reload(backbone.kafka, topics.state), routing.refresh()]).then(() => undefined);
+  const consumer = stepConsumer(backbone, settings, { hold, onAssignment: (assignment) => takeOver(out, assignment[topics.steps] ?? [], reload) });
   const out: TransactionalEmitter = new TransactionalEmitter(backbone.config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, consumerGroupId, {
     holdCommits: options.holdCommits === true,
   });
@@ -70,7 +70,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const subscription = new Subscription();
   const done = new Promise<void>((resolve, reject) => {
     failFlush = reject;
-    const steps = consumer.events$.pipe(stepPipeline({ settings, processBatch, marks, emit, deadLetter: hold, stats }));
+    const steps = consumer.events$.pipe(stepPipeline({ settings, processBatch, marks, emit, deadLetter: hold, stats, routing }));
     subscription.add(steps.subscribe({ next: (stats) => options.onBatch?.(stats), error: reject, complete: resolve }));
     subscription.add(interval(settings.flushIntervalMs).subscribe(() => out.dispatch()));
   });
@@ -91,6 +91,32 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
       await out.close();
     },
   };
+}
+
+/** What re-routing needs: the steps topic's partitions, read again at every rebalance (each step's home depends on them). */
+async function stepRouting(backbone: Backbone, topic: string) {
+  let partitions = await partitionCount(backbone, topic);
+  return {
+    partitions: () => partitions,
+    bytesOf: (step: StepEvent) => (step instanceof WireStep ? step.bytes : Buffer.from(backbone.codec.encode('step', step))),
+    refresh: async () => {
+      partitions = await partitionCount(backbone, topic);
+    },
+  };
+}
+
+/** How many partitions a topic has (0 when it does not exist yet: nothing is re-routed then). */
+async function partitionCount(backbone: Backbone, topic: string): Promise<number> {
+  const admin = backbone.kafka.admin();
+  await admin.connect();
+  try {
+    const metadata = await admin.fetchTopicMetadata({ topics: [topic] });
+    return metadata.topics[0]?.partitions.length ?? 0;
+  } catch {
+    return 0;
+  } finally {
+    await admin.disconnect();
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
 // each rollout batch's statistics out. No Kafka: the shell (processor.ts) feeds it the consumer's envelopes
 // and writes what it emits.
 //
+//   a step read on another partition than its group's home → written to the home partition (re-routed);
 //   steps of an episode already written (marked) → acknowledged only, not assembled again;
 //   the rest, per consumer-group generation → a step whose announced group size is malformed or disagrees
 //   with its group's → dead letter; the others → trajectories → groups → rollout batches → per run:
@@ -28,6 +29,7 @@ import type { EpisodeMarks } from '../exactly-once/episode-marks.js';
 import type { OutputUnit } from '../exactly-once/transactional-emitter.js';
 import type { BatchStats } from '../stats/batch-stats.js';
 import { acknowledgeOnly, episodesUnit, rolloutBatchUnits, type Member, type StepEnvelope } from './output-units.js';
+import { homePartition } from './home-partition.js';
 import type { BatchOutput, RawGroup } from './process-batch.js';
 import type { ProcessorsSettings } from './settings.js';
 
@@ -40,6 +42,11 @@ export interface StepPipelineOptions {
   readonly emit: (unit: OutputUnit) => void;
   /** Takes a step refused before assembly (its dead letter, written with its offset). Default: acknowledged only. */
   readonly deadLetter?: HeldDeadLetterSink['hold'];
+  /**
+   * The steps topic's partition count, for each step's home partition (home-partition.ts), and the bytes to
+   * re-route a step with. Without it (or while the count is unknown, 0) no step is re-routed.
+   */
+  readonly routing?: { readonly partitions: () => number; readonly bytesOf: (step: StepEnvelope['value']) => Buffer };
   /** The assembly counters (groups closed by reason, …); default fresh ones. */
   readonly stats?: PipelineStats;
 }
@@ -57,8 +64,18 @@ export function createPipelineStats(): PipelineStats {
 export function stepPipeline(options: StepPipelineOptions): OperatorFunction<StepEnvelope, BatchStats> {
   const { marks, emit } = options;
   const stats = options.stats ?? createPipelineStats();
+  const { routing } = options;
   return (steps$) =>
     steps$.pipe(
+      // A step away from its group's home partition is moved there, in the transaction of its offset, and
+      // assembled by whoever owns that partition: so each group is assembled in one place whatever partitioner
+      // its producers used (docs/design/group-completion.md).
+      filter((envelope) => {
+        const partitions = routing?.partitions() ?? 0;
+        if (partitions <= 1 || homePartition(envelope.value.groupId, partitions) === envelope.partition) return true;
+        emit(rerouteUnit(envelope, routing!.bytesOf(envelope.value)));
+        return false;
+      }),
       // Steps of episodes already turned into output (before a crash or on another instance): skip, acknowledge.
       filter((envelope) => {
         if (!marks.has(envelope.value.runId, envelope.value.episodeId)) return true;
@@ -125,6 +142,11 @@ function generationPipeline(generation: number, options: StepPipelineOptions, st
         return result.stats;
       }),
     );
+}
+
+/** The unit that moves a step to its group's home partition: the step keyed by its group id, and its offset. */
+function rerouteUnit(envelope: StepEnvelope, bytes: Buffer): OutputUnit {
+  return { generation: envelope.generation, samples: [], trajectories: [], marks: [], reroutes: [{ key: envelope.value.groupId, value: bytes }], sources: [envelope] };
 }
 
 /** The dead letter of a step refused before assembly: its bytes as read, when the step kept them. */
