@@ -7,7 +7,7 @@ const LAYERS = [
   ['streams'],
   ['infra'],
   ['envs', 'processors', 'learner', 'storage', 'detectors'],
-  ['api', 'web', 'sdk'], // sdk/: the package's entry (package.json "exports"), over core, schemas, streams and envs
+  ['api', 'web', 'sdk', 'gateway'], // sdk/: the package's entry (package.json "exports"), over core, schemas, streams and envs; gateway/: the OpenAI-compatible gateway (imports api's auth and limits)
   ['cli'],
   ['bench'],
   ['bin'], // the entry: the command table (bin/main.ts) loads every command, bench included

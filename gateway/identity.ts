@@ -8,6 +8,7 @@
 // Without an episode the call is an episode of its own, named by the completion's id (the answer's `id`),
 // so `POST /v1/episodes/{id}/finish` can still end it. Without a group, the group is the episode; without
 // a run, the gateway's --run-id. Every id must fit trajflow's id grammar (schemas/ids.ts). Pure.
+import { MAX_GROUP_SIZE } from '../schemas/group-size.js';
 import { ID_DESCRIPTION, ID_PATTERN } from '../schemas/ids.js';
 import { invalidParam } from './openai-error.js';
 
@@ -62,8 +63,12 @@ export function callIdentity(headers: (name: string) => string | undefined, meta
   if (envName === '' || envName.length > 256) throw invalidParam(given.env?.param ?? 'x-trajflow-env', 'must be 1 to 256 characters');
   let groupSize: number | null = null;
   if (given.groupSize) {
-    if (!/^[1-9]\d{0,5}$/.test(given.groupSize.value))
-      throw invalidParam(given.groupSize.param, `must be a positive integer, got ${JSON.stringify(given.groupSize.value).slice(0, 40)}`);
+    if (!/^[1-9]\d{0,3}$/.test(given.groupSize.value) || Number(given.groupSize.value) > MAX_GROUP_SIZE) {
+      throw invalidParam(
+        given.groupSize.param,
+        `must be an integer from 1 to ${MAX_GROUP_SIZE} (the episodes of the group), got ${JSON.stringify(given.groupSize.value).slice(0, 40)}`,
+      );
+    }
     groupSize = Number(given.groupSize.value);
   }
   return {

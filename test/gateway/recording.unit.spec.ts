@@ -37,6 +37,10 @@ test('identity: headers, else metadata, else the defaults and the call id', () =
     () => callIdentity(headers({}), { trajflow_group_size: '0' }, defaults, 'c'),
     (e: OpenAIError) => e.param === 'metadata.trajflow_group_size',
   );
+  assert.throws(
+    () => callIdentity(headers({ 'x-trajflow-group-size': '4097' }), {}, defaults, 'c'),
+    (e: OpenAIError) => e.param === 'x-trajflow-group-size',
+  );
 });
 
 const identity: CallIdentity = { runId: 'r', groupId: 'g', episodeId: 'e', envName: 'Chat', groupSize: 2 };
