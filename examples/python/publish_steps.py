@@ -1,122 +1,35 @@
 #!/usr/bin/python3
-"""Publish trajflow step events from your own environment, written in Python.
+"""A custom environment written in Python, end to end through trajflow.
 
 A tiny environment (LineWalk: walk right along a corridor to the goal) plays a few groups x episodes,
-and every step becomes a trajflow step event: Avro binary in single-object encoding, written straight
-to Kafka with confluent-kafka and keyed by group id, exactly as trajflow's TypeScript SDK writes it.
-trajflow's processors read these events like their own (assembly into trajectories, rewards, ...).
+and every step becomes a trajflow step event: Avro binary in single-object encoding (single_object.py),
+written straight to Kafka with confluent-kafka, keyed by group id with the Java-compatible partitioner
+and the group's size announced, exactly as trajflow's TypeScript SDK writes it. Then it reads back what
+trajflow made of them: the trajectories and training samples from Kafka, and the rows the sink stored in
+ClickHouse (read_back.py).
 
 Needs only Debian packages:  apt-get install python3-confluent-kafka python3-avro
-Run with Debian's interpreter (/usr/bin/python3), where apt installs them:
+With `npm start` running (or `trajflow processors` and `trajflow sink`), run with Debian's interpreter
+(/usr/bin/python3), where apt installs them:
 
     /usr/bin/python3 examples/python/publish_steps.py --groups 2 --episodes 3
-
-Single-object encoding (Avro specification): the two bytes C3 01, the 8-byte little-endian
-CRC-64-AVRO (Rabin) fingerprint of the writer schema's Parsing Canonical Form, then the binary datum.
-python3-avro 1.11 has no fingerprint helper, and its `canonical_form` keeps `{"type":"long"}` for a
-long with a logicalType (the spec's canonical form is plain "long"), which would give the wrong
-fingerprint for schemas/step/v1.avsc, so both are written out below.
 """
 
 import argparse
 import datetime
-import io
 import json
 import os
 import sys
+import time
 import uuid
 
-import avro.io
-import avro.schema
 from confluent_kafka import Producer
+
+from read_back import clickhouse_rows, read_run_events
+from single_object import SingleObjectWriter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SCHEMA = os.path.join(HERE, "..", "..", "schemas", "step", "v1.avsc")
-
-# ---------------------------------------------------------------------------------------------
-# Avro single-object encoding
-# ---------------------------------------------------------------------------------------------
-
-PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
-EMPTY = 0xC15D213AA4D7A795  # the spec's CRC-64-AVRO seed
-
-
-def _fingerprint_table():
-    table = []
-    for i in range(256):
-        fp = i
-        for _ in range(8):
-            fp = (fp >> 1) ^ (EMPTY & -(fp & 1))
-        table.append(fp)
-    return table
-
-
-FP_TABLE = _fingerprint_table()
-
-
-def crc64_avro(data: bytes) -> int:
-    """The 64-bit Rabin fingerprint of the Avro specification ("Schema Fingerprints")."""
-    fp = EMPTY
-    for byte in data:
-        fp = (fp >> 8) ^ FP_TABLE[(fp ^ byte) & 0xFF]
-    return fp
-
-
-def canonical_form(schema, namespace="", defined=None) -> str:
-    """Parsing Canonical Form of a schema given as parsed JSON (Avro specification)."""
-    defined = set() if defined is None else defined
-    if isinstance(schema, list):
-        return "[" + ",".join(canonical_form(s, namespace, defined) for s in schema) + "]"
-    if isinstance(schema, str):
-        return json.dumps(_full_name(schema, namespace) if schema not in PRIMITIVES else schema)
-    kind = schema["type"]
-    if not isinstance(kind, str):
-        return canonical_form(kind, namespace, defined)
-    if kind in ("record", "error", "enum", "fixed"):
-        ns = schema.get("namespace", namespace)
-        name = _full_name(schema["name"], ns)
-        if name in defined:
-            return json.dumps(name)
-        defined.add(name)
-        own_ns = name.rpartition(".")[0]
-        head = '{"name":' + json.dumps(name) + ',"type":' + json.dumps("record" if kind == "error" else kind)
-        if kind == "enum":
-            return head + ',"symbols":[' + ",".join(json.dumps(s) for s in schema["symbols"]) + "]}"
-        if kind == "fixed":
-            return head + ',"size":' + str(int(schema["size"])) + "}"
-        fields = ",".join(
-            '{"name":' + json.dumps(f["name"]) + ',"type":' + canonical_form(f["type"], own_ns, defined) + "}"
-            for f in schema["fields"]
-        )
-        return head + ',"fields":[' + fields + "]}"
-    if kind == "array":
-        return '{"type":"array","items":' + canonical_form(schema["items"], namespace, defined) + "}"
-    if kind == "map":
-        return '{"type":"map","values":' + canonical_form(schema["values"], namespace, defined) + "}"
-    # A primitive with attributes ({"type":"long","logicalType":...}) is just the primitive.
-    return canonical_form(kind, namespace, defined)
-
-
-def _full_name(name: str, namespace: str) -> str:
-    return name if "." in name or not namespace else namespace + "." + name
-
-
-class SingleObjectWriter:
-    """Encodes records of one schema as Avro single-object messages."""
-
-    def __init__(self, schema_path: str):
-        with open(schema_path, encoding="utf-8") as handle:
-            schema_json = handle.read()
-        fingerprint = crc64_avro(canonical_form(json.loads(schema_json)).encode("utf-8"))
-        self.header = b"\xc3\x01" + fingerprint.to_bytes(8, "little")
-        self.fingerprint = fingerprint
-        self.writer = avro.io.DatumWriter(avro.schema.parse(schema_json))
-
-    def encode(self, record: dict) -> bytes:
-        buffer = io.BytesIO()
-        buffer.write(self.header)
-        self.writer.write(record, avro.io.BinaryEncoder(buffer))
-        return buffer.getvalue()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,8 +143,9 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bootstrap", default=os.environ.get("TRAJFLOW_KAFKA_BROKERS", "127.0.0.1:19092"),
                         help="Kafka brokers, host:port[,host:port] (default: $TRAJFLOW_KAFKA_BROKERS or trajflow's own broker)")
-    parser.add_argument("--topic", default=os.environ.get("TRAJFLOW_TOPIC_PREFIX", "trajflow") + ".env.steps",
-                        help="the step topic (default: <prefix>.env.steps)")
+    parser.add_argument("--prefix", default=os.environ.get("TRAJFLOW_TOPIC_PREFIX", "trajflow"),
+                        help="topic prefix (default: $TRAJFLOW_TOPIC_PREFIX or trajflow)")
+    parser.add_argument("--topic", default=None, help="the step topic (default: <prefix>.env.steps)")
     parser.add_argument("--schema", default=DEFAULT_SCHEMA, help="path of schemas/step/v1.avsc")
     parser.add_argument("--run-id", default="python-" + uuid.uuid4().hex[:8])
     parser.add_argument("--groups", type=int, default=2, help="groups (each shares one seed)")
@@ -241,7 +155,11 @@ def main(argv=None) -> int:
                         help="librdkafka partitioner (default murmur2_random: the partition the Java client and "
                              "kafkajs pick for the group id, where the processors assemble the group)")
     parser.add_argument("--no-group-size", action="store_true", help="do not announce info.groupSize on the steps")
+    parser.add_argument("--no-read-back", action="store_true", help="only publish; do not wait for trajectories, samples, rows")
+    parser.add_argument("--timeout", type=float, default=60.0, help="seconds to wait for each part of the read-back")
     args = parser.parse_args(argv)
+    args.topic = args.topic or args.prefix + ".env.steps"
+    started_ms = int(time.time() * 1000) - 1000
 
     writer = SingleObjectWriter(args.schema)
     # Idempotent producer with acks=all, as trajflow's own producer: a retry never duplicates a step.
@@ -281,10 +199,39 @@ def main(argv=None) -> int:
         return 1
     # One JSON line per episode on stdout, so a caller (the integration test) knows what to expect.
     for line in summary:
-        print(json.dumps(line))
+        print(json.dumps(dict(line, kind="published")))
     print(f"published {sum(s['steps'] for s in summary)} step events of {len(summary)} episodes to {args.topic} "
-          f"(schema fingerprint {writer.fingerprint:016x})", file=sys.stderr)
-    return 0
+          f"(schema fingerprint {writer.fingerprint:016x})", file=sys.stderr, flush=True)
+    if args.no_read_back:
+        return 0
+    return read_back(args, len(summary), started_ms)
+
+
+def read_back(args, episodes, started_ms) -> int:
+    """What trajflow made of the steps: one trajectory and one sample per episode, and their ClickHouse rows."""
+    topics = {"trajectories": args.prefix + ".trajectories", "samples": args.prefix + ".samples"}
+    found = read_run_events(args.bootstrap, list(topics.values()), args.run_id,
+                            {topic: episodes for topic in topics.values()}, started_ms, args.timeout)
+    for t in found[topics["trajectories"]]:
+        print(json.dumps({"kind": "trajectory", "episodeId": t["episodeId"], "groupId": t["groupId"], "outcome": t["outcome"],
+                          "stepCount": t["stepCount"], "totalReward": t["totalReward"], "success": t["success"]}))
+    for s in found[topics["samples"]]:
+        print(json.dumps({"kind": "sample", "episodeId": s["episodeId"], "groupId": s["groupId"], "groupSize": s["groupSize"],
+                          "reward": s["reward"], "estimator": s["estimator"], "tokens": len(s["tokenIds"]),
+                          "lossTokens": sum(s["lossMask"]), "advantage": next((a for a, m in zip(s["advantages"], s["lossMask"]) if m), 0.0)}))
+    rows = {
+        "trajectories": clickhouse_rows("SELECT episode_id, group_id, outcome, step_count, total_reward, success "
+                                        "FROM trajectories FINAL WHERE run_id = {run} ORDER BY episode_id", args.run_id, episodes, args.timeout),
+        "samples": clickhouse_rows("SELECT episode_id, group_id, group_size, reward, estimator, token_count, loss_token_count "
+                                   "FROM samples FINAL WHERE run_id = {run} ORDER BY episode_id", args.run_id, episodes, args.timeout),
+    }
+    for table, table_rows in rows.items():
+        for row in table_rows:
+            print(json.dumps({"kind": "row", "table": table, **row}))
+    counts = [len(found[topics["trajectories"]]), len(found[topics["samples"]]), len(rows["trajectories"]), len(rows["samples"])]
+    print(f"read back {counts[0]} trajectories and {counts[1]} samples from Kafka, {counts[2]} trajectory and {counts[3]} "
+          f"sample rows from ClickHouse ({episodes} episodes published)", file=sys.stderr)
+    return 0 if all(count == episodes for count in counts) else 2
 
 
 if __name__ == "__main__":

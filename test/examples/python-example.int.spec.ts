@@ -1,10 +1,16 @@
 // Integration: examples/python/publish_steps.py (Debian's python3-confluent-kafka and python3-avro)
 // writes step events straight to the real broker; trajflow's typed consumer decodes them and
 // assembleTrajectories turns them into the episodes the script played, with nothing dead-lettered.
+// Then end to end, as against `npm start`: live processors and sink on a topic prefix of the test's own, the
+// script publishes and prints back the trajectories, samples and ClickHouse rows trajflow made of its steps.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { loadConfig, projectRoot } from '../../core/config.js';
+import { loadConfig, projectRoot, type TrajflowConfig } from '../../core/config.js';
+import { ensureTopics } from '../../infra/topics.js';
+import { startProcessors } from '../../processors/pipeline/processor.js';
+import { startSink } from '../../storage/sink/sink.js';
+import { testProcessing } from '../processors/helpers/processing.js';
 import { assembleTrajectories } from '../../processors/assembly/index.js';
 import { DeadLetterRoute, connectBackbone, createEventConsumer, type Backbone, type Envelope } from '../../streams/index.js';
 import type { StepEvent } from '../../schemas/index.js';
@@ -51,14 +57,28 @@ test('the Python example publishes step events that trajflow assembles into its 
 
   const result = await run(
     PYTHON,
-    [SCRIPT, '--bootstrap', backbone.config.kafka.brokers.join(','), '--topic', topic, '--run-id', runId, '--groups', String(GROUPS), '--episodes', String(EPISODES)],
+    [
+      SCRIPT,
+      '--bootstrap',
+      backbone.config.kafka.brokers.join(','),
+      '--topic',
+      topic,
+      '--run-id',
+      runId,
+      '--groups',
+      String(GROUPS),
+      '--episodes',
+      String(EPISODES),
+      '--no-read-back',
+    ],
     { timeoutMs: 60_000 },
   );
   assert.equal(result.code, 0, `publish_steps.py failed:\n${result.output}`);
   const summaries = result.output
     .split('\n')
-    .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as EpisodeSummary);
+    .filter((line) => line.startsWith('{"'))
+    .map((line) => JSON.parse(line) as EpisodeSummary & { kind: string })
+    .filter((line) => line.kind === 'published');
   assert.equal(summaries.length, GROUPS * EPISODES);
 
   const consumer = createEventConsumer(backbone.kafka, backbone.codec, 'step', {
@@ -122,5 +142,66 @@ test('the Python example publishes step events that trajflow assembles into its 
       first.actionLogProbs.every((lp) => Math.abs(lp - Math.fround(-0.05)) < 1e-9),
       'log-probs written as Avro floats',
     );
+  }
+});
+
+interface PrintedLine {
+  kind: 'published' | 'trajectory' | 'sample' | 'row';
+  table?: string;
+  episodeId?: string;
+  episode_id?: string;
+  [field: string]: unknown;
+}
+
+test('the Python example end to end: published steps come back as trajectories, samples and ClickHouse rows within seconds', {
+  skip: skip ?? false,
+  timeout: 120_000,
+}, async () => {
+  const config: TrajflowConfig = { ...backbone.config, topicPrefix: uniqueName('pyex').replace(/\./g, '-') };
+  await ensureTopics(config);
+  const scoped = { ...backbone, config };
+  // As `npm start` runs them: the processors with their defaults (group size 8), and the sink.
+  const processors = await startProcessors(scoped, { consumerGroupId: `${config.topicPrefix}.processors`, processing: testProcessing });
+  const sink = await startSink(scoped, { groupId: `${config.topicPrefix}.sink`, flushIntervalMs: 100, sessionTimeoutMs: 6000 });
+  try {
+    const runId = uniqueName('pyrun').replace(/\./g, '-');
+    const started = Date.now();
+    const result = await run(
+      PYTHON,
+      [SCRIPT, '--bootstrap', backbone.config.kafka.brokers.join(','), '--prefix', config.topicPrefix, '--run-id', runId, '--groups', '2', '--episodes', '3', '--timeout', '30'],
+      {
+        timeoutMs: 90_000,
+      },
+    );
+    const seconds = (Date.now() - started) / 1000;
+    assert.equal(result.code, 0, `publish_steps.py failed:\n${result.output}`);
+    console.log(`publish_steps.py: published and read back in ${seconds.toFixed(1)} s`);
+    const lines = result.output
+      .split('\n')
+      .filter((line) => line.startsWith('{"'))
+      .map((line) => JSON.parse(line) as PrintedLine);
+    const of = (kind: PrintedLine['kind'], table?: string) => lines.filter((l) => l.kind === kind && (table === undefined || l.table === table));
+    const episodes = of('published')
+      .map((l) => l.episodeId as string)
+      .sort();
+    assert.equal(episodes.length, 6);
+    const ids = (xs: PrintedLine[]) => xs.map((x) => (x.episodeId ?? x.episode_id) as string).sort();
+    assert.deepEqual(ids(of('trajectory')), episodes);
+    assert.deepEqual(ids(of('sample')), episodes);
+    assert.deepEqual(ids(of('row', 'trajectories')), episodes);
+    assert.deepEqual(ids(of('row', 'samples')), episodes);
+    // Each group closed whole at its announced size (3, not the processors' 8) and was not waited on.
+    for (const sample of of('sample')) assert.equal(sample.groupSize, 3);
+    for (const row of of('row', 'samples')) assert.equal(row.group_size, 3);
+    for (const t of of('trajectory')) assert.ok(t.outcome === 'terminated' || t.outcome === 'truncated', String(t.outcome));
+    // LineWalk's scripted episodes: e0 reaches the goal (reward 1), e1 is truncated (0).
+    const trajectory = (suffix: string) => of('trajectory').find((t) => (t.episodeId as string).endsWith(suffix))!;
+    assert.deepEqual([trajectory('g0-e0').totalReward, trajectory('g0-e0').success, trajectory('g0-e1').outcome], [1, true, 'truncated']);
+    assert.equal(processors.stats.groups.closedBy.full, 2);
+    assert.equal(processors.stats.groups.closedBy.timeout, 0);
+    assert.ok(seconds < 30, `took ${seconds} s`);
+  } finally {
+    await sink.close({ drain: false });
+    await processors.close();
   }
 });
