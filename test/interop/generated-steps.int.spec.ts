@@ -8,52 +8,21 @@
 // on first use like the Python example's packages), as a Python consumer of the topic would read them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { EventCodec, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import { validateIngestStep } from '../../schemas/validate.js';
-import { ensureDebianPackages } from '../examples/debian-packages.js';
 import { oddStep } from '../schemas/odd-steps.js';
 import { normalize, parseJson } from './avro-normalize.js';
+import { ensureDecoders, jar, PYTHON, pythonDecoder, root, run, schemasDir } from './decoders.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
-const schemasDir = join(root, 'schemas');
-const javaDir = join(root, 'test', 'interop', 'java');
-const jar = join(javaDir, 'target', 'trajflow-avro-interop.jar');
 const GENERATED = 16;
-const PYTHON = '/usr/bin/python3';
-const pythonDecoder = join(root, 'test', 'interop', 'python', 'decode_steps.py');
 
 const registry = SchemaRegistry.fromSchemasDir();
 const codec = new EventCodec(registry);
 const stepSchema = JSON.parse(registry.current('step').schema) as Record<string, unknown>;
-
-function run(cmd: string, args: string[], cwd: string, timeoutMs: number): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`cannot start ${cmd}: ${error.message}`));
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
-}
-
-function newest(path: string): number {
-  const stat = statSync(path);
-  return stat.isDirectory() ? Math.max(stat.mtimeMs, ...readdirSync(path).map((entry) => newest(join(path, entry)))) : stat.mtimeMs;
-}
 
 /** One step that is accepted and sits on every edge at once. */
 const EDGES: StepEvent = {
@@ -84,10 +53,7 @@ let tmp = '';
 const steps: StepEvent[] = [];
 
 before(async () => {
-  if (!existsSync(jar) || statSync(jar).mtimeMs < Math.max(newest(join(javaDir, 'pom.xml')), newest(join(javaDir, 'src')))) {
-    const mvn = await run('mvn', ['-q', '-B', '-Dstyle.color=never', 'package'], javaDir, 15 * 60_000);
-    assert.equal(mvn.code, 0, `mvn package in ${javaDir} failed:\n${mvn.output}`);
-  }
+  await ensureDecoders();
   tmp = mkdtempSync(join(tmpdir(), 'trajflow-generated-steps-'));
   // A fixed seed: the same events every run, so a failure reproduces.
   const accepted = fc.sample(
@@ -100,7 +66,6 @@ before(async () => {
     mkdirSync(join(tmp, `in-${i}`));
     writeFileSync(join(tmp, `in-${i}`, 'step.bin'), codec.encode('step', step));
   }
-  await ensureDebianPackages(PYTHON, ['avro.schema', 'avro.io'], ['python3-avro'], 10 * 60_000);
   const entry = registry.current('step');
   const python = await run(PYTHON, [pythonDecoder, join(schemasDir, 'step', `v${entry.version}.avsc`), entry.header.toString('hex'), tmp, String(steps.length)], root, 120_000);
   assert.equal(python.code, 0, `python decode failed:\n${python.output}`);

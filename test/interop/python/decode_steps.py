@@ -6,6 +6,10 @@ usage: decode_steps.py SCHEMA.avsc HEADER_HEX DIR COUNT
   reads DIR/in-<i>/step.bin (Avro single-object encoding: the header C3 01 + the 8-byte schema fingerprint, given
   in hex, then the datum) for
   i < COUNT and writes DIR/py-<i>/step.json, or DIR/py-<i>/step.error with the reason it could not be read.
+
+usage: decode_steps.py lines SCHEMA.avsc HEADER_HEX IN.hex OUT.jsonl
+  decodes many steps in one run: each line of IN.hex is one single-object encoded step in hex; each line of
+  OUT.jsonl is {"value": <normalized JSON>} or {"error": "<why>"} for the step on the same line.
 """
 import datetime
 import io
@@ -47,7 +51,34 @@ def normalize(schema, value):
     return value
 
 
+def decode(schema, reader, header, data):
+    """The normalized JSON text of one single-object encoded step; raises when it cannot be read."""
+    if not data.startswith(header):
+        raise ValueError(f"not a single-object encoded step of this schema: header {data[:10].hex()}")
+    value = reader.read(avro.io.BinaryDecoder(io.BytesIO(data[len(header):])))
+    return json.dumps(normalize(schema, value), allow_nan=False)
+
+
+def lines(schema_path, header_hex, in_path, out_path):
+    with open(schema_path, encoding="utf-8") as f:
+        schema = avro.schema.parse(f.read())
+    header = bytes.fromhex(header_hex)
+    reader = avro.io.DatumReader(schema)
+    with open(in_path, encoding="ascii") as f, open(out_path, "w", encoding="utf-8") as out:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                out.write('{"value": ' + decode(schema, reader, header, bytes.fromhex(line)) + "}\n")
+            except Exception as error:  # every failure is a finding: written for the test to show
+                out.write(json.dumps({"error": f"{type(error).__name__}: {error}"}) + "\n")
+
+
 def main():
+    if sys.argv[1] == "lines":
+        lines(*sys.argv[2:6])
+        return
     schema_path, header_hex, directory, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
     with open(schema_path, encoding="utf-8") as f:
         schema = avro.schema.parse(f.read())
@@ -59,10 +90,7 @@ def main():
         with open(os.path.join(directory, f"in-{i}", "step.bin"), "rb") as f:
             data = f.read()
         try:
-            if not data.startswith(header):
-                raise ValueError(f"not a single-object encoded step of this schema: header {data[:10].hex()}")
-            value = reader.read(avro.io.BinaryDecoder(io.BytesIO(data[len(header):])))
-            text = json.dumps(normalize(schema, value), allow_nan=False)
+            text = decode(schema, reader, header, data)
             with open(os.path.join(out, "step.json"), "w", encoding="utf-8") as f:
                 f.write(text)
         except Exception as error:  # every failure is a finding: write it for the test to show

@@ -39,7 +39,12 @@ import org.apache.avro.message.BinaryMessageEncoder;
  *   fingerprints &lt;schemasDir&gt; &lt;out.json&gt;
  *   decode       &lt;schemasDir&gt; &lt;inDir&gt; &lt;outDir&gt;   (&lt;event&gt;.bin  -> &lt;event&gt;.json)
  *   encode       &lt;schemasDir&gt; &lt;inDir&gt; &lt;outDir&gt;   (&lt;event&gt;.json -> &lt;event&gt;.bin)
+ *   decode-lines &lt;schemasDir&gt; &lt;event&gt; &lt;in.hex&gt; &lt;out.jsonl&gt;
  * </pre>
+ *
+ * <p>decode-lines decodes many messages in one run: each line of {@code in.hex} is one single-object
+ * encoded message in hex; each line of {@code out.jsonl} is {@code {"value": <normalized JSON>}} or
+ * {@code {"error": "<why>"}} for the message on the same line (exit 0 either way; 1 on any other failure).
  *
  * <p>decode/encode go on past an event that fails: its error goes to {@code <outDir>/<event>.error}
  * and the exit code is 2. Any other failure exits 1.
@@ -89,6 +94,9 @@ public final class AvroInterop {
       case "decode":
         if (args.length != 4) return usage();
         return decode(loadSchemas(Paths.get(args[1])), Paths.get(args[2]), Paths.get(args[3]));
+      case "decode-lines":
+        if (args.length != 5) return usage();
+        return decodeLines(loadSchemas(Paths.get(args[1])), args[2], Paths.get(args[3]), Paths.get(args[4]));
       case "encode":
         if (args.length != 4) return usage();
         return encode(loadSchemas(Paths.get(args[1])), Paths.get(args[2]), Paths.get(args[3]));
@@ -101,7 +109,8 @@ public final class AvroInterop {
     System.err.println(
         "usage: AvroInterop fingerprints <schemasDir> <out.json>\n"
             + "       AvroInterop decode <schemasDir> <inDir> <outDir>\n"
-            + "       AvroInterop encode <schemasDir> <inDir> <outDir>");
+            + "       AvroInterop encode <schemasDir> <inDir> <outDir>\n"
+            + "       AvroInterop decode-lines <schemasDir> <event> <in.hex> <out.jsonl>");
     return 1;
   }
 
@@ -206,6 +215,28 @@ public final class AvroInterop {
       }
     }
     return failures == 0 ? 0 : 2;
+  }
+
+  static int decodeLines(Map<String, Event> events, String name, Path in, Path out) throws IOException {
+    Event event = events.get(name);
+    if (event == null) throw new IOException("no event " + name + " in the schemas directory");
+    Schema reader = event.current().schema();
+    BinaryMessageDecoder<GenericRecord> decoder = new BinaryMessageDecoder<>(GenericData.get(), reader);
+    for (Version v : event.versions()) decoder.addSchema(v.schema());
+    ObjectMapper compact = new ObjectMapper();
+    List<String> lines = new ArrayList<>();
+    for (String line : Files.readAllLines(in)) {
+      if (line.isEmpty()) continue;
+      ObjectNode result = NODES.objectNode();
+      try {
+        result.set("value", toJson(reader, decoder.decode(unhex(NODES.textNode(line), "line"))));
+      } catch (Exception e) {
+        result.put("error", e.getClass().getSimpleName() + ": " + e.getMessage());
+      }
+      lines.add(compact.writeValueAsString(result));
+    }
+    Files.write(out, lines);
+    return 0;
   }
 
   static JsonNode toJson(Schema schema, Object datum) {
