@@ -176,6 +176,30 @@ function learningPage(files) {
   return out;
 }
 
+const micros = (seconds) => (typeof seconds === 'number' && Number.isFinite(seconds) ? `${(seconds * 1e6).toFixed(0)} µs` : '–');
+
+/** `bench scale`: per file, each number of processes with its rate and its CPU per step, and the 4 / 1 ratios. */
+function scalePage(files) {
+  const out = [MARKER, '', '# `bench scale`: recorded runs', ''];
+  out.push('Every `trajflow bench scale --json` result kept in this folder: the processors in 1, 2 and 4 processes on the');
+  out.push("same workload; CPU per step is the processes' CPU plus the managed broker's over the measured window, per step.");
+  out.push('What the figures mean: [benchmarks.md](benchmarks.md#bench-scale).', '');
+  for (const [file, json] of files) {
+    out.push(`## ${file}`, '', `- measured: ${measured(json)}; commit: ${commitOf(json)}`, `- machine: ${machineOf(json)}`);
+    if (typeof json.command === 'string') out.push(`- command: ${code(json.command)}`);
+    out.push(`- workload: ${int(json.groups)} groups on a steps topic of ${int(json.partitions)} partitions`);
+    if (typeof json.note === 'string') out.push(`- note: ${cell(json.note)}`);
+    out.push('', '| processes | steps/s | CPU per step | of it processes | of it broker | samples | duplicates / missing |', '|---|---|---|---|---|---|---|');
+    for (const r of json.results ?? []) {
+      out.push(
+        `| ${r.processes} | ${int(r.stepsPerSecond)} | ${micros(r.cpuSecondsPerStep)} | ${micros(r.processesCpuSecondsPerStep)} | ${micros(r.brokerCpuSecondsPerStep)} | ${int(r.distinctSamples)} / ${int(r.expectedSamples)} | ${int(r.duplicates)} / ${int(r.missing)} |`,
+      );
+    }
+    out.push('', `4 processes / 1: ${rate(json.ratio4to1)} × the steps/s, ${rate(json.cpuPerStepRatio4to1)} × the CPU per step (\`cpuPerStepRatio4to1\`).`, '');
+  }
+  return out;
+}
+
 /** Any other bench kind: the file's scalar fields, arrays and objects summarised, until it earns a renderer. */
 function genericPage(kind, files) {
   const out = [MARKER, '', `# \`bench ${kind}\`: recorded runs`, '', `Every \`trajflow bench ${kind} --json\` result kept in this folder.`, ''];
@@ -206,7 +230,7 @@ function renderPages() {
   }
   const pages = new Map();
   for (const [kind, files] of byKind) {
-    const lines = kind === 'learning' ? learningPage(files) : genericPage(kind, files);
+    const lines = kind === 'learning' ? learningPage(files) : kind === 'scale' ? scalePage(files) : genericPage(kind, files);
     pages.set(`${kind}-runs.md`, `${lines.join('\n').trimEnd()}\n`);
   }
   return pages;
