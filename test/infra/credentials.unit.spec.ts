@@ -132,6 +132,16 @@ test('a refused SASL login becomes a ConfigError naming the setting; other error
   assert.equal(explainAuthFailure(new Error('connection refused'), config.kafka), undefined);
 });
 
+test('an untrusted broker certificate becomes a ConfigError naming TRAJFLOW_KAFKA_TLS_CA_FILE', () => {
+  const untrusted = Object.assign(new Error('Connection error: self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' });
+  const retried = Object.assign(new Error('retries exceeded'), { cause: untrusted });
+  const systemCas = loadConfig({ ...external, TRAJFLOW_KAFKA_TLS: '1' });
+  assert.match(explainAuthFailure(retried, systemCas.kafka)?.message ?? '', /\(SELF_SIGNED_CERT_IN_CHAIN\): set TRAJFLOW_KAFKA_TLS_CA_FILE to the PEM file/);
+  const withCa = loadConfig({ ...external, TRAJFLOW_KAFKA_TLS_CA_FILE: join(dir, 'ca.pem') });
+  assert.match(explainAuthFailure(retried, withCa.kafka)?.message ?? '', /TRAJFLOW_KAFKA_TLS_CA_FILE does not hold the CA/);
+  assert.equal(explainAuthFailure(retried, loadConfig(external).kafka), undefined, 'no TLS configured: not a TLS setting to fix');
+});
+
 test('a refused ClickHouse login (18.16 and current wording) names the settings; Basic auth carries the password', () => {
   const config = loadConfig({ ...external, TRAJFLOW_CLICKHOUSE_USER: 'ann', TRAJFLOW_CLICKHOUSE_PASSWORD: 'pw' });
   const { credentials } = config.clickhouse;

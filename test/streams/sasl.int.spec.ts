@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { inspect } from 'node:util';
-import { projectRoot, topicName, loadConfig } from '../../core/config.js';
+import { projectRoot, topicName, loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { sampleEvents } from '../../bench/load/events.js';
 import { connectBackbone, createEventConsumer, createKafka, StepPublisher } from '../../streams/index.js';
@@ -28,7 +28,12 @@ after(async () => {
 });
 
 async function connects(mechanism: 'plain' | 'scram-sha-256' | 'scram-sha-512', user: string, password: string): Promise<unknown> {
-  const admin = createKafka(saslConfig(broker.brokers, mechanism, user, password), { retries: 0 }).admin();
+  return connectsAs(saslConfig(broker.brokers, mechanism, user, password));
+}
+
+/** The number of brokers the cluster describes, or the error connecting threw. */
+async function connectsAs(config: TrajflowConfig): Promise<unknown> {
+  const admin = createKafka(config, { retries: 0 }).admin();
   try {
     await admin.connect();
     return (await admin.describeCluster()).brokers.length;
@@ -80,6 +85,20 @@ test('a wrong SCRAM or PLAIN password is a ConfigError naming the setting, witho
     assert.ok(!error.message.includes(WRONG_PASSWORD));
     assert.ok(Date.now() - started < 15_000, 'a refused login is not retried');
   }
+});
+
+test('SASL_SSL: SCRAM over TLS trusting TRAJFLOW_KAFKA_TLS_CA_FILE logs in; without the CA the message names that setting', async () => {
+  const env = {
+    ...process.env,
+    TRAJFLOW_KAFKA_BROKERS: broker.tlsBrokers,
+    TRAJFLOW_KAFKA_SASL_MECHANISM: 'scram-sha-512',
+    TRAJFLOW_KAFKA_SASL_USERNAME: 'alice',
+    TRAJFLOW_KAFKA_SASL_PASSWORD: ALICE_PASSWORD,
+  };
+  assert.equal(await connectsAs(loadConfig({ ...env, TRAJFLOW_KAFKA_TLS_CA_FILE: broker.caFile })), 1);
+  const untrusted = await connectsAs(loadConfig({ ...env, TRAJFLOW_KAFKA_TLS: '1' }));
+  assert.ok(untrusted instanceof ConfigError, inspect(untrusted));
+  assert.match(untrusted.message, /TLS does not trust the broker's certificate \(SELF_SIGNED_CERT_IN_CHAIN\): set TRAJFLOW_KAFKA_TLS_CA_FILE/);
 });
 
 /** Runs `trajflow status` with `env` added; resolves its exit code and everything it printed. */

@@ -1,5 +1,5 @@
 // A single Kafka broker of its own for the authentication tests: a SASL_PLAINTEXT listener with SCRAM-SHA-512,
-// SCRAM-SHA-256 and PLAIN, in a temporary folder on free ports, from the jars `trajflow up` caches (the
+// SCRAM-SHA-256 and PLAIN, and a SASL_SSL listener whose certificate a test CA signed (made with openssl), in a temporary folder on free ports, from the jars `trajflow up` caches (the
 // configured TRAJFLOW_KAFKA_VERSION, 3.x or 4.x). The broker's own SCRAM user is added when the storage is
 // formatted (KRaft keeps SCRAM credentials in its metadata log); the test's user is added afterwards through
 // the Admin API (alterUserScramCredentials, what kafka-configs --alter --add-config 'SCRAM-SHA-512=[…]' calls).
@@ -21,6 +21,9 @@ const BROKER_PASSWORD = 'broker-secret-7d1c';
 export interface SaslBroker {
   readonly version: string;
   readonly brokers: string;
+  /** The SASL_SSL listener, and the PEM file of the CA that signed its certificate. */
+  readonly tlsBrokers: string;
+  readonly caFile: string;
   readonly dir: string;
   /** Adds (or replaces) a user's SCRAM-SHA-512 and SCRAM-SHA-256 credentials. */
   addScramUser(name: string, password: string): Promise<void>;
@@ -35,24 +38,89 @@ export function saslConfig(brokers: string, mechanism: 'plain' | 'scram-sha-256'
 
 const jaas = (module: string, extra = ''): string => `${module} required username="${BROKER_USER}" password="${BROKER_PASSWORD}"${extra};`;
 
-function saslProperties(layout: { port: number; controllerPort: number; dataDir: string; logFile: string }, plainUsers: Record<string, string>): Record<string, string> {
+interface SaslLayout {
+  readonly port: number;
+  readonly tlsPort: number;
+  readonly controllerPort: number;
+  readonly dataDir: string;
+  readonly logFile: string;
+  /** PKCS#12 keystore of the SASL_SSL listener. */
+  readonly keystore: string;
+}
+
+const KEYSTORE_PASSWORD = 'keystore-secret';
+
+function saslProperties(layout: SaslLayout, plainUsers: Record<string, string>): Record<string, string> {
   const plainUserOptions = Object.entries({ [BROKER_USER]: BROKER_PASSWORD, ...plainUsers })
     .map(([name, password]) => ` user_${name}="${password}"`)
     .join('');
+  const logins = (listener: string): Record<string, string> => ({
+    [`listener.name.${listener}.scram-sha-512.sasl.jaas.config`]: jaas('org.apache.kafka.common.security.scram.ScramLoginModule'),
+    [`listener.name.${listener}.scram-sha-256.sasl.jaas.config`]: jaas('org.apache.kafka.common.security.scram.ScramLoginModule'),
+    // PLAIN's users are listed in the broker's config (user_<name>="<password>").
+    [`listener.name.${listener}.plain.sasl.jaas.config`]: jaas('org.apache.kafka.common.security.plain.PlainLoginModule', plainUserOptions),
+  });
   return {
     ...renderServerProperties(layout),
-    listeners: `SASL_PLAINTEXT://127.0.0.1:${layout.port},CONTROLLER://127.0.0.1:${layout.controllerPort}`,
-    'advertised.listeners': `SASL_PLAINTEXT://127.0.0.1:${layout.port}`,
+    listeners: `SASL_PLAINTEXT://127.0.0.1:${layout.port},SASL_SSL://127.0.0.1:${layout.tlsPort},CONTROLLER://127.0.0.1:${layout.controllerPort}`,
+    'advertised.listeners': `SASL_PLAINTEXT://127.0.0.1:${layout.port},SASL_SSL://127.0.0.1:${layout.tlsPort}`,
     'inter.broker.listener.name': 'SASL_PLAINTEXT',
-    'listener.security.protocol.map': 'SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT',
+    'listener.security.protocol.map': 'SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:PLAINTEXT',
     'sasl.enabled.mechanisms': 'SCRAM-SHA-512,SCRAM-SHA-256,PLAIN',
     // The broker talks to itself (transaction markers) through this listener, as its own SCRAM user.
     'sasl.mechanism.inter.broker.protocol': 'SCRAM-SHA-512',
-    'listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config': jaas('org.apache.kafka.common.security.scram.ScramLoginModule'),
-    'listener.name.sasl_plaintext.scram-sha-256.sasl.jaas.config': jaas('org.apache.kafka.common.security.scram.ScramLoginModule'),
-    // PLAIN's users are listed in the broker's config (user_<name>="<password>").
-    'listener.name.sasl_plaintext.plain.sasl.jaas.config': jaas('org.apache.kafka.common.security.plain.PlainLoginModule', plainUserOptions),
+    ...logins('sasl_plaintext'),
+    ...logins('sasl_ssl'),
+    'listener.name.sasl_ssl.ssl.keystore.type': 'PKCS12',
+    'listener.name.sasl_ssl.ssl.keystore.location': layout.keystore,
+    'listener.name.sasl_ssl.ssl.keystore.password': KEYSTORE_PASSWORD,
   };
+}
+
+/** A test CA and a certificate it signs for 127.0.0.1, in `dir`; returns the CA's PEM file and the broker's keystore. */
+async function makeCertificates(dir: string): Promise<{ caFile: string; keystore: string }> {
+  const file = (name: string): string => join(dir, name);
+  writeFileSync(file('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
+  const steps: string[][] = [
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=trajflow test CA'],
+    ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('broker.key'), '-out', file('broker.csr'), '-subj', '/CN=127.0.0.1'],
+    [
+      'x509',
+      '-req',
+      '-in',
+      file('broker.csr'),
+      '-CA',
+      file('ca.pem'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      file('broker.pem'),
+      '-days',
+      '2',
+      '-extfile',
+      file('san.ext'),
+    ],
+    [
+      'pkcs12',
+      '-export',
+      '-in',
+      file('broker.pem'),
+      '-inkey',
+      file('broker.key'),
+      '-certfile',
+      file('ca.pem'),
+      '-out',
+      file('broker.p12'),
+      '-passout',
+      `pass:${KEYSTORE_PASSWORD}`,
+    ],
+  ];
+  for (const args of steps) {
+    const result = await run('openssl', args, { timeoutMs: 60_000 });
+    if (result.status !== 0) throw new Error(`openssl ${args[0]} failed:\n${result.output}`);
+  }
+  return { caFile: file('ca.pem'), keystore: file('broker.p12') };
 }
 
 /** The Admin API call kafka-configs makes, as a single-file Java program (java runs .java sources directly). */
@@ -80,10 +148,11 @@ export async function startSaslBroker(plainUsers: Record<string, string>): Promi
   const config = loadConfig();
   const dist = await fetchKafka(config);
   const dir = mkdtempSync(join(tmpdir(), 'trajflow-sasl-'));
-  const port = await freePort();
-  let controllerPort = await freePort();
-  while (controllerPort === port) controllerPort = await freePort();
-  const layout = { port, controllerPort, dataDir: join(dir, 'data'), logFile: join(dir, 'server.log') };
+  const ports = new Set<number>();
+  while (ports.size < 3) ports.add(await freePort());
+  const [port, tlsPort, controllerPort] = [...ports] as [number, number, number];
+  const { caFile, keystore } = await makeCertificates(dir);
+  const layout = { port, tlsPort, controllerPort, dataDir: join(dir, 'data'), logFile: join(dir, 'server.log'), keystore };
   const propertiesFile = join(dir, 'server.properties');
   writeFileSync(propertiesFile, formatProperties(saslProperties(layout, plainUsers), 'SASL test broker (test/streams/helpers/sasl-broker.ts)'));
   const classpath = join(dist.libs, '*');
@@ -133,6 +202,8 @@ export async function startSaslBroker(plainUsers: Record<string, string>): Promi
   return {
     version: dist.version,
     brokers,
+    tlsBrokers: `127.0.0.1:${tlsPort}`,
+    caFile,
     dir,
     async addScramUser(name, password) {
       const result = await run('java', ['-cp', classpath, addScramUserSource, brokers, BROKER_USER, BROKER_PASSWORD, name, password], { timeoutMs: 120_000 });
