@@ -134,7 +134,7 @@ async function waitForMerges(client: ClickHouseHttp, database: string, progress:
 /** Makes sure `database` holds the layout's data: reuses a kept one, or (re)generates it. */
 async function prepare(config: TrajflowConfig, layout: Layout, progress: (line: string) => void): Promise<{ reused: boolean; ms: number; tables: TableTiming[]; layout: Layout }> {
   const database = config.clickhouse.database;
-  const client = new ClickHouseHttp({ url: config.clickhouse.url, database, timeoutMs: GENERATE_TIMEOUT_MS });
+  const client = new ClickHouseHttp({ url: config.clickhouse.url, database, timeoutMs: GENERATE_TIMEOUT_MS, credentials: config.clickhouse.credentials });
   const meta = await readMeta(client, database);
   if (meta !== null && meta.layout === layoutKey(layout) && layout.nowMs - Number(meta.generated_at_ms) < REUSE_MAX_AGE_MS) {
     const steps = Number((await client.query('SELECT count() FROM steps')).trim());

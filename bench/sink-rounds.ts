@@ -76,7 +76,7 @@ class StoreClock {
 
 /** The rows in `batchRows` requests, `insertsInFlight` at a time, as the sink sends them; rows/s. */
 export async function rawRound(config: TrajflowConfig, rows: readonly Row[], batchRows: number): Promise<SideRates> {
-  const inserter = new Inserter(config.clickhouse.url, config.clickhouse.database, 60_000, new AbortController().signal);
+  const inserter = new Inserter(config.clickhouse.url, config.clickhouse.database, 60_000, new AbortController().signal, undefined, config.clickhouse.credentials);
   try {
     await inserter.encode('steps', rows.slice(0, 1)); // column types asked before the clock (the sink asks once, at its first batch)
     const clock = new StoreClock(rows.length);

@@ -119,7 +119,7 @@ export async function measureSink(
   try {
     progress(`publishing ${events} step events`);
     await new StepPublisher(backbone.producer, topicName(sinkConfig, 'env.steps')).publishAll(benchSteps(events));
-    const prober = new Inserter(rawConfig.clickhouse.url, rawConfig.clickhouse.database, 60_000, new AbortController().signal);
+    const prober = new Inserter(rawConfig.clickhouse.url, rawConfig.clickhouse.database, 60_000, new AbortController().signal, undefined, rawConfig.clickhouse.credentials);
     const probe = await prober.encode('steps', benchRows(1)).finally(() => prober.close());
     const format = /FORMAT (\w+)$/.exec(probe.query)?.[1] ?? 'unknown';
     const results: SinkBenchRound[] = [];
