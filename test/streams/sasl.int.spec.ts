@@ -72,7 +72,9 @@ test('SCRAM-SHA-256 and PLAIN log in with their users', async () => {
   assert.equal(await connects('plain', 'carol', CAROL_PASSWORD), 1);
 });
 
-test('a wrong SCRAM or PLAIN password is a ConfigError naming the setting, without the password', async () => {
+test('a wrong SCRAM or PLAIN password is a ConfigError naming the setting, without the password (nor in kafkajs log lines)', async (t) => {
+  const logged: string[] = [];
+  for (const stream of ['log', 'error'] as const) t.mock.method(console, stream, (...args: unknown[]) => logged.push(args.map(String).join(' ')));
   for (const [mechanism, user] of [
     ['scram-sha-512', 'alice'],
     ['plain', 'carol'],
@@ -85,6 +87,11 @@ test('a wrong SCRAM or PLAIN password is a ConfigError naming the setting, witho
     assert.ok(!error.message.includes(WRONG_PASSWORD));
     assert.ok(Date.now() - started < 15_000, 'a refused login is not retried');
   }
+  assert.ok(
+    logged.some((line) => /authentication failed/i.test(line)),
+    `kafkajs logged the refusal: ${logged.join('\n')}`,
+  );
+  assert.ok(!logged.some((line) => line.includes(WRONG_PASSWORD)));
 });
 
 test('SASL_SSL: SCRAM over TLS trusting TRAJFLOW_KAFKA_TLS_CA_FILE logs in; without the CA the message names that setting', async () => {
