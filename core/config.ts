@@ -1,5 +1,6 @@
 // The typed configuration of services trajflow talks to, built once from the environment and checked
 // when built. Every check's message names the variable to change and what would be valid.
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,6 +20,11 @@ export interface KafkaConfig {
   readonly version: string;
   readonly port: number;
   readonly controllerPort: number;
+  /**
+   * KRaft nodes (broker and controller each) trajflow runs: TRAJFLOW_KAFKA_NODES, else what `trajflow up --brokers N`
+   * left in the home (clusterSizeFile), else 1. Node i (0-based) listens on port + 2i, its controller on controllerPort + 2i.
+   */
+  readonly nodes: number;
   /** SASL and TLS for a secured cluster (TRAJFLOW_KAFKA_SASL_*, TRAJFLOW_KAFKA_TLS*; core/credentials.ts). */
   readonly security?: KafkaSecurity;
 }
@@ -50,6 +56,35 @@ type Env = Record<string, string | undefined>;
 
 /** The Apache Kafka release `trajflow up` runs unless TRAJFLOW_KAFKA_VERSION says otherwise (3.x releases work too). */
 export const DEFAULT_KAFKA_VERSION = '4.4.0';
+
+/** Where `trajflow up --brokers N` remembers N, so every later command on the home finds the same cluster. */
+export function clusterSizeFile(home: string): string {
+  return join(home, 'kafka', 'nodes');
+}
+
+const MAX_NODES = 5;
+
+function kafkaNodes(env: Env, home: string): number {
+  const file = clusterSizeFile(home);
+  const raw = env.TRAJFLOW_KAFKA_NODES || (existsSync(file) ? readFileSync(file, 'utf8').trim() : '1');
+  const nodes = Number(raw);
+  if (!Number.isInteger(nodes) || nodes < 1 || nodes > MAX_NODES) {
+    const where = env.TRAJFLOW_KAFKA_NODES ? 'TRAJFLOW_KAFKA_NODES' : file;
+    throw new ConfigError(`${where} says '${raw}' Kafka nodes: give an integer from 1 to ${MAX_NODES} (trajflow up --brokers 3 runs a 3-broker cluster).`);
+  }
+  return nodes;
+}
+
+/** Node i's broker and controller ports; refuses a layout whose ports collide or pass 65535. */
+function nodePorts(kafkaPort: number, controllerPort: number, nodes: number): string[] {
+  const ports = Array.from({ length: nodes }, (_, i) => [kafkaPort + 2 * i, controllerPort + 2 * i]).flat();
+  if (new Set(ports).size !== ports.length || Math.max(...ports) > 65535) {
+    throw new ConfigError(
+      `${nodes} Kafka nodes need ports TRAJFLOW_KAFKA_PORT + 2i and TRAJFLOW_KAFKA_CONTROLLER_PORT + 2i (i < ${nodes}), all different and ≤ 65535: with ${kafkaPort} and ${controllerPort} they are not; use two adjacent ports such as 19092 and 19093.`,
+    );
+  }
+  return Array.from({ length: nodes }, (_, i) => `127.0.0.1:${kafkaPort + 2 * i}`);
+}
 
 function port(env: Env, name: string, fallback: number): number {
   const raw = env[name];
@@ -108,6 +143,7 @@ function buildConfig(env: Env, fromFile: ReadonlyMap<string, string>): TrajflowC
   if (!/^\d+\.\d+\.\d+$/.test(kafkaVersion)) {
     throw new ConfigError(`TRAJFLOW_KAFKA_VERSION='${kafkaVersion}' is not a release number like ${DEFAULT_KAFKA_VERSION} or 3.9.2.`);
   }
+  const nodes = externalBrokers ? 1 : kafkaNodes(env, home);
 
   const httpPort = port(env, 'TRAJFLOW_CLICKHOUSE_HTTP_PORT', 18123);
   const tcpPort = port(env, 'TRAJFLOW_CLICKHOUSE_TCP_PORT', 19000);
@@ -134,11 +170,12 @@ function buildConfig(env: Env, fromFile: ReadonlyMap<string, string>): TrajflowC
     logDir: join(home, 'logs'),
     topicPrefix,
     kafka: {
-      brokers: externalBrokers ? brokerList(externalBrokers) : [`127.0.0.1:${kafkaPort}`],
+      brokers: externalBrokers ? brokerList(externalBrokers) : nodePorts(kafkaPort, controllerPort, nodes),
       managed: !externalBrokers,
       version: kafkaVersion,
       port: kafkaPort,
       controllerPort,
+      nodes,
       security: kafkaSecurity(env, !externalBrokers, fromFile),
     },
     clickhouse: {

@@ -6,6 +6,7 @@ import type { Admin } from 'kafkajs';
 import { topicName, type TrajflowConfig } from '../core/config.js';
 import { ServiceError } from '../core/errors.js';
 import { createKafka } from './kafka/client.js';
+import { clusterReplication } from './kafka/properties.js';
 
 const { ConfigResourceTypes } = kafkajs;
 
@@ -189,7 +190,8 @@ async function ensureTopicsOnce(config: TrajflowConfig, admin: Admin | undefined
         topics: missing.map(({ spec, topic }) => ({
           topic,
           numPartitions: spec.partitions,
-          replicationFactor: config.kafka.managed ? 1 : -1, // -1: the external cluster's default.replication.factor
+          // The managed cluster: 3 replicas from 3 brokers on (1 for one broker); -1: the external cluster's default.replication.factor
+          replicationFactor: config.kafka.managed ? clusterReplication(config.kafka.nodes).replicationFactor : -1,
           configEntries: Object.entries(spec.configs).map(([name, value]) => ({ name, value })),
         })),
       });

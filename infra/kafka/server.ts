@@ -1,5 +1,6 @@
-// Starts, stops and reports the single-node KRaft broker trajflow runs for you. Everything it writes lives
-// under ${home}/kafka (config, data, pid file, cluster id) and ${logDir} (logs); the jars live in the cache.
+// Starts, stops and reports the KRaft broker trajflow runs for you — one, or a cluster of several on this machine
+// (`trajflow up --brokers 3`). Everything it writes lives under ${home}/kafka (config, data, pid files, cluster id;
+// nodes.ts) and ${logDir} (logs); the jars live in the cache.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, ServiceError } from '../../core/errors.js';
@@ -10,46 +11,29 @@ import { probeKafka } from './client.js';
 import { fetchKafka, kafkaMajor } from './fetch.js';
 import { brokerLogging } from './logging.js';
 import { formatProperties, renderServerProperties } from './properties.js';
-import { formatStorage, isFormatted } from './storage.js';
+import { kafkaNodes, kafkaPaths, nodePathsOnDisk, type KafkaNode, type KafkaPaths } from './nodes.js';
+import { clusterId, formatStorage, isFormatted } from './storage.js';
+
+export { kafkaNodes, kafkaPaths };
 
 /** The main class in the broker's command line, used to recognise our process behind a pid. */
 const MAIN_CLASS = 'kafka.Kafka';
 const START_TIMEOUT_MS = 90_000;
 const STOP_GRACE_MS = 30_000;
 
-export interface KafkaPaths {
-  readonly dir: string;
-  readonly serverProperties: string;
-  readonly dataDir: string;
-  /** The newest release that ran on dataDir: an older major is refused (Kafka upgrades its data, never back). */
-  readonly dataVersionFile: string;
-  readonly clusterIdFile: string;
-  readonly pidFile: string;
-  readonly lockFile: string;
-  /** The broker's own log (log4j). */
+export interface KafkaNodeStatus {
+  readonly nodeId: number;
+  readonly address: string;
+  /** Pid of the node's JVM when it runs (from its pid file), else null. */
+  readonly pid: number | null;
+  /** Whether the node answers on its own address. */
+  readonly running: boolean;
   readonly logFile: string;
-  /** The JVM's stdout/stderr: crashes before log4j starts end up here. */
-  readonly outputFile: string;
-}
-
-export function kafkaPaths(config: Pick<TrajflowConfig, 'home' | 'logDir'>): KafkaPaths {
-  const dir = join(config.home, 'kafka');
-  return {
-    dir,
-    serverProperties: join(dir, 'server.properties'),
-    dataDir: join(dir, 'data'),
-    dataVersionFile: join(dir, 'data-version'),
-    clusterIdFile: join(dir, 'cluster-id'),
-    pidFile: join(dir, 'kafka.pid'),
-    lockFile: join(dir, '.lock'),
-    logFile: join(config.logDir, 'kafka.log'),
-    outputFile: join(config.logDir, 'kafka.out.log'),
-  };
 }
 
 export interface KafkaStatus {
   readonly running: boolean;
-  /** Pid of the broker trajflow started, null when it runs elsewhere or not at all. */
+  /** Pid of the (first) broker trajflow started, null when it runs elsewhere or not at all. */
   readonly pid: number | null;
   readonly brokers: string[];
   /** The running broker's release (from its command line), else the configured one; null for an external broker. */
@@ -57,18 +41,30 @@ export interface KafkaStatus {
   readonly managed: boolean;
   readonly clusterId: string | null;
   readonly logFile: string | null;
+  /** Every node trajflow runs (one unless `up --brokers N`); empty for an external cluster. */
+  readonly nodes: KafkaNodeStatus[];
 }
 
 export interface KafkaStartResult extends KafkaStatus {
-  /** True when an already running broker was reused. */
+  /** True when every node was already running and was reused. */
   readonly reused: boolean;
   readonly elapsedMs: number;
 }
 
+/** A config whose clients talk to one node only (to ask whether that node answers). */
+function nodeOnly(config: TrajflowConfig, node: KafkaNode): TrajflowConfig {
+  return { ...config, kafka: { ...config.kafka, brokers: [node.address] } };
+}
+
+async function nodeStatus(config: TrajflowConfig, node: KafkaNode): Promise<KafkaNodeStatus> {
+  const pid = livePid(node.paths.pidFile, MAIN_CLASS) ?? null;
+  const running = config.kafka.nodes === 1 ? pid !== null : pid !== null && (await probeKafka(nodeOnly(config, node), 3000)) !== undefined;
+  return { nodeId: node.nodeId, address: node.address, pid, running, logFile: node.paths.logFile };
+}
+
 export async function kafkaStatus(config: TrajflowConfig): Promise<KafkaStatus> {
-  const paths = kafkaPaths(config);
-  const info = await probeKafka(config, 3000);
-  const pid = config.kafka.managed ? (livePid(paths.pidFile, MAIN_CLASS) ?? null) : null;
+  const [info, nodes] = await Promise.all([probeKafka(config, 3000), config.kafka.managed ? Promise.all(kafkaNodes(config).map((n) => nodeStatus(config, n))) : []]);
+  const pid = nodes.find((n) => n.pid !== null)?.pid ?? null;
   return {
     running: info !== undefined,
     pid,
@@ -76,7 +72,8 @@ export async function kafkaStatus(config: TrajflowConfig): Promise<KafkaStatus> 
     version: config.kafka.managed ? ((pid !== null ? runningVersion(pid) : undefined) ?? config.kafka.version) : null,
     managed: config.kafka.managed,
     clusterId: info?.clusterId ?? null,
-    logFile: config.kafka.managed ? paths.logFile : null,
+    logFile: config.kafka.managed ? kafkaNodes(config)[0]!.paths.logFile : null,
+    nodes,
   };
 }
 
@@ -105,12 +102,15 @@ function checkDataVersion(paths: KafkaPaths, version: string): void {
 }
 
 /** Writes server.properties and the logging config (every start, so port changes take effect); returns the JVM's logging option. */
-function writeConfigs(config: TrajflowConfig, paths: KafkaPaths, version: string): string {
+function writeConfigs(config: TrajflowConfig, node: KafkaNode, version: string): string {
+  const { paths } = node;
   mkdirSync(paths.dir, { recursive: true });
   mkdirSync(config.logDir, { recursive: true });
   const properties = renderServerProperties({
-    port: config.kafka.port,
-    controllerPort: config.kafka.controllerPort,
+    nodeId: node.nodeId,
+    voters: kafkaNodes(config).map((n) => ({ nodeId: n.nodeId, controllerPort: n.controllerPort })),
+    port: node.port,
+    controllerPort: node.controllerPort,
     dataDir: paths.dataDir,
     logFile: paths.logFile,
   });
@@ -125,24 +125,20 @@ function logTails(paths: KafkaPaths): string {
   return `--- ${paths.outputFile} (last lines) ---\n${tail(paths.outputFile, 15)}\n--- ${paths.logFile} (last lines) ---\n${tail(paths.logFile, 25)}`;
 }
 
-async function launch(config: TrajflowConfig, paths: KafkaPaths, log: (line: string) => void): Promise<number> {
+/** JVM heap per node: one broker may take 1 GiB; three on one machine share it (2 cores, a few GiB). */
+const heap = (nodes: number): string[] => (nodes === 1 ? ['-Xms256m', '-Xmx1g'] : ['-Xms128m', '-Xmx512m']);
+
+async function launch(config: TrajflowConfig, node: KafkaNode, log: (line: string) => void): Promise<number> {
+  const { paths } = node;
   const dist = await fetchKafka(config, log);
-  const loggingOption = writeConfigs(config, paths, dist.version);
+  const loggingOption = writeConfigs(config, node, dist.version);
   checkDataVersion(paths, dist.version);
   const java = javaCommand();
-  await formatStorage({
-    java,
-    libs: dist.libs,
-    serverProperties: paths.serverProperties,
-    loggingOption,
-    dataDir: paths.dataDir,
-    clusterIdFile: paths.clusterIdFile,
-  });
+  await formatStorage({ java, libs: dist.libs, serverProperties: paths.serverProperties, loggingOption, dataDir: paths.dataDir, clusterIdFile: paths.clusterIdFile });
   const pid = spawnDetached({
     command: java,
     args: [
-      '-Xms256m',
-      '-Xmx1g',
+      ...heap(config.kafka.nodes),
       '-XX:+UseG1GC',
       '-XX:MaxGCPauseMillis=20',
       '-XX:InitiatingHeapOccupancyPercent=35',
@@ -158,7 +154,8 @@ async function launch(config: TrajflowConfig, paths: KafkaPaths, log: (line: str
     outputFile: paths.outputFile,
   });
   writePidFile(paths.pidFile, pid);
-  const outcome = await waitUntil(async () => (await probeKafka(config, 2000)) !== undefined, {
+  // A node of a cluster answers once a majority of the controllers runs: the others are launched meanwhile.
+  const outcome = await waitUntil(async () => (await probeKafka(nodeOnly(config, node), 2000)) !== undefined, {
     timeoutMs: START_TIMEOUT_MS,
     intervalMs: 300,
     giveUp: () => (isAlive(pid) ? undefined : 'exited'),
@@ -167,7 +164,19 @@ async function launch(config: TrajflowConfig, paths: KafkaPaths, log: (line: str
   if (outcome === 'timeout') await stopProcessGroup(pid, 5000);
   removeFile(paths.pidFile);
   const what = outcome === 'exited' ? 'exited while starting' : `did not answer within ${START_TIMEOUT_MS / 1000} s and was stopped`;
-  throw new ServiceError(`the Kafka broker (pid ${pid}) ${what}.\n${logTails(paths)}\nSee ${paths.logFile} and ${paths.outputFile}.`, { retriable: outcome === 'timeout' });
+  const name = config.kafka.nodes === 1 ? 'the Kafka broker' : `Kafka node ${node.nodeId} of ${config.kafka.nodes}`;
+  throw new ServiceError(`${name} (pid ${pid}) ${what}.\n${logTails(paths)}\nSee ${paths.logFile} and ${paths.outputFile}.`, { retriable: outcome === 'timeout' });
+}
+
+/** Refuses to start one layout (a single broker, or a cluster) while the home's other one runs: they share ports. */
+function checkOtherLayout(config: TrajflowConfig): void {
+  const wanted = new Set(kafkaNodes(config).map((n) => n.paths.pidFile));
+  const other = nodePathsOnDisk(config).find((p) => !wanted.has(p.pidFile) && livePid(p.pidFile, MAIN_CLASS) !== undefined);
+  if (other) {
+    throw new ServiceError(
+      `a Kafka broker from ${other.dir} runs (pid ${livePid(other.pidFile, MAIN_CLASS)}), not the ${config.kafka.nodes}-node layout asked for: run 'trajflow down' first, then 'trajflow up --brokers ${config.kafka.nodes}'.`,
+    );
+  }
 }
 
 /**
@@ -176,7 +185,6 @@ async function launch(config: TrajflowConfig, paths: KafkaPaths, log: (line: str
  */
 export async function startKafka(config: TrajflowConfig, log: (line: string) => void = () => undefined): Promise<KafkaStartResult> {
   const started = Date.now();
-  const paths = kafkaPaths(config);
   if (!config.kafka.managed) {
     const info = await probeKafka(config, 10_000);
     if (!info) {
@@ -187,48 +195,53 @@ export async function startKafka(config: TrajflowConfig, log: (line: string) => 
     }
     return { ...(await kafkaStatus(config)), reused: true, elapsedMs: Date.now() - started };
   }
-  const { pid, reused } = await ensureProcess(kafkaProcess(config, paths, log), log);
-  const info = await probeKafka(config, 5000);
-  const version = runningVersion(pid) ?? config.kafka.version;
+  checkOtherLayout(config);
+  const nodes = kafkaNodes(config);
+  if (nodes.length > 1) {
+    // Before the nodes start in parallel: one download, one cluster id for all.
+    await fetchKafka(config, log);
+    clusterId(nodes[0]!.paths.clusterIdFile);
+  }
+  // In parallel: a cluster's node answers only once a majority of its controllers runs.
+  const results = await Promise.all(nodes.map((node) => ensureProcess(kafkaProcess(config, node, log), log)));
+  const status = await kafkaStatus(config);
+  const version = status.version ?? config.kafka.version;
   if (version !== config.kafka.version) {
     log(`kafka: the running broker is Kafka ${version}, not the configured ${config.kafka.version}: 'trajflow down' then 'trajflow up' switches it (topics are kept)`);
   }
-  return {
-    running: info !== undefined,
-    pid,
-    brokers: config.kafka.brokers,
-    version,
-    managed: true,
-    clusterId: info?.clusterId ?? null,
-    logFile: paths.logFile,
-    reused,
-    elapsedMs: Date.now() - started,
-  };
+  return { ...status, pid: results[0]!.pid, reused: results.every((r) => r.reused), elapsedMs: Date.now() - started };
 }
 
-/** Stops the broker trajflow started (SIGTERM, then SIGKILL after 30 s). Data is kept. Resolves false if none ran. */
+/**
+ * Stops every broker trajflow started from this home — the single one and each cluster node, whatever the config
+ * asks for now (SIGTERM to all at once, so a cluster's controllers shut down together; SIGKILL after 30 s). Data
+ * is kept. Resolves false if none ran.
+ */
 export async function stopKafka(config: TrajflowConfig): Promise<boolean> {
   if (!config.kafka.managed) return false;
-  const paths = kafkaPaths(config);
-  return stopProcess(kafkaProcess(config, paths));
+  const stopped = await Promise.all(
+    nodePathsOnDisk(config).map((paths) => stopProcess({ pidFile: paths.pidFile, lockFile: paths.lockFile, marker: MAIN_CLASS, stopGraceMs: STOP_GRACE_MS })),
+  );
+  return stopped.some(Boolean);
 }
 
-function kafkaProcess(config: TrajflowConfig, paths: KafkaPaths, log: (line: string) => void = () => undefined): ManagedProcess {
+function kafkaProcess(config: TrajflowConfig, node: KafkaNode, log: (line: string) => void): ManagedProcess {
+  const suffix = config.kafka.nodes === 1 ? '' : ` (node ${node.nodeId}: base + ${2 * (node.nodeId - 1)})`;
   return {
-    name: 'Kafka',
-    pidFile: paths.pidFile,
-    lockFile: paths.lockFile,
+    name: config.kafka.nodes === 1 ? 'Kafka' : `Kafka node ${node.nodeId}`,
+    pidFile: node.paths.pidFile,
+    lockFile: node.paths.lockFile,
     marker: MAIN_CLASS,
     ports: [
-      { port: config.kafka.port, setting: 'TRAJFLOW_KAFKA_PORT' },
-      { port: config.kafka.controllerPort, setting: 'TRAJFLOW_KAFKA_CONTROLLER_PORT' },
+      { port: node.port, setting: `TRAJFLOW_KAFKA_PORT${suffix}` },
+      { port: node.controllerPort, setting: `TRAJFLOW_KAFKA_CONTROLLER_PORT${suffix}` },
     ],
     externalHint: 'To use a broker you already run, set TRAJFLOW_KAFKA_BROKERS instead.',
     startTimeoutMs: START_TIMEOUT_MS,
     stopGraceMs: STOP_GRACE_MS,
     // Alive: give it a moment in case it is still starting or busy, then treat it as stale.
     staleAfterMs: 10_000,
-    probe: async () => (await probeKafka(config, 2000)) !== undefined,
-    launch: () => launch(config, paths, log),
+    probe: async () => (await probeKafka(nodeOnly(config, node), 2000)) !== undefined,
+    launch: () => launch(config, node, log),
   };
 }

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { DEFAULT_KAFKA_VERSION, loadConfig } from '../../core/config.js';
+import { clusterSizeFile, DEFAULT_KAFKA_VERSION, loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { kafkaMajor, renderFetchPom, slf4jBinding } from '../../infra/kafka/fetch.js';
 import { brokerLogging, renderLog4j, renderLog4j2 } from '../../infra/kafka/logging.js';
-import { formatProperties, renderServerProperties } from '../../infra/kafka/properties.js';
+import { kafkaNodes } from '../../infra/kafka/nodes.js';
+import { clusterReplication, formatProperties, renderServerProperties } from '../../infra/kafka/properties.js';
 import { newClusterId } from '../../infra/kafka/storage.js';
 
 const layout = { port: 41092, controllerPort: 41093, dataDir: '/tmp/x/kafka/data', logFile: '/tmp/x/logs/kafka.log' };
@@ -94,5 +98,51 @@ test('cluster ids look like Kafka Uuids and never start with a dash', () => {
   for (let i = 0; i < 200; i += 1) {
     const id = newClusterId();
     assert.match(id, /^[A-Za-z0-9_][A-Za-z0-9_-]{21}$/);
+  }
+});
+
+test('a 3-node cluster: every node a voter, its own id and ports, 3 replicas and min.insync.replicas=2 for topics and internal topics', () => {
+  const voters = [
+    { nodeId: 1, controllerPort: 41093 },
+    { nodeId: 2, controllerPort: 41095 },
+    { nodeId: 3, controllerPort: 41097 },
+  ];
+  const p = renderServerProperties({ ...layout, nodeId: 2, voters, port: 41094, controllerPort: 41095 });
+  assert.equal(p['node.id'], '2');
+  assert.equal(p['controller.quorum.voters'], '1@127.0.0.1:41093,2@127.0.0.1:41095,3@127.0.0.1:41097');
+  assert.equal(p['listeners'], 'PLAINTEXT://127.0.0.1:41094,CONTROLLER://127.0.0.1:41095');
+  for (const key of ['default.replication.factor', 'offsets.topic.replication.factor', 'transaction.state.log.replication.factor']) assert.equal(p[key], '3', key);
+  for (const key of ['min.insync.replicas', 'transaction.state.log.min.isr']) assert.equal(p[key], '2', key);
+  assert.deepEqual(clusterReplication(1), { replicationFactor: 1, minInsyncReplicas: 1 });
+  assert.deepEqual(clusterReplication(2), { replicationFactor: 2, minInsyncReplicas: 1 });
+  assert.deepEqual(clusterReplication(5), { replicationFactor: 3, minInsyncReplicas: 2 });
+});
+
+test('the cluster size comes from TRAJFLOW_KAFKA_NODES or the home, node i on port + 2i; bad sizes and colliding ports are refused', () => {
+  const home = mkdtempSync(join(tmpdir(), 'trajflow-nodes-'));
+  try {
+    const one = loadConfig({ TRAJFLOW_HOME: home });
+    assert.equal(one.kafka.nodes, 1);
+    assert.deepEqual(one.kafka.brokers, ['127.0.0.1:19092']);
+    const three = loadConfig({ TRAJFLOW_HOME: home, TRAJFLOW_KAFKA_NODES: '3', TRAJFLOW_KAFKA_PORT: '29092', TRAJFLOW_KAFKA_CONTROLLER_PORT: '29093' });
+    assert.equal(three.kafka.nodes, 3);
+    assert.deepEqual(three.kafka.brokers, ['127.0.0.1:29092', '127.0.0.1:29094', '127.0.0.1:29096']);
+    assert.deepEqual(
+      kafkaNodes(three).map((n) => [n.nodeId, n.port, n.controllerPort, n.paths.dataDir]),
+      [1, 2, 3].map((id) => [id, 29090 + 2 * id, 29091 + 2 * id, join(home, 'kafka', `node-${id}`, 'data')]),
+    );
+    assert.equal(kafkaNodes(one)[0]!.paths.dataDir, join(home, 'kafka', 'data'), 'one broker keeps the folder it always had');
+    // `trajflow up --brokers 3` leaves the size in the home: later commands find the cluster without the flag.
+    mkdirSync(join(home, 'kafka'), { recursive: true });
+    writeFileSync(clusterSizeFile(home), '3\n');
+    assert.equal(loadConfig({ TRAJFLOW_HOME: home }).kafka.nodes, 3);
+    assert.equal(loadConfig({ TRAJFLOW_HOME: home, TRAJFLOW_KAFKA_BROKERS: 'b1:9092' }).kafka.nodes, 1, 'an external cluster: nothing to run');
+    assert.throws(() => loadConfig({ TRAJFLOW_HOME: home, TRAJFLOW_KAFKA_NODES: '9' }), /TRAJFLOW_KAFKA_NODES says '9'/);
+    assert.throws(
+      () => loadConfig({ TRAJFLOW_HOME: home, TRAJFLOW_KAFKA_NODES: '2', TRAJFLOW_KAFKA_PORT: '29092', TRAJFLOW_KAFKA_CONTROLLER_PORT: '29094' }),
+      /TRAJFLOW_KAFKA_PORT \+ 2i/,
+    );
+  } finally {
+    rmSync(home, { recursive: true, force: true });
   }
 });
