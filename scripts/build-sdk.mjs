@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const dist = join(root, 'dist');
@@ -17,7 +17,8 @@ const started = Date.now();
 rmSync(dist, { recursive: true, force: true });
 execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
 // The same <event>/vN.avsc listing the registry reads (schemas/files.ts), nothing else of the folder.
-const { listSchemaFiles } = await import('../dist/schemas/files.js');
+// Imported by computed URL: dist/ exists only after tsc above (a static specifier would not resolve in a clean checkout).
+const { listSchemaFiles } = await import(pathToFileURL(join(dist, 'schemas', 'files.js')).href);
 const schemas = listSchemaFiles(join(root, 'schemas'));
 for (const file of schemas) {
   const target = join(dist, 'schemas', relative(join(root, 'schemas'), file.path));
