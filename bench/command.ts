@@ -16,9 +16,9 @@ import { emitResult } from './results-file.js';
 
 export const benchCommand: Command = {
   summary:
-    "measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend's matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in docs/collapse-detectors.md), `bench queries` (the dashboard's read endpoints over 10 million step rows in ClickHouse, target < 1 s each)",
+    "measure throughput: `bench backbone` (Kafka raw vs trajflow, and the Avro codec), `bench codec`, `bench processors`, `bench actors`, `bench sink`, `bench learner` (training FLOP/s vs the backend's matMul), `bench scale` (1, 2, 4 processor processes), `bench learning` (learning curves and the algorithm comparison), `bench supervised` (can the policy model represent FrozenLake / Sokoban at all? cross-entropy on BFS-optimal actions, held-out greedy success against examples), `bench collapse` (a real collapse reproduction: do the collapse detectors warn before the success rate falls? flags in docs/collapse-detectors.md), `bench queries` (the dashboard's read endpoints over 10 million step rows in ClickHouse, target < 1 s each), `bench gateway` (latency the OpenAI-compatible gateway adds over its upstream alone, Kafka acknowledgement included; --rate --seconds --rounds)",
   usage:
-    'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker] [--latency-seconds S] [--warm-up-seconds W] [--runs R] [--repeat K] [--keep] [--json] [--save]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
+    'trajflow bench backbone|codec|processors|actors|sink|learner|scale|learning|collapse|queries|gateway [--events N] [--rounds R] [--groups G] [--steps N] [--group-size G] [--backend auto|wasm|cpu] [--width D] [--layers L] [--tokens T] [--rows N] [--batch-rows N] [--transcode-worker] [--latency-seconds S] [--warm-up-seconds W] [--runs R] [--repeat K] [--keep] [--json] [--save]\n       trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]',
   async run(args) {
     const [what] = args;
     if (what === 'actors') return (await import('./actors.js')).runActorsBench(args);
@@ -28,6 +28,7 @@ export const benchCommand: Command = {
     if (what === 'supervised') return (await import('./supervised.js')).runSupervisedBench(args);
     if (what === 'collapse') return (await import('./collapse.js')).runCollapseBench(args);
     if (what === 'queries') return (await import('./queries.js')).runQueriesBench(args);
+    if (what === 'gateway') return (await import('./gateway.js')).runGatewayBench(args);
     if (what === 'sink') return benchSink(args);
     if (what !== 'backbone' && what !== 'codec' && what !== 'processors') {
       console.error(`usage: ${benchCommand.usage}`);
