@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Producer, Transaction } from 'kafkajs';
 import { createKafka } from '../../streams/kafka-client.js';
 import { rememberingPartitioner } from '../../streams/partitioner.js';
+import { fencePlan } from './fence-plan.js';
 import { splitIntoRequests } from './produce-requests.js';
 import { unpackMessages, type TransactionWorkerData, type WorkerPhases, type WorkerReply, type WorkerRequest, type WriteOutcome } from './transaction-protocol.js';
 
@@ -32,42 +33,58 @@ function isFenced(error: unknown): boolean {
   return e.cause !== undefined && e.cause !== e && isFenced(e.cause);
 }
 
+/** Writes running on each producer: one that fence() replaced is disconnected once they have ended. */
+const writing = new Map<Producer, number>();
+const retired = new Set<Producer>();
+
+function retire(producer: Producer): void {
+  if ((writing.get(producer) ?? 0) > 0) retired.add(producer);
+  else void producer.disconnect().catch(() => undefined);
+}
+
+async function initialised(partition: number): Promise<Producer> {
+  // Short first retries: a transaction begun right after the previous commit meets CONCURRENT_TRANSACTIONS
+  // until the coordinator has written the markers (a few ms); the client-wide 200 ms first backoff made that
+  // the processors' latency tail. 30 retries from 20 ms, capped at 5 s, still outlast a ~100 s broker restart.
+  const producer = kafka.producer({
+    transactionalId: `${data.transactionalIdPrefix}.${partition}`,
+    idempotent: true,
+    maxInFlightRequests: 1,
+    transactionTimeout: 30000,
+    createPartitioner: rememberingPartitioner,
+    retry: { initialRetryTime: 20, maxRetryTime: 5000, retries: 30 },
+  });
+  try {
+    await producer.connect();
+    // kafkajs sends InitProducerId with the first transaction: an empty one does it now.
+    const transaction = await producer.transaction();
+    await transaction.abort();
+  } catch (error) {
+    await producer.disconnect().catch(() => undefined);
+    throw error;
+  }
+  return producer;
+}
+
 async function fence(partitions: readonly number[]): Promise<void> {
   if (closed) return;
-  const wanted = new Set(partitions);
-  for (const [partition, producer] of [...producers]) {
-    if (wanted.has(partition)) continue;
+  // Held partitions are initialised again too (fence-plan.ts says why); the old producer stays usable until
+  // the new one is ready, and is disconnected once a write still running on it has ended.
+  const plan = fencePlan(producers.keys(), partitions);
+  for (const partition of plan.release) {
+    const producer = producers.get(partition)!;
     producers.delete(partition);
-    await producer.disconnect().catch(() => undefined);
+    retire(producer);
   }
   await Promise.all(
-    [...wanted]
-      .filter((partition) => !producers.has(partition))
-      .map(async (partition) => {
-        // Short first retries: a transaction begun right after the previous commit meets CONCURRENT_TRANSACTIONS
-        // until the coordinator has written the markers (a few ms); the client-wide 200 ms first backoff made that
-        // the processors' latency tail. 30 retries from 20 ms, capped at 5 s, still outlast a ~100 s broker restart.
-        const producer = kafka.producer({
-          transactionalId: `${data.transactionalIdPrefix}.${partition}`,
-          idempotent: true,
-          maxInFlightRequests: 1,
-          transactionTimeout: 30000,
-          createPartitioner: rememberingPartitioner,
-          retry: { initialRetryTime: 20, maxRetryTime: 5000, retries: 30 },
-        });
-        try {
-          await producer.connect();
-          // kafkajs sends InitProducerId with the first transaction: an empty one does it now.
-          const transaction = await producer.transaction();
-          await transaction.abort();
-        } catch (error) {
-          await producer.disconnect().catch(() => undefined);
-          throw error;
-        }
-        // Closed meanwhile: nobody will use (or disconnect) it.
-        if (closed) await producer.disconnect().catch(() => undefined);
-        else producers.set(partition, producer);
-      }),
+    plan.initialise.map(async (partition) => {
+      const producer = await initialised(partition);
+      // Closed meanwhile: nobody will use (or disconnect) it.
+      if (closed) return void (await producer.disconnect().catch(() => undefined));
+      const before = producers.get(partition);
+      producers.set(partition, producer);
+      if (before) retire(before);
+    }),
   );
 }
 
@@ -82,6 +99,24 @@ async function write(request: Extract<WorkerRequest, { kind: 'write' }>, receive
   });
   const producer = producers.get(request.partition);
   if (!producer) return reply('unowned');
+  writing.set(producer, (writing.get(producer) ?? 0) + 1);
+  try {
+    return await writeOn(producer, request, reply);
+  } finally {
+    const left = writing.get(producer)! - 1;
+    if (left > 0) writing.set(producer, left);
+    else {
+      writing.delete(producer);
+      if (retired.delete(producer)) await producer.disconnect().catch(() => undefined);
+    }
+  }
+}
+
+async function writeOn(
+  producer: Producer,
+  request: Extract<WorkerRequest, { kind: 'write' }>,
+  reply: (outcome: WriteOutcome, phases?: WorkerPhases | null) => WorkerReply,
+): Promise<WorkerReply> {
   let transaction: Transaction | undefined;
   let offsetsBeside: Promise<void> | null = null;
   try {
@@ -125,9 +160,11 @@ async function write(request: Extract<WorkerRequest, { kind: 'write' }>, receive
     await (offsetsBeside as Promise<void> | null)?.catch(() => undefined);
     await transaction?.abort().catch(() => undefined);
     if (!isFenced(error)) throw error;
+    // This member's own fence replaced the producer meanwhile (an old generation's write): aborted like any stale one.
+    if (producers.has(request.partition) && producers.get(request.partition) !== producer) return reply('stale');
     // Another member owns the partition now and fenced this producer: what it held is its to redo.
-    if (producers.get(request.partition) === producer) producers.delete(request.partition);
-    await producer.disconnect().catch(() => undefined);
+    producers.delete(request.partition);
+    retired.add(producer);
     return reply('fenced');
   }
 }

@@ -1,6 +1,8 @@
 // Int: a transaction bigger than a broker takes in one record batch — here a topic at a Kafka cluster's default
 // max.message.bytes (1,048,588), where trajflow's own broker allows 16 MiB — is written through the producers'
-// worker in several produce requests of the same transaction, all committed together, in order.
+// worker in several produce requests of the same transaction, all committed together, in order. And a member
+// that missed a generation, whose partition's producer another member fenced meanwhile, writes that partition
+// again once it is assigned to it (processors/exactly-once/fence-plan.ts).
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
@@ -51,4 +53,46 @@ test('3 MB in one transaction to a topic that takes 1 MB per batch: committed wh
     seen,
     messages.map((_, i) => String(i).padStart(6, '0')),
   );
+});
+
+test('a member that missed a generation gets its partition back: its producer is initialised again and its writes commit', async () => {
+  const topic = uniqueName('missed-generation');
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+  } finally {
+    await admin.disconnect();
+  }
+  const prefix = uniqueName('txn');
+  const message = (value: string) => [{ topic, messages: [{ key: 'k', value: Buffer.from(value) }] }];
+  // X holds partition 0 in generation 1; Y takes it in generation 2, which X (dropped from the group) never sees.
+  const x = new TransactionClient({ kafka: config.kafka, clientId: 'test-missed-generation-x', transactionalIdPrefix: prefix, generation: 1 });
+  const y = new TransactionClient({ kafka: config.kafka, clientId: 'test-missed-generation-y', transactionalIdPrefix: prefix, generation: 2 });
+  clients.push(x, y);
+  await x.fence([0]);
+  assert.equal((await x.write(0, 1, message('x1'), null)).outcome, 'committed');
+  await y.fence([0]);
+  assert.equal((await y.write(0, 2, message('y2'), null)).outcome, 'committed');
+  // Generation 3 gives partition 0 back to X. Keeping the producer Y had fenced, X's write was refused
+  // ('fenced') and every later one found no producer ('unowned'): the partition written by nobody.
+  x.generation = 3;
+  await x.fence([0]);
+  assert.equal((await x.write(0, 3, message('x3'), null)).outcome, 'committed');
+  assert.equal((await x.write(0, 3, message('x3b'), null)).outcome, 'committed');
+  assert.deepEqual(x.partitions, [0]);
+  // Y, the zombie now, is refused.
+  assert.equal((await y.write(0, 2, message('y2b'), null)).outcome, 'fenced');
+
+  const seen: string[] = [];
+  const consumer = kafka.consumer({ groupId: `test-missed-generation-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    await consumer.run({ eachMessage: async ({ message: m }) => void seen.push(m.value!.toString()) });
+    await waitFor(() => seen.length >= 4, 'the four committed messages');
+  } finally {
+    await consumer.disconnect();
+  }
+  assert.deepEqual(seen, ['x1', 'y2', 'x3', 'x3b']);
 });
