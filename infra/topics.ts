@@ -213,7 +213,10 @@ async function ensureTopicsOnce(config: TrajflowConfig, admin: Admin | undefined
       }
       if (diff.extraPartitions > 0 || diff.configs.length > 0) differences.push({ ...diff, addPartitions: 0 });
     }
-    if (toGrow.length > 0) await client.createPartitions({ topicPartitions: toGrow, validateOnly: false });
+    if (toGrow.length > 0) {
+      await client.createPartitions({ topicPartitions: toGrow, validateOnly: false });
+      await partitionsVisible(client, toGrow);
+    }
     return { created: missing.map((m) => m.topic), existing: present.map((p) => p.topic), partitionsAdded, differences };
   } catch (error) {
     if (error instanceof ServiceError) throw error;
@@ -223,6 +226,30 @@ async function ensureTopicsOnce(config: TrajflowConfig, admin: Admin | undefined
     });
   } finally {
     if (own) await client.disconnect().catch(() => undefined);
+  }
+}
+
+/**
+ * Waits until the metadata shows the grown partitions with their leaders. A KRaft broker (Kafka 4.x) answers
+ * CreatePartitions before its metadata cache has them: a Metadata request right after is refused with
+ * UNKNOWN_TOPIC_OR_PARTITION, which kafkajs' admin does not retry — so `up` returns only once a producer can use them.
+ */
+async function partitionsVisible(client: Admin, grown: readonly { topic: string; count: number }[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const { topics } = await client.fetchTopicMetadata({ topics: grown.map((g) => g.topic) });
+      const ready = grown.every((g) => {
+        const partitions = topics.find((t) => t.name === g.topic)?.partitions ?? [];
+        return partitions.length >= g.count && partitions.every((p) => p.leader >= 0);
+      });
+      if (ready) return;
+    } catch (error) {
+      if (!(error as { retriable?: boolean }).retriable || Date.now() > deadline) throw error;
+    }
+    if (Date.now() > deadline)
+      throw new ServiceError(`the partitions added to ${grown.map((g) => g.topic).join(', ')} did not appear in the metadata within ${timeoutMs / 1000} s`, { retriable: true });
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 }
 
