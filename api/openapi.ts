@@ -386,6 +386,7 @@ const ROLLOUT_STATS = shape<RolloutStatsView>({
   batchId: str(),
   groupId: nullable(str('Null for a batch row.')),
   droppedByReason: numbersByName(),
+  closedBy: numbersByName('Groups of the batch by the reason they closed (full, idle, timeout, evicted).'),
   eventTimeMs: timeMs(),
 });
 
@@ -399,6 +400,10 @@ const CURVE_POINT = shape<CurvePoint>({
   rewardHigh: nullable(num('rewardMean + rewardStd.')),
   envSteps: nullable(int()),
   cumulativeEnvSteps: nullable(int()),
+  closedFull: int('Groups closed with all their members.'),
+  closedIdle: int('Groups closed after no member arrived for the idle time.'),
+  closedTimeout: int('Groups closed by the group timeout, complete or not.'),
+  closedEvicted: int('Groups evicted to bound the open groups.'),
 });
 
 const seriesPlan = {

@@ -129,6 +129,8 @@ export function rolloutBatchFromRow(row: Record<string, unknown>): RolloutStatsE
     droppedGroups: Number(row.dropped_groups),
     droppedByReason: Object.fromEntries(Object.entries(mapOf(row.dropped_by_reason_keys, row.dropped_by_reason_values)).map(([k, v]) => [k, Math.round(v)])),
     eventTimeMs: Number(row.event_time_ms),
+    // The detectors do not watch why groups closed.
+    closedBy: {},
   };
 }
 

@@ -393,6 +393,10 @@ function checkRolloutStats(r: RolloutStatsEvent): void {
   keys('droppedByReason', r.droppedByReason);
   for (const [reason, count] of Object.entries(r.droppedByReason)) int32(`droppedByReason${mapKey(reason)}`, count);
   eventTime('eventTimeMs', r.eventTimeMs);
+  // Absent in a v1 event (the reader's default {}).
+  const closedBy = r.closedBy ?? {};
+  keys('closedBy', closedBy);
+  for (const [reason, count] of Object.entries(closedBy)) nonNegativeInt(`closedBy${mapKey(reason)}`, count);
 }
 
 function checkEvaluation(e: EvaluationEvent): void {

@@ -1,12 +1,13 @@
 // Versioned migrations for the analytics tables: infra/clickhouse/migrations/NNNN_name.sql, applied in order,
 // each recorded in <database>.schema_migrations once all its statements ran. Statements should be idempotent
-// (IF NOT EXISTS) so a migration interrupted half-way can simply run again.
+// (IF NOT EXISTS) so a migration interrupted half-way can simply run again. 18.16 has no ADD COLUMN IF NOT
+// EXISTS: one column per ALTER TABLE … ADD COLUMN, and one that finds its column already there is done (runStatement).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
-import { type ClickHouseHttp, clickHouseClient } from './http.js';
+import { ClickHouseError, type ClickHouseHttp, clickHouseClient } from './http.js';
 
 export const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 
@@ -100,6 +101,18 @@ export async function appliedVersions(client: ClickHouseHttp): Promise<number[]>
   return rows.map((r) => Number(r.version));
 }
 
+const ADD_COLUMN = /^ALTER\s+TABLE\s[^;]*\bADD\s+COLUMN\b/i;
+
+/** Runs one statement; an ADD COLUMN whose column exists (the migration run again, or by a second migrator) has nothing left to do. */
+async function runStatement(client: ClickHouseHttp, statement: string): Promise<void> {
+  try {
+    await client.exec(statement);
+  } catch (error) {
+    if (error instanceof ClickHouseError && ADD_COLUMN.test(statement) && /column with this name already exists/.test(error.message)) return;
+    throw error;
+  }
+}
+
 /** Creates the database if missing and applies the migrations it has not seen, in version order. */
 export async function applyMigrations(
   config: Pick<TrajflowConfig, 'clickhouse'>,
@@ -114,7 +127,7 @@ export async function applyMigrations(
   for (const migration of options.migrations ?? listMigrations()) {
     if (done.has(migration.version)) continue;
     options.log?.(`clickhouse: applying migration ${migration.version} ${migration.name}`);
-    for (const statement of splitStatements(readFileSync(migration.file, 'utf8'))) await client.exec(statement);
+    for (const statement of splitStatements(readFileSync(migration.file, 'utf8'))) await runStatement(client, statement);
     // now() on the server: no client clock or time zone involved. The name is [a-z0-9_] (checked above).
     await client.exec(`INSERT INTO schema_migrations (version, name, applied_at) SELECT ${migration.version}, '${migration.name}', now()`);
     applied.push(migration);

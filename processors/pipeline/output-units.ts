@@ -18,7 +18,7 @@ import type { AssembledTrajectory, TrajectoryGroup } from '../assembly/index.js'
 import { deadLetterMarkKey, episodeMarkKey, type EpisodeMark, type EpisodeMarks } from '../exactly-once/episode-marks.js';
 import type { OutputUnit } from '../exactly-once/transactional-emitter.js';
 import type { BatchOutput } from './process-batch.js';
-import { rolloutStatsEvents } from './rollout-stats-events.js';
+import { closedByOf, rolloutStatsEvents } from './rollout-stats-events.js';
 
 export type StepEnvelope = Envelope<StepEvent>;
 /** An assembled episode and the step messages it was assembled from. */
@@ -91,7 +91,7 @@ export function rolloutBatchUnits(consumerGroupId: string, generation: number, b
   });
 }
 
-/** The batch's rollout statistics events, timed by its last trajectory (so a replay gives the same events). */
+/** The batch's rollout statistics events, timed by its last trajectory (so a replay gives the same events), with its groups' close reasons. */
 function batchRolloutStats(batch: readonly TrajectoryGroup<Member>[], result: BatchOutput): RolloutStatsEvent[] {
   const eventTimeMs = Math.max(...batch.flatMap((g) => g.members.map((m) => m.trajectory.lastEventTimeMs)));
   return rolloutStatsEvents(
@@ -99,6 +99,7 @@ function batchRolloutStats(batch: readonly TrajectoryGroup<Member>[], result: Ba
     batch.map((g) => g.groupId),
     result.stats,
     eventTimeMs,
+    closedByOf(batch),
   );
 }
 

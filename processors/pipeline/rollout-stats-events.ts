@@ -14,7 +14,24 @@ export function batchIdOf(groupIds: readonly string[]): string {
     .slice(0, 24)}`;
 }
 
-export function rolloutStatsEvents(runId: string, groupIds: readonly string[], stats: BatchStats, eventTimeMs: number): RolloutStatsEvent[] {
+/** How many of the groups closed for each reason (only the reasons that occurred), for the batch's event. */
+export function closedByOf(groups: readonly { readonly closedBy: string }[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const group of groups) counts[group.closedBy] = (counts[group.closedBy] ?? 0) + 1;
+  return counts;
+}
+
+/**
+ * The batch's event and one per group. `closedBy` counts the batch's groups by the reason their assembly closed
+ * them (closedByOf): per batch, so ClickHouse sums them over a run (docs/design/group-completion.md).
+ */
+export function rolloutStatsEvents(
+  runId: string,
+  groupIds: readonly string[],
+  stats: BatchStats,
+  eventTimeMs: number,
+  closedBy: Readonly<Record<string, number>> = {},
+): RolloutStatsEvent[] {
   const batchId = batchIdOf(groupIds);
   const batch: RolloutStatsEvent = {
     runId,
@@ -35,6 +52,7 @@ export function rolloutStatsEvents(runId: string, groupIds: readonly string[], s
     droppedGroups: stats.droppedGroups,
     droppedByReason: stats.droppedByReason,
     eventTimeMs,
+    closedBy: { ...closedBy },
   };
   const groups = stats.perGroup.map(
     (group): RolloutStatsEvent => ({
@@ -56,6 +74,7 @@ export function rolloutStatsEvents(runId: string, groupIds: readonly string[], s
       droppedGroups: 0,
       droppedByReason: {},
       eventTimeMs,
+      closedBy: {},
     }),
   );
   return [batch, ...groups];

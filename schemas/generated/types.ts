@@ -182,6 +182,8 @@ export interface RolloutStatsEvent {
   droppedByReason: Record<string, number>;
   /** When the statistics were computed, ms since the Unix epoch. */
   eventTimeMs: number;
+  /** Groups of the batch by the reason their assembly closed them: 'full', 'idle', 'timeout', 'evicted' (docs: group completion); empty for scope 'group' and in a v1 event. */
+  closedBy: Record<string, number>;
 }
 
 /** The rollout batch a sample belongs to: the learner trains a batch in one update, once it holds all of the batch's samples (docs: versions follow data). */
@@ -381,7 +383,7 @@ export const generatedVersions: { readonly [N in EventName]: number } = {
   evaluation: 1,
   learner_step: 1,
   policy_version: 1,
-  rollout_stats: 1,
+  rollout_stats: 2,
   sample: 2,
   step: 1,
   trajectory: 1,

@@ -6,6 +6,9 @@
 // Without bucketMs, a window holding more batches than `limit` is downsampled automatically: the server
 // picks the smallest whole-second bucket that gives at most `limit` points and says so (autoBucketed).
 // Every query reads rollout_stats FINAL, so a batch the sink stored twice counts once.
+//
+// Each point also counts the groups closed by each reason (closed_by_keys/values, rollout_stats v2; empty for a
+// batch written before): closedTimeout and closedIdle are the groups completed without all their members.
 import { DAY_MS, RUN_WINDOW, intParam, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
 import { sqlInt, sqlString } from './sql.js';
 import type { RolloutFigures, RolloutStatsRow } from './rollout-stats.js';
@@ -24,6 +27,15 @@ export interface SeriesQuery extends TimeWindow {
 }
 
 export const curveParams = ['sinceMs', 'untilMs', 'bucketMs', 'limit'] as const;
+
+/** The reasons a group closes (processors/assembly/assemble-groups.ts), counted per point. */
+const CLOSE_REASONS = ['full', 'idle', 'timeout', 'evicted'] as const;
+
+/** A batch row's count of groups closed for `reason`, from its closed_by map. */
+const closedCount = (reason: string): string => `arraySum(arrayFilter((v, k) -> k = ${sqlString(reason)}, closed_by_values, closed_by_keys))`;
+
+/** closed_<reason>_count columns: per batch, or (`sum`) summed over a bucket. */
+const closedColumns = (sum: boolean): string => CLOSE_REASONS.map((reason) => `${sum ? `sum(${closedCount(reason)})` : closedCount(reason)} AS closed_${reason}_count`).join(', ');
 
 /** Parses ?sinceMs=&untilMs=&bucketMs=&limit= for a run (the run id already checked by routeId). */
 export function parseSeriesQuery(runId: string, query: RawQuery, nowMs: number): SeriesQuery {
@@ -51,7 +63,8 @@ WHERE run_id = ${sqlString(q.runId)} AND scope = 'batch' AND event_time_ms < ${s
 /** One row per batch, oldest first, limit + 1 of them (the extra one says there were more). */
 export function batchPointsSql(q: SeriesQuery): string {
   return `SELECT batch_id, event_time_ms, groups, trajectories, reward_mean, reward_std, mean_in_group_reward_std, success_rate,
-       pass_at_k_keys, pass_at_k_values, pass_hat_k_keys, pass_hat_k_values, mean_length, invalid_action_rate, incomplete, dropped_groups
+       pass_at_k_keys, pass_at_k_values, pass_hat_k_keys, pass_hat_k_values, mean_length, invalid_action_rate, incomplete, dropped_groups,
+       ${closedColumns(false)}
 FROM rollout_stats FINAL
 WHERE ${batchWhere(q)}
 ORDER BY event_time_ms ASC, batch_id ASC
@@ -70,7 +83,8 @@ export function bucketPointsSql(q: SeriesQuery, bucketMs: number): string {
        sum(mean_in_group_reward_std * groups) AS in_group_std_sum,
        sum(mean_length * trajectories) AS env_steps,
        sum(invalid_action_rate * mean_length * trajectories) AS invalid_actions,
-       sum(incomplete) AS incomplete_count, sum(dropped_groups) AS dropped_group_count
+       sum(incomplete) AS incomplete_count, sum(dropped_groups) AS dropped_group_count,
+       ${closedColumns(true)}
 FROM rollout_stats FINAL
 WHERE ${batchWhere(q)}
 GROUP BY bucket_start_ms
@@ -135,9 +149,18 @@ export type BatchPointRow = Pick<
   | 'invalid_action_rate'
   | 'incomplete'
   | 'dropped_groups'
->;
+> &
+  ClosedCountRow;
 
-export interface BucketPointRow {
+/** Groups closed by each reason in a batch or a bucket. */
+export interface ClosedCountRow {
+  closed_full_count: number;
+  closed_idle_count: number;
+  closed_timeout_count: number;
+  closed_evicted_count: number;
+}
+
+export interface BucketPointRow extends ClosedCountRow {
   bucket_start_ms: number;
   batches: number;
   last_event_time_ms: number;
@@ -178,7 +201,19 @@ export interface CurvePoint extends RolloutFigures {
   readonly envSteps: number | null;
   /** Env steps of the run's batches up to and including this point. */
   readonly cumulativeEnvSteps: number | null;
+  /** Groups of the point closed by each reason: full, idle (no member for a while), timeout, evicted (docs/design/group-completion.md). */
+  readonly closedFull: number;
+  readonly closedIdle: number;
+  readonly closedTimeout: number;
+  readonly closedEvicted: number;
 }
+
+const closedCounts = (row: ClosedCountRow): Pick<CurvePoint, 'closedFull' | 'closedIdle' | 'closedTimeout' | 'closedEvicted'> => ({
+  closedFull: int(row.closed_full_count),
+  closedIdle: int(row.closed_idle_count),
+  closedTimeout: int(row.closed_timeout_count),
+  closedEvicted: int(row.closed_evicted_count),
+});
 
 const band = (mean: number | null, std: number | null): [number | null, number | null] => (mean === null || std === null ? [null, null] : [mean - std, mean + std]);
 
@@ -209,6 +244,7 @@ export function batchPoint(row: BatchPointRow): Omit<CurvePoint, 'cumulativeEnvS
     invalidActionRate: num(row.invalid_action_rate),
     incomplete: int(row.incomplete),
     droppedGroups: int(row.dropped_groups),
+    ...closedCounts(row),
     envSteps: meanLength === null ? null : Math.round(meanLength * trajectories),
   };
 }
@@ -242,6 +278,7 @@ export function bucketPoint(row: BucketPointRow): Omit<CurvePoint, 'cumulativeEn
     invalidActionRate: envSteps === null ? null : envSteps === 0 ? 0 : ratio(num(row.invalid_actions), envSteps),
     incomplete: int(row.incomplete_count),
     droppedGroups: int(row.dropped_group_count),
+    ...closedCounts(row),
     envSteps: envSteps === null ? null : Math.round(envSteps),
   };
 }

@@ -32,7 +32,7 @@ export function parseRolloutStatsQuery(runId: string, query: RawQuery, nowMs: nu
 /** The columns of a rollout_stats row, as read by this module and the event stream. */
 export const ROLLOUT_STATS_COLUMNS = `run_id, scope, batch_id, group_id, groups, trajectories, reward_mean, reward_std, mean_in_group_reward_std,
        success_rate, pass_at_k_keys, pass_at_k_values, pass_hat_k_keys, pass_hat_k_values, mean_length, invalid_action_rate,
-       incomplete, dropped_groups, dropped_by_reason_keys, dropped_by_reason_values, event_time_ms`;
+       incomplete, dropped_groups, dropped_by_reason_keys, dropped_by_reason_values, closed_by_keys, closed_by_values, event_time_ms`;
 
 export function rolloutStatsSql(q: RolloutStatsQuery): string {
   const where = [`run_id = ${sqlString(q.runId)}`, `scope = ${sqlString(q.scope)}`, `event_time_ms >= ${sqlInt(q.sinceMs)}`, `event_time_ms < ${sqlInt(q.untilMs)}`];
@@ -67,6 +67,8 @@ export interface RolloutStatsRow {
   dropped_groups: number;
   dropped_by_reason_keys: string[];
   dropped_by_reason_values: Array<number | null>;
+  closed_by_keys: string[];
+  closed_by_values: number[];
   event_time_ms: number;
 }
 
@@ -93,6 +95,8 @@ export interface RolloutStatsView extends RolloutFigures {
   readonly batchId: string;
   readonly groupId: string | null;
   readonly droppedByReason: Record<string, number | null>;
+  /** Groups of the batch by close reason (rollout_stats v2; {} for a group row or a batch written before). */
+  readonly closedBy: Record<string, number | null>;
   readonly eventTimeMs: number;
 }
 
@@ -116,6 +120,7 @@ export function rolloutStatsView(row: RolloutStatsRow): RolloutStatsView {
     incomplete: int(row.incomplete),
     droppedGroups: int(row.dropped_groups),
     droppedByReason: mapOf(row.dropped_by_reason_keys, row.dropped_by_reason_values),
+    closedBy: mapOf(row.closed_by_keys, row.closed_by_values),
     eventTimeMs: int(row.event_time_ms),
   };
 }

@@ -394,6 +394,8 @@ export function rolloutStatsRows(e: RolloutStatsEvent, source: KafkaSource): Tab
         incomplete: e.incomplete,
         dropped_groups: e.droppedGroups,
         ...numberMap(e.droppedByReason, 'dropped_by_reason'),
+        // Absent from a v1 event read without the codec's defaults.
+        ...numberMap(e.closedBy ?? {}, 'closed_by'),
         event_time_ms: e.eventTimeMs,
         ...kafka(source),
       },

@@ -522,6 +522,8 @@ const ROWS: Record<string, readonly object[]> = {
       dropped_groups: 1,
       dropped_by_reason_keys: ['dynamic_sampling/zero-variance'],
       dropped_by_reason_values: [1],
+      closed_by_keys: ['full', 'timeout'],
+      closed_by_values: [7, 1],
       event_time_ms: T,
     },
   ] satisfies RolloutStatsRow[],

@@ -41,6 +41,10 @@ test('a bucket pools its batches as one batch: reward mean and unbiased std of a
     invalid_actions: 7,
     incomplete_count: 1,
     dropped_group_count: 2,
+    closed_full_count: 4,
+    closed_idle_count: 0,
+    closed_timeout_count: 2,
+    closed_evicted_count: 0,
   });
   const all = batches.flat();
   assert.ok(Math.abs(point.rewardMean! - mean(all)) < 1e-12);
@@ -50,6 +54,7 @@ test('a bucket pools its batches as one batch: reward mean and unbiased std of a
   assert.equal(point.invalidActionRate, 7 / 42);
   assert.ok(Math.abs(point.meanInGroupRewardStd! - 0.3) < 1e-12);
   assert.equal(point.envSteps, 42);
+  assert.deepEqual([point.closedFull, point.closedIdle, point.closedTimeout, point.closedEvicted], [4, 0, 2, 0]);
   assert.equal(point.batchId, null);
   assert.ok(Math.abs(point.rewardLow! - (point.rewardMean! - point.rewardStd!)) < 1e-12);
 });
@@ -69,6 +74,10 @@ test('a bucket with one trajectory has std 0; one whose sums are NaN (ClickHouse
     invalid_actions: 0,
     incomplete_count: 0,
     dropped_group_count: 0,
+    closed_full_count: 1,
+    closed_idle_count: 0,
+    closed_timeout_count: 0,
+    closed_evicted_count: 0,
   };
   assert.equal(bucketPoint(base).rewardStd, 0);
   assert.equal(bucketPoint(base).invalidActionRate, 0);
@@ -97,8 +106,13 @@ test('a batch point: maps in k order, env steps from mean length, null for non-f
     invalid_action_rate: 0,
     incomplete: 0,
     dropped_groups: 1,
+    closed_full_count: 1,
+    closed_idle_count: 1,
+    closed_timeout_count: 0,
+    closed_evicted_count: 0,
   };
   const point = batchPoint(row);
+  assert.deepEqual([point.closedFull, point.closedIdle, point.closedTimeout, point.closedEvicted], [1, 1, 0, 0]);
   assert.deepEqual(Object.keys(point.passAtK), ['1', '2', '10']);
   assert.equal(point.envSteps, 20);
   assert.equal(point.rewardStd, null);
@@ -166,11 +180,14 @@ test("rollout stats: a batch row's '' group is null", () => {
     dropped_groups: 0,
     dropped_by_reason_keys: ['variance:flat'],
     dropped_by_reason_values: [2],
+    closed_by_keys: ['full', 'timeout'],
+    closed_by_values: [1, 1],
     event_time_ms: 1,
   } satisfies RolloutStatsRow;
   assert.equal(rolloutStatsView(row).groupId, null);
   assert.equal(rolloutStatsView({ ...row, scope: 'group', group_id: 'g' }).groupId, 'g');
   assert.deepEqual(rolloutStatsView(row).droppedByReason, { 'variance:flat': 2 });
+  assert.deepEqual(rolloutStatsView(row).closedBy, { full: 1, timeout: 1 });
 });
 
 test('evaluations: every event field by its event name; a non-finite float (ClickHouse null) is null; -1 markers kept', () => {

@@ -86,6 +86,8 @@ const rollout = BATCH_REWARDS.map((rewards, i): EventTypes['rollout_stats'] => {
     droppedGroups: i,
     droppedByReason: i === 0 ? {} : { 'variance:flat': i },
     eventTimeMs: batchTime(i),
+    // Batch 0 as a v1 event (no close reasons); then one full group and one closed by timeout (idle in the last).
+    closedBy: i === 0 ? {} : { full: 1, [i === 3 ? 'idle' : 'timeout']: 1 },
   };
 });
 
@@ -351,6 +353,15 @@ test('GET /v1/runs/:runId/curve: one point per batch (a duplicate counted once),
     later.points.map((p: any) => p.cumulativeEnvSteps),
     [26, 58, 108],
   );
+  assert.deepEqual(
+    body.points.map((p: any) => [p.closedFull, p.closedIdle, p.closedTimeout, p.closedEvicted]),
+    [
+      [0, 0, 0, 0],
+      [1, 0, 1, 0],
+      [1, 0, 1, 0],
+      [1, 1, 0, 0],
+    ],
+  );
 });
 
 test('curve with bucketMs pools the batches of a bucket exactly; too many points without it are bucketed automatically', async () => {
@@ -373,6 +384,7 @@ test('curve with bucketMs pools the batches of a bucket exactly; too many points
   assert.equal(middle.envSteps, 6 * 3 + 8 * 4);
   assert.equal(middle.trajectories, 14);
   close(middle.meanLength, (6 * 3 + 8 * 4) / 14, 'meanLength');
+  assert.deepEqual([middle.closedFull, middle.closedIdle, middle.closedTimeout, middle.closedEvicted], [2, 0, 2, 0]);
 
   const auto = await ok(`/v1/runs/${RUN_A}/curve?limit=2`);
   assert.equal(auto.autoBucketed, true);

@@ -121,6 +121,7 @@ export function rolloutBatchEvent(runId: string, index: number, b: Partial<Rewar
     droppedGroups: 0,
     droppedByReason: {},
     eventTimeMs: T0 + index * 1000 + 500,
+    closedBy: {},
   };
 }
 

@@ -91,6 +91,8 @@ function batch(i: number, eventTimeMs: number): EventTypes['rollout_stats'] {
     droppedGroups: 0,
     droppedByReason: {},
     eventTimeMs,
+    // Every other batch has a group closed by the timeout, the last one also a group closed idle.
+    closedBy: { full: 3, ...(i % 2 === 1 ? { timeout: 1 } : {}), ...(i === BATCHES - 1 ? { idle: 1 } : {}) },
   };
 }
 
@@ -301,9 +303,13 @@ test('run page: learning curves hold every batch; held-out success by version be
   const watched = await open(`#/runs/${encodeURIComponent(RUN)}`, new RegExp(`Run ${RUN}`));
   const { page } = watched;
   await waitFor(async () => (await attr(watched, '[data-chart="reward"]', 'data-points')) === String(BATCHES), 'the reward chart to hold the batches', 10_000);
-  for (const id of ['success', 'pass', 'in-group-std', 'length']) assert.equal(await attr(watched, `[data-chart="${id}"]`, 'data-points'), String(BATCHES), id);
+  for (const id of ['success', 'pass', 'closed', 'in-group-std', 'length']) assert.equal(await attr(watched, `[data-chart="${id}"]`, 'data-points'), String(BATCHES), id);
   for (const id of ['entropy', 'grad-norm', 'importance', 'staleness']) assert.equal(await attr(watched, `[data-chart="${id}"]`, 'data-points'), String(GRAD_NORMS.length), id);
   assert.equal(await attr(watched, '[data-chart="staleness"]', 'data-dropped-stale'), '3', 'the stale drops are counted on the staleness chart');
+  const closedTimeout = Array.from({ length: BATCHES }, (_, i) => i % 2).reduce((a, b) => a + b, 0);
+  assert.equal(await attr(watched, '[data-chart="closed"]', 'data-closed-timeout'), String(closedTimeout), 'groups closed by timeout are counted');
+  assert.equal(await attr(watched, '[data-chart="closed"]', 'data-closed-idle'), '1', 'groups closed idle are counted');
+  assert.match(await page.locator('[data-chart="closed"] .latest').innerText(), new RegExp(`${closedTimeout} closed by timeout, 1 by idle`));
   assert.equal(await attr(watched, '[data-chart="template"]', 'data-points'), String(Math.ceil(GRAD_NORMS.length / 2)), 'RAGEN-2 cross-scoring: only the steps that measured it');
   assert.match(await page.locator('[data-chart="template"] .u-legend').innerText(), /MI \/ log N[\s\S]*retrieval acc\.[\s\S]*chance/);
   assert.equal(await page.locator('[data-chart="reward"] canvas').count(), 1, 'uPlot drew on a canvas');

@@ -19,7 +19,15 @@ const byTime = (a, b) => a.timeMs - b.timeMs;
 function pointOfBatch(row) {
   const low = row.rewardMean === null || row.rewardStd === null ? null : row.rewardMean - row.rewardStd;
   const high = row.rewardMean === null || row.rewardStd === null ? null : row.rewardMean + row.rewardStd;
-  return { ...row, timeMs: row.eventTimeMs, rewardLow: low, rewardHigh: high };
+  const closed = row.closedBy ?? {};
+  return {
+    ...row,
+    timeMs: row.eventTimeMs,
+    rewardLow: low,
+    rewardHigh: high,
+    closedTimeout: row.closedTimeout ?? closed.timeout ?? 0,
+    closedIdle: row.closedIdle ?? closed.idle ?? 0,
+  };
 }
 
 function upsert(list, item, key) {
@@ -48,7 +56,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
         return slot;
       }),
     );
-  const curveGrid = grid(['reward', 'success', 'pass']);
+  const curveGrid = grid(['reward', 'success', 'pass', 'closed']);
   const passTable = h('div', { class: 'pass-table' });
   const evaluationGrid = grid(['held-out']);
   const evaluationNote = h('p', { class: 'empty', 'data-evaluations': 0 }, 'Loading…');
@@ -125,6 +133,23 @@ export function renderRun(root, { runId }, { signal, onError }) {
       series: [...atKs.map((k) => ({ label: `pass@${k}` })), ...hatKs.map((k) => ({ label: `pass^${k}`, dash: [6, 3] }))],
       yRange: [0, 1],
     }).update(xs, [...atKs.map((k) => points.map((p) => p.passAtK?.[k] ?? null)), ...hatKs.map((k) => points.map((p) => p.passHatK?.[k] ?? null))]);
+    // Groups the assembly completed without waiting for all their members (docs/design/group-completion.md).
+    const total = (field) => points.reduce((n, p) => n + (p[field] ?? 0), 0);
+    const closedTimeout = total('closedTimeout');
+    const closedIdle = total('closedIdle');
+    const closed = chart({
+      id: 'closed',
+      title: 'Groups closed by timeout or idle',
+      description: 'Per rollout batch: groups closed by the group timeout, and groups closed after no member arrived for the idle time.',
+      series: [
+        { label: 'closed by timeout', color: '#d1242f' },
+        { label: 'closed by idle', color: '#bc4c00' },
+      ],
+      summary: () => `; ${closedTimeout} closed by timeout, ${closedIdle} by idle`,
+    });
+    closed.update(xs, [col('closedTimeout'), col('closedIdle')]);
+    closed.figure.setAttribute('data-closed-timeout', String(closedTimeout));
+    closed.figure.setAttribute('data-closed-idle', String(closedIdle));
     curveNote.textContent =
       state.bucketMs === null ? `${points.length} rollout batches, one point each.` : `${points.length} points, each pooling the batches of ${fmt(state.bucketMs / 1000, 0)} s.`;
 

@@ -92,6 +92,22 @@ test("a rollout batch: a kept group's unit holds its samples and 'emitted' marks
   assert.equal('rolloutStats' in units[1]!, false);
 });
 
+test("a rollout batch's statistics count its groups by close reason: a timed-out group shows as 'timeout', per batch", () => {
+  const process = batchProcessor({ reward: { terms: [{ kind: 'env_return' }] }, estimator: { name: 'grpo' }, filters: [] });
+  const timedOut: TrajectoryGroup<Member> = { ...group('slow', [1, 0], 8), expectedSize: 3, partial: true, closedBy: 'timeout' };
+  const batch = [group('a', [1, 0], 0), group('b', [0, 1], 4), timedOut];
+  const result = process(batch.map((g) => ({ groupId: g.groupId, trajectories: g.members.map((m) => m.trajectory) })));
+  const [batchEvent, ...groupEvents] = rolloutBatchUnits('cg', 3, batch, result)[0]!.rolloutStats!;
+  assert.equal(batchEvent!.scope, 'batch');
+  assert.deepEqual(batchEvent!.closedBy, { full: 2, timeout: 1 });
+  assert.equal(groupEvents.length, 3);
+  assert.ok(groupEvents.every((e) => e.scope === 'group' && Object.keys(e.closedBy).length === 0));
+  // The next batch counts only its own groups.
+  const next = [group('c', [1, 0], 12)];
+  const nextResult = process(next.map((g) => ({ groupId: g.groupId, trajectories: g.members.map((m) => m.trajectory) })));
+  assert.deepEqual(rolloutBatchUnits('cg', 3, next, nextResult)[0]!.rolloutStats![0]!.closedBy, { full: 1 });
+});
+
 test('a dead letter is written with a mark of its position; read again once marked, it is only acknowledged', () => {
   const marks = new EpisodeMarks('cg');
   const letter = { reason: 'truncated' } as DeadLetterInput;

@@ -11,11 +11,17 @@ import { eventRows, float, jsonEachRowBody, sinkTopics, tableKeys, tableNames, t
 
 const source: KafkaSource = { topic: 'trajflow.x', partition: 2, offset: '12345' };
 
-/** Column names per table, read from the CREATE TABLE statements of the migrations. */
+/** Column names per table, read from the CREATE TABLE and ALTER TABLE … ADD COLUMN … AFTER statements of the migrations. */
 function migrationColumns(): Map<string, { columns: string[]; orderBy: string[] }> {
   const tables = new Map<string, { columns: string[]; orderBy: string[] }>();
   for (const migration of listMigrations()) {
     for (const statement of splitStatements(readFileSync(migration.file, 'utf8'))) {
+      const added = /^ALTER TABLE (\w+) ADD COLUMN (\w+) [\s\S]* AFTER (\w+)$/.exec(statement);
+      if (added) {
+        const table = tables.get(added[1]!)!.columns;
+        table.splice(table.indexOf(added[3]!) + 1, 0, added[2]!);
+        continue;
+      }
       const match = /^CREATE TABLE IF NOT EXISTS (\w+) \(([\s\S]*)\) ENGINE[\s\S]*ORDER BY \(?([^)]*)\)?$/.exec(statement);
       if (!match) continue;
       const columns = match[2]!
@@ -184,6 +190,8 @@ test('rollout_stats → rollout_stats (group_id "" for a batch)', () => {
   assert.deepEqual(r.pass_hat_k_values, [0.34375, 0.0125]);
   assert.deepEqual(r.dropped_by_reason_keys, ['dynamic_sampling:all_rewards_equal']);
   assert.deepEqual(r.dropped_by_reason_values, [2]);
+  assert.deepEqual(r.closed_by_keys, ['full', 'timeout']);
+  assert.deepEqual(r.closed_by_values, [7, 1]);
   assert.equal(rowsOf(eventRows('rollout_stats', { ...e, scope: 'group', groupId: 'group-3' }, source), 'rollout_stats').group_id, 'group-3');
 });
 
