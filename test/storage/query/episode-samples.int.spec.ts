@@ -46,7 +46,7 @@ after(async () => {
 const countFinal = async (table: string): Promise<number> => Number((await ch.queryJson<{ n: number }>(`SELECT count() AS n FROM ${table} FINAL`))[0]!.n);
 
 test('migration 0004 copies the samples a database has, the view copies new ones, and the inspector finds both', async () => {
-  const report = await applyMigrations(config);
+  const report = await applyMigrations(config, { migrations: listMigrations().filter((m) => m.version <= 4) });
   assert.deepEqual(
     report.applied.map((m) => m.name),
     ['samples_by_episode'],
