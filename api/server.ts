@@ -16,12 +16,12 @@ export interface HttpServerHandle {
   close(graceMs?: number): Promise<void>;
 }
 
-function listen(server: Server, host: string, port: number): Promise<void> {
+/** Binds `server`; a taken port, a foreign address or a privileged port is a ConfigError naming what to change (`portSetting`: the variable that sets the port). */
+export function listen(server: Server, host: string, port: number, portSetting = 'TRAJFLOW_DASHBOARD_PORT'): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off('listening', onListening);
-      if (error.code === 'EADDRINUSE')
-        reject(new ConfigError(`port ${port} on ${host} is already in use: pass --port <another> (or set TRAJFLOW_DASHBOARD_PORT), or stop what uses it.`));
+      if (error.code === 'EADDRINUSE') reject(new ConfigError(`port ${port} on ${host} is already in use: pass --port <another> (or set ${portSetting}), or stop what uses it.`));
       else if (error.code === 'EADDRNOTAVAIL' || error.code === 'ENOTFOUND')
         reject(new ConfigError(`cannot bind to ${host}: it is not an address of this machine. Pass --host 127.0.0.1 or one of this machine's addresses.`));
       else if (error.code === 'EACCES') reject(new ConfigError(`not allowed to bind port ${port}: use a port of 1024 or above.`));
@@ -46,26 +46,38 @@ export async function startHttpServer(config: DashboardConfig, services: Omit<Ap
   server.requestTimeout = 60_000;
   await listen(server, config.host, config.port);
   const { port } = server.address() as AddressInfo;
-  const hostPart = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
-  let closing: Promise<void> | null = null;
   return {
-    url: `http://${hostPart}:${port}`,
+    url: baseUrl(config.host, port),
     port,
     app,
-    close(graceMs = 5000) {
-      closing ??= new Promise<void>((resolve, reject) => {
-        // Event streams never finish on their own: end them, or they would hold the close for graceMs.
-        app.closeStreams();
-        const force = setTimeout(() => server.closeAllConnections(), graceMs);
-        force.unref();
-        server.close((error) => {
-          clearTimeout(force);
-          if (error) reject(error);
-          else resolve();
-        });
-        server.closeIdleConnections();
+    // Event streams never finish on their own: end them, or they would hold the close for graceMs.
+    close: closeOnce(server, () => app.closeStreams()),
+  };
+}
+
+/** The server's base URL (an IPv6 host in brackets). */
+export function baseUrl(host: string, port: number): string {
+  return `http://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * A close() for `server`, the same promise however often it is called: stops accepting, runs `beforeClose`, lets
+ * in-flight requests finish (up to graceMs, default 5 s), then closes every socket.
+ */
+export function closeOnce(server: Server, beforeClose: () => void = () => undefined): (graceMs?: number) => Promise<void> {
+  let closing: Promise<void> | null = null;
+  return (graceMs = 5000) => {
+    closing ??= new Promise<void>((resolve, reject) => {
+      beforeClose();
+      const force = setTimeout(() => server.closeAllConnections(), graceMs);
+      force.unref();
+      server.close((error) => {
+        clearTimeout(force);
+        if (error) reject(error);
+        else resolve();
       });
-      return closing;
-    },
+      server.closeIdleConnections();
+    });
+    return closing;
   };
 }

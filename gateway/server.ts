@@ -3,7 +3,7 @@
 // published before their answers), then stops the sweep.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '../core/errors.js';
+import { baseUrl, closeOnce, listen } from '../api/server.js';
 import { createGatewayApp, type GatewayApp, type GatewayDeps } from './app.js';
 
 export interface GatewayHandle {
@@ -20,12 +20,7 @@ export async function startGateway(deps: GatewayDeps): Promise<GatewayHandle> {
   const server = createServer(app);
   server.headersTimeout = 20_000;
   server.requestTimeout = Math.max(60_000, config.upstreamTimeoutMs + config.publishTimeoutMs + 5_000);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) =>
-      reject(error.code === 'EADDRINUSE' ? new ConfigError(`port ${config.port} on ${config.host} is already in use: pass --port <another> (or 0 for any free one).`) : error),
-    );
-    server.listen(config.port, config.host, () => resolve());
-  });
+  await listen(server, config.host, config.port, 'TRAJFLOW_GATEWAY_PORT');
   const { port } = server.address() as AddressInfo;
   let sweeping: Promise<unknown> = Promise.resolve();
   const sweep = setInterval(
@@ -35,23 +30,17 @@ export async function startGateway(deps: GatewayDeps): Promise<GatewayHandle> {
     Math.max(50, Math.min(5_000, Math.floor(config.episodeTimeoutMs / 4))),
   );
   sweep.unref();
-  const hostPart = config.host.includes(':') && !config.host.startsWith('[') ? `[${config.host}]` : config.host;
+  const closeServer = closeOnce(server);
   let closing: Promise<void> | null = null;
   return {
-    url: `http://${hostPart}:${port}`,
+    url: baseUrl(config.host, port),
     port,
     app,
     close(graceMs = 5_000) {
-      closing ??= new Promise<void>((resolve, reject) => {
-        const force = setTimeout(() => server.closeAllConnections(), graceMs);
-        force.unref();
-        server.close((error) => {
-          clearTimeout(force);
-          clearInterval(sweep);
-          void sweeping.then(() => (error ? reject(error) : resolve()));
-        });
-        server.closeIdleConnections();
-      });
+      // The sweep stops once no call is in flight; a sweep already running finishes first.
+      closing ??= closeServer(graceMs)
+        .finally(() => clearInterval(sweep))
+        .finally(() => sweeping);
       return closing;
     },
   };
