@@ -15,6 +15,7 @@ import { connectBackbone, type Backbone } from '../../streams/index.js';
 import { uniqueName } from '../helpers/kafka.js';
 import { testProcessing } from '../processors/helpers/processing.js';
 import { run } from './debian-packages.js';
+import { checkReadBack } from './read-back.js';
 
 const EXAMPLE = join(projectRoot, 'examples', 'java');
 const JAR = join(EXAMPLE, 'target', 'trajflow-custom-env.jar');
@@ -50,14 +51,6 @@ after(async () => {
   await backbone?.close();
 });
 
-interface PrintedLine {
-  kind: 'published' | 'trajectory' | 'sample' | 'row';
-  table?: string;
-  episodeId?: string;
-  episode_id?: string;
-  [field: string]: unknown;
-}
-
 test('the Java example end to end: published steps come back as trajectories, samples and ClickHouse rows within seconds', { skip: skip ?? false, timeout: 120_000 }, async () => {
   const config: TrajflowConfig = { ...backbone.config, topicPrefix: uniqueName('javaex').replace(/\./g, '-') };
   await ensureTopics(config);
@@ -73,24 +66,8 @@ test('the Java example end to end: published steps come back as trajectories, sa
     const seconds = (Date.now() - started) / 1000;
     assert.equal(result.code, 0, `the Java example failed:\n${result.output}`);
     console.log(`Java example: published and read back in ${seconds.toFixed(1)} s`);
-    const lines = result.output
-      .split('\n')
-      .filter((line) => line.startsWith('{"'))
-      .map((line) => JSON.parse(line) as PrintedLine);
-    const of = (kind: PrintedLine['kind'], table?: string) => lines.filter((l) => l.kind === kind && (table === undefined || l.table === table));
-    const episodes = of('published')
-      .map((l) => l.episodeId as string)
-      .sort();
-    assert.equal(episodes.length, 6);
-    const ids = (xs: PrintedLine[]) => xs.map((x) => (x.episodeId ?? x.episode_id) as string).sort();
-    assert.deepEqual(ids(of('trajectory')), episodes);
-    assert.deepEqual(ids(of('sample')), episodes);
-    assert.deepEqual(ids(of('row', 'trajectories')), episodes);
-    assert.deepEqual(ids(of('row', 'samples')), episodes);
-    // Each group closed whole at its announced size (3, not the processors' 8); nothing was re-routed: the Java
-    // client's partitioner already put every step on its group's home partition.
-    for (const sample of of('sample')) assert.equal(sample.groupSize, 3);
-    for (const row of of('row', 'samples')) assert.equal(row.group_size, 3);
+    const of = checkReadBack(result.output);
+    // Nothing was re-routed: the Java client's partitioner already put every step on its group's home partition.
     const trajectory = (suffix: string) => of('trajectory').find((t) => (t.episodeId as string).endsWith(suffix))!;
     assert.deepEqual([trajectory('g0-e0').outcome, trajectory('g0-e0').totalReward, trajectory('g0-e0').success], ['terminated', 1, true]);
     assert.equal(trajectory('g0-e1').outcome, 'truncated');

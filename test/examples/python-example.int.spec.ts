@@ -16,6 +16,7 @@ import { DeadLetterRoute, connectBackbone, createEventConsumer, type Backbone, t
 import type { StepEvent } from '../../schemas/index.js';
 import { collect, createTopic, uniqueName } from '../helpers/kafka.js';
 import { aptUnavailable, ensureDebianPackages, run } from './debian-packages.js';
+import { checkReadBack } from './read-back.js';
 
 // Debian's packages install for Debian's interpreter, not for another python3 that may come first on PATH.
 const PYTHON = '/usr/bin/python3';
@@ -145,14 +146,6 @@ test('the Python example publishes step events that trajflow assembles into its 
   }
 });
 
-interface PrintedLine {
-  kind: 'published' | 'trajectory' | 'sample' | 'row';
-  table?: string;
-  episodeId?: string;
-  episode_id?: string;
-  [field: string]: unknown;
-}
-
 test('the Python example end to end: published steps come back as trajectories, samples and ClickHouse rows within seconds', {
   skip: skip ?? false,
   timeout: 120_000,
@@ -176,23 +169,7 @@ test('the Python example end to end: published steps come back as trajectories, 
     const seconds = (Date.now() - started) / 1000;
     assert.equal(result.code, 0, `publish_steps.py failed:\n${result.output}`);
     console.log(`publish_steps.py: published and read back in ${seconds.toFixed(1)} s`);
-    const lines = result.output
-      .split('\n')
-      .filter((line) => line.startsWith('{"'))
-      .map((line) => JSON.parse(line) as PrintedLine);
-    const of = (kind: PrintedLine['kind'], table?: string) => lines.filter((l) => l.kind === kind && (table === undefined || l.table === table));
-    const episodes = of('published')
-      .map((l) => l.episodeId as string)
-      .sort();
-    assert.equal(episodes.length, 6);
-    const ids = (xs: PrintedLine[]) => xs.map((x) => (x.episodeId ?? x.episode_id) as string).sort();
-    assert.deepEqual(ids(of('trajectory')), episodes);
-    assert.deepEqual(ids(of('sample')), episodes);
-    assert.deepEqual(ids(of('row', 'trajectories')), episodes);
-    assert.deepEqual(ids(of('row', 'samples')), episodes);
-    // Each group closed whole at its announced size (3, not the processors' 8) and was not waited on.
-    for (const sample of of('sample')) assert.equal(sample.groupSize, 3);
-    for (const row of of('row', 'samples')) assert.equal(row.group_size, 3);
+    const of = checkReadBack(result.output);
     for (const t of of('trajectory')) assert.ok(t.outcome === 'terminated' || t.outcome === 'truncated', String(t.outcome));
     // LineWalk's scripted episodes: e0 reaches the goal (reward 1), e1 is truncated (0).
     const trajectory = (suffix: string) => of('trajectory').find((t) => (t.episodeId as string).endsWith(suffix))!;
