@@ -170,6 +170,13 @@ export class TopicConsumer<T> {
 
   private async start(subscriber: Subscriber<Envelope<T>>): Promise<void> {
     const { groupId, topics, fromBeginning = true, sessionTimeoutMs = 30000, commitIntervalMs = 1000 } = this.options;
+    // A range with nothing in it (a fresh state topic's marks) is read without a consumer: joining a group
+    // needs the group coordinator, which a freshly started cluster may still be loading — and a first join
+    // that kafkajs restarts delivers no batch for an empty partition, so nothing would ever complete it.
+    if (this.nothingToRead()) {
+      void this.close();
+      return;
+    }
     const consumer = this.kafka.consumer({
       groupId: groupId ?? `trajflow-replay-${randomUUID()}`,
       sessionTimeout: sessionTimeoutMs,
@@ -224,13 +231,23 @@ export class TopicConsumer<T> {
       try {
         consumer.seek({ topic, partition, offset: offset.toString() });
       } catch (error) {
-        // kafkajs stopped the consumer already: its first join failed (a broker restart) and its CRASH event,
-        // which reports the real cause, is on its way — or close() came first. Either way nothing to seek.
-        if (error instanceof Error && /consumer#run must be called first/.test(error.message)) return;
+        // kafkajs stopped the consumer already: its first join failed (a broker restart, a coordinator still
+        // loading) and it restarts by itself, or its CRASH event reports the cause, or close() came first.
+        // Nothing to seek: a restarted consumer starts at the beginning and onBatch skips what precedes the
+        // start offsets.
+        if (error instanceof Error && /consumer#run must be called first/.test(error.message)) break;
         throw error;
       }
     }
     this.completeIfFinished();
+  }
+
+  /** True when every partition's range is empty (endOffsets given, each end at or before its start). */
+  private nothingToRead(): boolean {
+    const ends = this.options.endOffsets;
+    if (!ends) return false;
+    for (const [key, end] of ends) if (end > (this.options.startOffsets?.get(key) ?? 0n)) return false;
+    return true;
   }
 
   private async onBatch(payload: EachBatchPayload, subscriber: Subscriber<Envelope<T>>): Promise<void> {
