@@ -22,7 +22,8 @@ import { EVALUATOR_GRACE_MS, RESTART_DELAY_MS, Supervision } from './supervision
 
 const USAGE =
   'trajflow train [--env FrozenLake|Sokoban|Bandit] [--run-id R] [--estimator gigpo] [--filter F] [--updates N] [--groups 8] ' +
-  '[--group-size 8] [--lr 1e-3] [--max-staleness 0] [--port 18080] [--env-options JSON] [--seed 1] [--eval-every 10] [--eval-tasks 100] [--config trajflow.json]';
+  '[--group-size 8] [--lr 1e-3] [--max-staleness 0] [--port 18080] [--env-options JSON] [--seed 1] [--eval-every 10] [--eval-tasks 100] ' +
+  '[--gateway PORT] [--actors on|off] [--config trajflow.json]';
 
 export const trainCommand: Command = {
   summary: 'train an agent end to end: Kafka, ClickHouse, actors, processors, learner, sink and dashboard (Ctrl-C stops, rerun resumes)',
@@ -62,6 +63,10 @@ export const trainCommand: Command = {
       lastIteration: () => progress.lastIteration,
     });
     console.log(`trajflow train: dashboard on http://127.0.0.1:${s.port}/  (Ctrl-C stops every part; run again to resume)`);
+    if (s.gatewayPort !== null)
+      console.log(
+        `trajflow train: OpenAI-compatible gateway on http://127.0.0.1:${s.gatewayPort}/v1 — agents' calls are run ${s.runId}'s steps${s.actors ? ', beside the actors' : ''}`,
+      );
     const onSignal = () => {
       void parts.stopAll().then(() => parts.finish({ failed: false }));
     };

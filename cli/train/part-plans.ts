@@ -10,8 +10,12 @@ export interface PartPlan {
   readonly show?: (line: string) => boolean;
 }
 
-/** The order parts stop in on Ctrl-C or at the end: actors first (they finish the groups they started and report their last iteration), then the learner, then the consumers. */
-export const STOP_ORDER = ['actors', 'learner', 'processors', 'detectors', 'dashboard', 'sink'] as const;
+/**
+ * The order parts stop in on Ctrl-C or at the end: the gateway and the actors first (the gateway answers the calls
+ * in flight, the actors finish the groups they started and report their last iteration), then the learner and
+ * the evaluator, then the consumers.
+ */
+export const STOP_ORDER = ['gateway', 'actors', 'learner', 'evaluator', 'processors', 'detectors', 'dashboard', 'sink'] as const;
 
 /** kafkajs logs retriable coordinator moves and rebalances as errors; they are noise here. */
 export function isKafkaNoise(line: string): boolean {
@@ -59,33 +63,51 @@ export function trainParts(s: TrainSettings, updates: number | undefined): PartP
     { name: 'detectors', args: () => ['--run-id', s.runId], show: (line) => /alert|error|Error/i.test(line) },
     ...evaluator,
     { name: 'dashboard', args: () => ['--port', s.port], show: (line) => /http:\/\/|error|Error/.test(line) },
+    ...gateway(s, model),
+    ...(s.actors ? [actorsPart(s, model)] : []),
+  ];
+}
+
+/** The gateway in front of the run's own policy (the learner's model, seed and temperature): agents' calls are the run's steps. */
+function gateway(s: TrainSettings, model: readonly string[]): PartPlan[] {
+  if (s.gatewayPort === null) return [];
+  const temperature = s.preset.optimizer?.temperature ?? 1;
+  return [
     {
-      name: 'actors',
-      // A restarted actors process continues after the last iteration any earlier one started.
-      args: (lastIteration) => [
-        '--env',
-        s.env,
-        '--run-id',
-        s.runId,
-        '--groups',
-        String(s.groups),
-        '--group-size',
-        String(s.groupSize),
-        '--max-staleness',
-        s.maxStaleness,
-        '--env-options',
-        s.envOptions,
-        '--first-iteration',
-        String(lastIteration + 1),
-        '--progress-ms',
-        '2000',
-        ...model,
-        '--seed',
-        String(s.taskSeeds),
-      ],
-      show: (line) => !line.startsWith('actors: {'),
+      name: 'gateway',
+      args: () => ['--upstream', 'policy', '--run-id', s.runId, '--env', s.env, '--port', String(s.gatewayPort), '--temperature', String(temperature), ...model],
+      show: (line) => /http:\/\/|error|Error/.test(line),
     },
   ];
+}
+
+function actorsPart(s: TrainSettings, model: readonly string[]): PartPlan {
+  return {
+    name: 'actors',
+    // A restarted actors process continues after the last iteration any earlier one started.
+    args: (lastIteration) => [
+      '--env',
+      s.env,
+      '--run-id',
+      s.runId,
+      '--groups',
+      String(s.groups),
+      '--group-size',
+      String(s.groupSize),
+      '--max-staleness',
+      s.maxStaleness,
+      '--env-options',
+      s.envOptions,
+      '--first-iteration',
+      String(lastIteration + 1),
+      '--progress-ms',
+      '2000',
+      ...model,
+      '--seed',
+      String(s.taskSeeds),
+    ],
+    show: (line) => !line.startsWith('actors: {'),
+  };
 }
 
 function learnerArgs(s: TrainSettings, model: readonly string[]): string[] {

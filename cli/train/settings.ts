@@ -20,6 +20,8 @@ export const TRAIN_FLAGS = [
   '--seed',
   '--eval-every',
   '--eval-tasks',
+  '--gateway',
+  '--actors',
 ] as const;
 export type TrainFlags = Partial<Record<(typeof TRAIN_FLAGS)[number], string>>;
 
@@ -44,6 +46,10 @@ export interface TrainSettings {
   readonly filters: readonly string[];
   /** --updates as given (the learner's flag), checked by updatesOf. */
   readonly updatesFlag: string | undefined;
+  /** --gateway: the port of an OpenAI-compatible gateway in front of the run's policy (null: no gateway). */
+  readonly gatewayPort: number | null;
+  /** --actors off: no built-in actors (the run's steps come from agents calling the gateway). */
+  readonly actors: boolean;
 }
 
 export function trainSettings(f: TrainFlags): TrainSettings {
@@ -72,6 +78,13 @@ export function trainSettings(f: TrainFlags): TrainSettings {
   const evalEvery = nonNegativeInt('eval-every', f['--eval-every'], 10);
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
   const filters = f['--filter'] ? [f['--filter']] : preset.filters;
+  // An LLM agent's calls become the run's steps through the gateway (docs/guides/llm-agents.md), beside the
+  // built-in actors' or instead of them.
+  const gatewayPort = f['--gateway'] === undefined ? null : positiveInt('gateway', f['--gateway'], 0);
+  if (gatewayPort !== null && gatewayPort > 65535) throw new ConfigError(`--gateway ${gatewayPort}: a port is 1–65535`);
+  const actorsFlag = f['--actors'] ?? 'on';
+  if (actorsFlag !== 'on' && actorsFlag !== 'off') throw new ConfigError(`--actors ${actorsFlag}: say on (the default) or off`);
+  if (actorsFlag === 'off' && gatewayPort === null) throw new ConfigError('--actors off leaves the run without steps: add --gateway PORT so that agents calling it make them');
   return {
     env,
     preset,
@@ -89,6 +102,8 @@ export function trainSettings(f: TrainFlags): TrainSettings {
     port: f['--port'] ?? '18080',
     filters,
     updatesFlag: f['--updates'],
+    gatewayPort,
+    actors: actorsFlag === 'on',
   };
 }
 

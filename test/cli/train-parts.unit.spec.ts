@@ -115,6 +115,28 @@ test("which lines show: no start-up dumps, the learner's config, or kafkajs reba
   assert.equal(isKafkaNoise('[learner] learner: update 3 → v4'), false);
 });
 
-test('stop order: actors first, then the learner, then the consumers', () => {
-  assert.deepEqual([...STOP_ORDER], ['actors', 'learner', 'processors', 'detectors', 'dashboard', 'sink']);
+test('stop order: the gateway and the actors first, then the learner and the evaluator, then the consumers; every part has its place', () => {
+  assert.deepEqual([...STOP_ORDER], ['gateway', 'actors', 'learner', 'evaluator', 'processors', 'detectors', 'dashboard', 'sink']);
+  const all = trainParts(trainSettings({ '--gateway': '18090', '--updates': '5' }), 5).map((p) => p.name);
+  assert.deepEqual(
+    all.filter((name) => !(STOP_ORDER as readonly string[]).includes(name)),
+    [],
+    'a part missing from STOP_ORDER would never be stopped',
+  );
+});
+
+test("--gateway: the gateway serves the run's own policy with the learner's model, seed and temperature; --actors off drops the actors", () => {
+  const s = trainSettings({ '--gateway': '18090', '--run-id': 'r', '--actors': 'off' });
+  const parts = trainParts(s, undefined);
+  assert.deepEqual(
+    parts.map((p) => p.name),
+    ['sink', 'processors', 'learner', 'detectors', 'evaluator', 'dashboard', 'gateway'],
+  );
+  const learner = parts.find((p) => p.name === 'learner')!.args(-1);
+  const gateway = parts.find((p) => p.name === 'gateway')!;
+  assert.deepEqual(gateway.args(-1), ['--upstream', 'policy', '--run-id', 'r', '--env', 'FrozenLake', '--port', '18090', '--temperature', '1', '--model', MODEL]);
+  assert.equal(learner[learner.indexOf('--model') + 1], MODEL, 'the same model (and seed) as the learner');
+  assert.equal(gateway.show!('gateway: OpenAI base URL http://127.0.0.1:18090/v1 (upstream …)'), true);
+  const withActors = trainParts(trainSettings({ '--gateway': '18090' }), undefined).map((p) => p.name);
+  assert.deepEqual(withActors.slice(-2), ['gateway', 'actors']);
 });

@@ -82,3 +82,17 @@ test('refused: an unknown environment, a bad number, a seed of 1000 or more, --u
   assert.throws(() => trainSettings({ '--seed': '1000' }), /a run seed is below 1000/);
   assert.throws(() => updatesOf(trainSettings({ '--updates': '0' })), /--updates needs a positive integer/);
 });
+
+test('--gateway PORT adds a gateway; --actors off needs it; bad values name the flag', () => {
+  const none = trainSettings({});
+  assert.equal(none.gatewayPort, null);
+  assert.equal(none.actors, true);
+  const both = trainSettings({ '--gateway': '18090' });
+  assert.deepEqual([both.gatewayPort, both.actors], [18090, true]);
+  const agentsOnly = trainSettings({ '--gateway': '18090', '--actors': 'off' });
+  assert.deepEqual([agentsOnly.gatewayPort, agentsOnly.actors], [18090, false]);
+  assert.throws(() => trainSettings({ '--actors': 'off' }), /--actors off leaves the run without steps: add --gateway PORT/);
+  assert.throws(() => trainSettings({ '--gateway': '18090', '--actors': 'no' }), /--actors no: say on \(the default\) or off/);
+  assert.throws(() => trainSettings({ '--gateway': '70000' }), /--gateway 70000: a port is 1–65535/);
+  assert.throws(() => trainSettings({ '--gateway': 'x' }), /gateway/);
+});
