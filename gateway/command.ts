@@ -105,7 +105,9 @@ async function run(args: string[]): Promise<number> {
   const { config, policyVersion } = parsed;
   const trajflow = loadConfig();
   await ensureUp(trajflow);
-  const backbone = await connectBackbone(trajflow, { clientId: 'trajflow-gateway' });
+  // No linger: every answer waits for its step's acknowledgement, and calls arriving while a write is in flight
+  // go together in the next one anyway (streams/event-producer.ts), so waiting 2 ms to batch only adds 2 ms.
+  const backbone = await connectBackbone(trajflow, { clientId: 'trajflow-gateway', producer: { lingerMs: 0 } });
   const closers: Array<{ close(): Promise<void> }> = [];
   let upstream: Upstream;
   if (config.upstream === 'policy') {
@@ -120,7 +122,9 @@ async function run(args: string[]): Promise<number> {
     upstream = own.upstream;
   } else {
     const apiKey = process.env.TRAJFLOW_GATEWAY_UPSTREAM_KEY;
-    upstream = new OpenAIUpstream({ baseUrl: config.upstream.href, models: config.models, timeoutMs: config.upstreamTimeoutMs, policyVersion, ...(apiKey ? { apiKey } : {}) });
+    const openai = new OpenAIUpstream({ baseUrl: config.upstream.href, models: config.models, timeoutMs: config.upstreamTimeoutMs, policyVersion, ...(apiKey ? { apiKey } : {}) });
+    closers.push(openai);
+    upstream = openai;
   }
   const server = await startGateway({ config, upstream, steps: backbone.steps });
   console.log(`gateway: OpenAI base URL ${server.url}/v1 (upstream ${upstream.name}, models ${upstream.models().join(', ')}, run ${config.runId}); Ctrl-C to stop`);
