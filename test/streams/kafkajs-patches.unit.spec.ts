@@ -1,7 +1,8 @@
 // Unit: the speed patches of patches/kafkajs+2.2.4.patch (applied at install by patch-package) — the record batch
 // CRC-32C computed slicing-by-8 and the protocol Encoder allocating with allocUnsafe — are in place and give
 // the same bytes as kafkajs' own byte-at-a-time CRC and zero-filled buffers; and the [partitions-added] hook
-// of a transactional send (one AddPartitionsToTxn, then the caller's hook, then the produce requests).
+// of a transactional send (one AddPartitionsToTxn, then the caller's hook, then the produce requests); and the
+// [idle-request-queue] fix: an idle connection no longer wakes up every millisecond.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -328,5 +329,35 @@ test('a produce request written in one pass has the bytes of kafkajs’ own enco
     assert.ok((await bytesOf(withHeaders, false)).includes(Buffer.from('h')));
   } finally {
     Date.now = realNow;
+  }
+});
+
+test('[idle-request-queue] an idle connection schedules no check of its request queue; a throttled or full one still does', () => {
+  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as new (args: Record<string, unknown>) => {
+    pending: unknown[];
+    throttledUntil: number;
+    throttleCheckTimeoutId: NodeJS.Timeout | null;
+    checkPendingRequests(): void;
+    scheduleCheckPendingRequests(): void;
+    destroy(): void;
+  };
+  const logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+  const queue = new RequestQueue({ instrumentationEmitter: null, maxInFlightRequests: 1, requestTimeout: 30_000, enforceRequestTimeout: false, clientId: 't', broker: 'b', logger, isConnected: () => true });
+  try {
+    // Shipped kafkajs set a timeout of ≤ 0 ms here, whose callback ran this again: a wake-up every millisecond forever.
+    queue.checkPendingRequests();
+    assert.equal(queue.throttleCheckTimeoutId, null, 'nothing pending, not throttled: no timer');
+    queue.throttledUntil = Date.now() + 50;
+    queue.scheduleCheckPendingRequests();
+    assert.notEqual(queue.throttleCheckTimeoutId, null, 'throttled: checked when the throttle ends');
+    clearTimeout(queue.throttleCheckTimeoutId!);
+    queue.throttleCheckTimeoutId = null;
+    queue.throttledUntil = -1;
+    queue.pending.push({});
+    queue.scheduleCheckPendingRequests();
+    assert.notEqual(queue.throttleCheckTimeoutId, null, 'a request waiting: checked again');
+  } finally {
+    queue.pending.length = 0;
+    queue.destroy();
   }
 });
