@@ -333,7 +333,9 @@ test('a produce request written in one pass has the bytes of kafkajs’ own enco
 });
 
 test('[idle-request-queue] an idle connection schedules no check of its request queue; a throttled or full one still does', () => {
-  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as new (args: Record<string, unknown>) => {
+  const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as new (
+    args: Record<string, unknown>,
+  ) => {
     pending: unknown[];
     throttledUntil: number;
     throttleCheckTimeoutId: NodeJS.Timeout | null;
@@ -342,7 +344,16 @@ test('[idle-request-queue] an idle connection schedules no check of its request 
     destroy(): void;
   };
   const logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-  const queue = new RequestQueue({ instrumentationEmitter: null, maxInFlightRequests: 1, requestTimeout: 30_000, enforceRequestTimeout: false, clientId: 't', broker: 'b', logger, isConnected: () => true });
+  const queue = new RequestQueue({
+    instrumentationEmitter: null,
+    maxInFlightRequests: 1,
+    requestTimeout: 30_000,
+    enforceRequestTimeout: false,
+    clientId: 't',
+    broker: 'b',
+    logger,
+    isConnected: () => true,
+  });
   try {
     // Shipped kafkajs set a timeout of ≤ 0 ms here, whose callback ran this again: a wake-up every millisecond forever.
     queue.checkPendingRequests();
