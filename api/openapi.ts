@@ -38,6 +38,7 @@ import {
   type DeadLetterQuery,
   type DeadLetterView,
 } from '../storage/query/dead-letters.js';
+import type { EpisodeOutcomes, EpisodeOutcomesQuery } from '../storage/query/episode-outcomes.js';
 import { EVALUATIONS_DEFAULT_LIMIT, type EvaluationsQuery, type EvaluationView } from '../storage/query/evaluations.js';
 import { EVENT_TYPES } from '../storage/query/events.js';
 import { GROUP_PATTERN, MAX_LAG_GROUPS, PROJECT_GROUPS, type GroupLag, type LagQuery, type LagReport, type PartitionLag, type TopicLag } from '../storage/query/lag.js';
@@ -552,6 +553,26 @@ const EPISODE = shape<EpisodeView & { tokenText: TokenText | null }>({
 });
 
 const passMap = numbersByName('Value by k.');
+const EPISODE_OUTCOMES = shape<{ runId: string; query: EpisodeOutcomesQuery } & EpisodeOutcomes>({
+  runId: str(),
+  query: shape<EpisodeOutcomesQuery>({ runId: str(), ...windowEcho }),
+  trajectories: shape<EpisodeOutcomes['trajectories']>(
+    {
+      terminated: int('Episodes that ended in the environment (success or failure).'),
+      truncated: int('Episodes cut short: out of turns, or timed out at the gateway.'),
+      incomplete: int('Episodes the processors emitted unfinished (a group closed around them).'),
+    },
+    { description: 'Assembled trajectories of the run, by outcome (distinct episodes).' },
+  ),
+  gateway: shape<EpisodeOutcomes['gateway']>(
+    {
+      finished: int('Ended by the agent (POST /v1/episodes/{id}/finish).'),
+      timedOut: int("No call and no finish within the gateway's episode timeout: published as truncated."),
+    },
+    { description: 'Episodes recorded by the OpenAI-compatible gateway, by how they ended (0 and 0 for a run without any).' },
+  ),
+});
+
 const PASS_AT_K = shape<{ runId: string; query: SeriesQuery } & PassAtKResult>({
   runId: str(),
   query: seriesQuerySchema,
@@ -1056,6 +1077,15 @@ function runPaths(): Record<string, PathItem> {
       ],
       ok: ref('AlertList'),
     }),
+    '/v1/runs/{runId}/episode-outcomes': read({
+      id: 'getEpisodeOutcomes',
+      summary: 'How the episodes ended',
+      description: "Assembled trajectories by outcome, and the gateway's episodes by how they were ended (finished by the agent or timed out).",
+      tags: ['runs'],
+      pathIds: true,
+      parameters: [RUN_ID, ...windowQuery(RUN_TIME, RUN_WINDOW)],
+      ok: ref('EpisodeOutcomes'),
+    }),
     '/v1/runs/{runId}/pass-at-k': read({
       id: 'getPassAtK',
       summary: 'pass@k and pass^k',
@@ -1296,6 +1326,7 @@ function components(): OpenApiDocument['components'] {
       LearnerStep: LEARNER_STEP,
       Alert: ALERT,
       PassAtK: PASS_AT_K,
+      EpisodeOutcomes: EPISODE_OUTCOMES,
       ...ENVELOPES,
       Evaluation: EVALUATION,
       Trajectory: TRAJECTORY,

@@ -9,6 +9,7 @@ import { clickHouseProblem } from './dead-letters-route.js';
 import { methodNotAllowed, type Logger } from './error-handler.js';
 import { parseAlertsQuery, queryAlerts } from '../storage/query/alerts.js';
 import { parseSeriesQuery, queryCurve } from '../storage/query/curve.js';
+import { parseEpisodeOutcomesQuery, queryEpisodeOutcomes } from '../storage/query/episode-outcomes.js';
 import { parseEvaluationsQuery, queryEvaluations } from '../storage/query/evaluations.js';
 import { parseLearnerMetricsQuery, queryLearnerMetrics } from '../storage/query/learner-metrics.js';
 import { routeId, type RawQuery } from '../storage/query/params.js';
@@ -97,6 +98,12 @@ export function readRouter(deps: ReadRoutesDeps): Router {
     const query = parseEvaluationsQuery(runId, rawQuery(req), now());
     const { evaluations, truncated } = await fromClickHouse(req, () => queryEvaluations(store, query));
     return { runId, query, count: evaluations.length, truncated, evaluations };
+  });
+
+  get('/v1/runs/:runId/episode-outcomes', async (req) => {
+    const runId = routeId('runId', req.params.runId);
+    const query = parseEpisodeOutcomesQuery(runId, rawQuery(req), now());
+    return { runId, query, ...(await fromClickHouse(req, () => queryEpisodeOutcomes(store, query))) };
   });
 
   get('/v1/runs/:runId/trajectories', async (req) => {

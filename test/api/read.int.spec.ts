@@ -28,6 +28,8 @@ const database = `test_read_${Date.now().toString(36)}_${hex}`;
 const config: TrajflowConfig = { ...base, topicPrefix: uniqueName('read'), clickhouse: { ...base.clickhouse, database } };
 const RUN_A = `read-a-${hex}`;
 const RUN_B = `read-b-${hex}`;
+/** A run recorded by the gateway: three episodes finished by the agent (one end stored twice), one timed out. */
+const RUN_G = `read-g-${hex}`;
 /** In both runs: GET /v1/trajectories/:episodeId without a run is ambiguous. */
 const E1 = `ep-${hex}/g0/e0`;
 const E2 = `ep-${hex}/g0/e1`;
@@ -235,6 +237,29 @@ before(async () => {
     [buildSample(trajectoryOf([stepB]), { level: 'trajectory', advantage: 0.75 }, { estimator: 'grpo', group: { size: 1, rewardMean: 0, rewardStd: 0 } })],
     false,
   );
+
+  // Run G: the gateway's outcome steps (gateway/record.ts): three finished, one timed out, one redelivered.
+  const gatewayEnd = (episode: number, reason: 'finish' | 'timeout') =>
+    makeStep(
+      {
+        runId: RUN_G,
+        envVersion: 'openai-gateway-v1',
+        episodeId: `${RUN_G}-e${episode}`,
+        groupId: `${RUN_G}-g`,
+        stepIndex: 1,
+        eventId: `${RUN_G}/e${episode}/end`,
+        terminated: reason === 'finish',
+        truncated: reason === 'timeout',
+        info: { gatewayOutcome: reason },
+        eventTimeMs: T0 + 100 * episode,
+      },
+      episode,
+    );
+  await insert('step', [gatewayEnd(0, 'finish'), gatewayEnd(1, 'finish'), gatewayEnd(2, 'finish'), gatewayEnd(2, 'finish'), gatewayEnd(3, 'timeout')]);
+  // A turn (no gatewayOutcome) counts for nothing here.
+  await insert('step', [
+    makeStep({ runId: RUN_G, envVersion: 'openai-gateway-v1', episodeId: `${RUN_G}-e0`, groupId: `${RUN_G}-g`, stepIndex: 0, eventId: `${RUN_G}/e0/0`, eventTimeMs: T0 }, 9),
+  ]);
 
   // The topics first: connecting the backbone publishes the schemas to <prefix>.schemas.
   admin = createKafka(config, { clientId: 'test-dashboard-read-admin', quiet: true }).admin();
@@ -559,6 +584,16 @@ test('GET /v1/runs/:runId/trajectories: assembled episodes, newest first, with a
     failed.trajectories.map((t: any) => t.episodeId),
     [E2],
   );
+});
+
+test('GET /v1/runs/:runId/episode-outcomes: trajectories by outcome; gateway episodes finished and timed out, each once', async () => {
+  const a = await ok(`/v1/runs/${RUN_A}/episode-outcomes`);
+  assert.deepEqual({ trajectories: a.trajectories, gateway: a.gateway }, { trajectories: { terminated: 1, truncated: 1, incomplete: 0 }, gateway: { finished: 0, timedOut: 0 } });
+  const g = await ok(`/v1/runs/${RUN_G}/episode-outcomes`);
+  assert.deepEqual(g.gateway, { finished: 3, timedOut: 1 }, 'the redelivered end counts once; a turn counts for nothing');
+  assert.deepEqual(g.trajectories, { terminated: 0, truncated: 0, incomplete: 0 });
+  const before = await ok(`/v1/runs/${RUN_G}/episode-outcomes?sinceMs=${T0 - 60_000}&untilMs=${T0 + 150}`);
+  assert.deepEqual(before.gateway, { finished: 2, timedOut: 0 }, 'the window bounds the ends read');
 });
 
 test('one trajectory turn by turn: steps with text, reward, validity, advantage, and the sample tokens with their loss mask', async () => {

@@ -24,7 +24,7 @@ import { startHttpServer, type HttpServerHandle } from '../../api/server.js';
 import { createApiServices, type ApiServices } from '../../api/services.js';
 import { SpecialToken, trajflowTokenizer } from '../../tokenizer/index.js';
 import { turnPromptIds } from '../../learner/policy/context.js';
-import { sampleEvents } from '../../bench/load/events.js';
+import { makeStep, sampleEvents } from '../../bench/load/events.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 import { launchChromium, openWatchedPage, screenshot, type WatchedPage } from '../helpers/browser.js';
 
@@ -332,6 +332,35 @@ test('run page: learning curves hold every batch; held-out success by version be
   await page.locator('a', { hasText: EPISODE }).waitFor();
   await screenshot(page, 'dashboard-run');
   assertClean(watched, 'run page');
+});
+
+test('a run fed by the gateway: how many of its episodes the agents finished and how many timed out (published as truncated)', async () => {
+  const run = `${RUN}-gateway`;
+  const end = (episode: number, reason: 'finish' | 'timeout') =>
+    makeStep(
+      {
+        runId: run,
+        envVersion: 'openai-gateway-v1',
+        episodeId: `${run}-e${episode}`,
+        groupId: `${run}-g`,
+        stepIndex: 1,
+        eventId: `${run}/e${episode}/end`,
+        terminated: reason === 'finish',
+        truncated: reason === 'timeout',
+        info: { gatewayOutcome: reason },
+        eventTimeMs: Date.now() - 60_000 + episode,
+      },
+      episode,
+    );
+  await insert('step', [end(0, 'finish'), end(1, 'finish'), end(2, 'timeout')]);
+  const watched = await open(`#/runs/${encodeURIComponent(run)}`, /Run .*-gateway/);
+  const line = watched.page.locator('.gateway-outcomes');
+  await line.waitFor({ timeout: 10_000 });
+  assert.equal(await line.getAttribute('data-finished'), '2');
+  assert.equal(await line.getAttribute('data-timed-out'), '1');
+  assert.match(await line.innerText(), /Through the gateway: 2 finished by the agent, 1 timed out/);
+  assert.match(await watched.page.locator('.episode-outcomes').innerText(), /Episodes assembled: 0 terminated, 0 truncated, 0 incomplete/);
+  assertClean(watched, 'gateway run');
 });
 
 test('a run with no data yet: empty charts that say so, and no errors', async () => {

@@ -38,6 +38,30 @@ function upsert(list, item, key) {
 
 const sortedKs = (points, field) => [...new Set(points.flatMap((p) => Object.keys(p[field] ?? {})))].sort((a, b) => Number(a) - Number(b));
 
+/**
+ * How the run's episodes ended, and — for a run fed by the OpenAI-compatible gateway — how many its agents finished
+ * and how many timed out (the gateway publishes those as truncated; docs/design/gateway-recording.md).
+ */
+function outcomesSummary({ trajectories: t, gateway: g }) {
+  const lines = [
+    h(
+      'p',
+      { class: 'episode-outcomes', 'data-terminated': t.terminated, 'data-truncated': t.truncated, 'data-incomplete': t.incomplete },
+      `Episodes assembled: ${t.terminated} terminated, ${t.truncated} truncated, ${t.incomplete} incomplete.`,
+    ),
+  ];
+  if (g.finished + g.timedOut > 0) {
+    lines.push(
+      h(
+        'p',
+        { class: g.timedOut > 0 ? 'gateway-outcomes warn' : 'gateway-outcomes', 'data-finished': g.finished, 'data-timed-out': g.timedOut },
+        `Through the gateway: ${g.finished} finished by the agent, ${g.timedOut} timed out (no call and no finish in time; recorded as truncated).`,
+      ),
+    );
+  }
+  return lines;
+}
+
 export function renderRun(root, { runId }, { signal, onError }) {
   const state = { curve: [], bucketMs: null, learner: [], alerts: [], evaluations: [] };
   const charts = new Map();
@@ -292,12 +316,17 @@ export function renderRun(root, { runId }, { signal, onError }) {
   }
 
   async function loadTrajectories() {
-    const body = await getJson(`/v1/runs/${enc(runId)}/trajectories?limit=50`, { signal });
+    const [body, outcomes] = await Promise.all([
+      getJson(`/v1/runs/${enc(runId)}/trajectories?limit=50`, { signal }),
+      getJson(`/v1/runs/${enc(runId)}/episode-outcomes`, { signal }),
+    ]);
+    const summary = outcomesSummary(outcomes);
     if (body.trajectories.length === 0) {
-      trajectoriesBox.replaceChildren(h('p', { class: 'empty' }, 'No assembled trajectories yet.'));
+      trajectoriesBox.replaceChildren(...summary, h('p', { class: 'empty' }, 'No assembled trajectories yet.'));
       return;
     }
     trajectoriesBox.replaceChildren(
+      ...summary,
       table(
         `The ${body.count} newest trajectories${body.truncated ? ' (more exist)' : ''}`,
         ['Episode', 'Group', 'Outcome', 'Steps', 'Total reward', 'Success', 'Policy versions', 'Ended'],
