@@ -6,7 +6,7 @@
 // the processes and the managed broker spent in the same window, per step (scale-cpu.ts): on a machine
 // with fewer cores than processes the rate cannot grow, but CPU per step shows what coordination costs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
@@ -37,6 +37,9 @@ export interface ScaleResult extends ScaleCpuPerStep {
   readonly expectedSamples: number;
   readonly duplicates: number;
   readonly missing: number;
+  /** Transactions the processes committed or aborted (from their stop lines), and steps per transaction: smaller transactions cost more per step. */
+  readonly transactions: number | null;
+  readonly stepsPerTransaction: number | null;
 }
 
 async function measure(backbone: Backbone, processes: number, groups: number, log: (line: string) => void): Promise<ScaleResult> {
@@ -46,12 +49,15 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
   await admin.connect();
   const group = `${config.topicPrefix}.processors`;
   const children: ChildProcess[] = [];
+  const logs: string[] = [];
+  let result: Omit<ScaleResult, 'transactions' | 'stepsPerTransaction'>;
   try {
     await admin.createPartitions({ topicPartitions: [{ topic: topicName(config, 'env.steps'), count: PARTITIONS }] });
     mkdirSync(join(config.home, 'logs'), { recursive: true });
     for (let i = 0; i < processes; i++) {
       // Each process's output in a log of its own: what to read when a configuration misses samples.
-      const logFd = openSync(join(config.home, 'logs', `bench-scale-${processes}-${i}.log`), 'w');
+      logs.push(join(config.home, 'logs', `bench-scale-${processes}-${i}.log`));
+      const logFd = openSync(logs[i]!, 'w');
       children.push(
         spawn(process.execPath, [...PROCESSORS_NODE_FLAGS, CLI, 'processors', '--instance', String(i), '--group-size', String(GROUP_SIZE), '--consumer-group', group], {
           env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix },
@@ -90,7 +96,7 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
       processesMs: cpuAtEnd.processesMs.map((ms, i) => ms - cpuAtStart.processesMs[i]!),
       brokerMs: cpuAtEnd.brokerMs === null || cpuAtStart.brokerMs === null ? null : cpuAtEnd.brokerMs - cpuAtStart.brokerMs,
     };
-    return {
+    result = {
       ...cpuPerStep(spent, steps.length),
       processes,
       steps: steps.length,
@@ -107,6 +113,19 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
     await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve)))));
     await admin.disconnect();
   }
+  const transactions = transactionsOf(logs);
+  return { ...result, transactions, stepsPerTransaction: transactions === null || transactions === 0 ? null : result.steps / transactions };
+}
+
+/** The transactions of the processes, from the line each prints when it stops (processors/pipeline/command.ts); null when one is missing. */
+function transactionsOf(logs: readonly string[]): number | null {
+  let sum = 0;
+  for (const path of logs) {
+    const found = /processors: stopped after \d+ steps read, (\d+) transactions/.exec(readFileSync(path, 'utf8'));
+    if (!found) return null;
+    sum += Number(found[1]);
+  }
+  return sum;
 }
 
 /** CPU ms so far of each processor process and of the managed broker (null when it is not trajflow's own). */
@@ -175,7 +194,8 @@ export async function runScaleBench(args: string[]): Promise<number> {
     for (const r of results) {
       console.log(
         `${r.processes} process(es): ${fmt(r.stepsPerSecond)} steps/s (${r.steps} steps in ${r.seconds.toFixed(1)} s); CPU per step ${micros(r.cpuSecondsPerStep)} ` +
-          `(processes ${micros(r.processesCpuSecondsPerStep)}, broker ${micros(r.brokerCpuSecondsPerStep)}); samples ${r.distinctSamples}/${r.expectedSamples}, duplicates ${r.duplicates}, missing ${r.missing}`,
+          `(processes ${micros(r.processesCpuSecondsPerStep)}, broker ${micros(r.brokerCpuSecondsPerStep)}); samples ${r.distinctSamples}/${r.expectedSamples}, duplicates ${r.duplicates}, missing ${r.missing}; ` +
+          `${r.transactions ?? '?'} transactions (${r.stepsPerTransaction === null ? '?' : r.stepsPerTransaction.toFixed(1)} steps each)`,
       );
     }
     const ratio = results[2]!.stepsPerSecond / results[0]!.stepsPerSecond;

@@ -189,10 +189,14 @@ function scalePage(files) {
     if (typeof json.command === 'string') out.push(`- command: ${code(json.command)}`);
     out.push(`- workload: ${int(json.groups)} groups on a steps topic of ${int(json.partitions)} partitions`);
     if (typeof json.note === 'string') out.push(`- note: ${cell(json.note)}`);
-    out.push('', '| processes | steps/s | CPU per step | of it processes | of it broker | samples | duplicates / missing |', '|---|---|---|---|---|---|---|');
+    out.push(
+      '',
+      '| processes | steps/s | CPU per step | of it processes | of it broker | samples | duplicates / missing | steps per transaction |',
+      '|---|---|---|---|---|---|---|---|',
+    );
     for (const r of json.results ?? []) {
       out.push(
-        `| ${r.processes} | ${int(r.stepsPerSecond)} | ${micros(r.cpuSecondsPerStep)} | ${micros(r.processesCpuSecondsPerStep)} | ${micros(r.brokerCpuSecondsPerStep)} | ${int(r.distinctSamples)} / ${int(r.expectedSamples)} | ${int(r.duplicates)} / ${int(r.missing)} |`,
+        `| ${r.processes} | ${int(r.stepsPerSecond)} | ${micros(r.cpuSecondsPerStep)} | ${micros(r.processesCpuSecondsPerStep)} | ${micros(r.brokerCpuSecondsPerStep)} | ${int(r.distinctSamples)} / ${int(r.expectedSamples)} | ${int(r.duplicates)} / ${int(r.missing)} | ${typeof r.stepsPerTransaction === 'number' ? r.stepsPerTransaction.toFixed(1) : 'not recorded'} |`,
       );
     }
     out.push('', `4 processes / 1: ${rate(json.ratio4to1)} × the steps/s, ${rate(json.cpuPerStepRatio4to1)} × the CPU per step (\`cpuPerStepRatio4to1\`).`, '');

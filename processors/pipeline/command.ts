@@ -8,7 +8,7 @@ import { ensureUp } from '../../infra/commands.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { estimators, type EstimatorName } from '../advantages/registry.js';
 import { filterNames, type FilterName } from '../filters/registry.js';
-import { startProcessors } from './processor.js';
+import { startProcessors, type ProcessorsHandle } from './processor.js';
 import { DEFAULT_GROUP_IDLE_CLOSE_MS } from './settings.js';
 import { superviseProcessors } from './supervise.js';
 import { jsonObjectFlag, positiveInt } from '../../infra/cli/flags.js';
@@ -52,11 +52,12 @@ export const processorsCommand: Command = {
     await ensureUp(config);
     const backbone = await connectBackbone(config, { clientId: 'trajflow-processors' });
     let stopping = false;
-    let current: { close(): Promise<void> } | undefined;
+    let current: ProcessorsHandle | undefined;
     const pipeline = {
       close: async () => {
         stopping = true;
         await current?.close();
+        if (current) console.error(stoppedLine(current));
       },
     };
     shutdownOnSignals([pipeline, backbone]);
@@ -99,3 +100,9 @@ export const processorsCommand: Command = {
     return 0;
   },
 };
+
+/** What the pipeline did since it (last) started: read by operators, and by `bench scale` (transactions per step). */
+function stoppedLine(handle: Pick<ProcessorsHandle, 'consumer' | 'emitter'>): string {
+  const e = handle.emitter.stats;
+  return `processors: stopped after ${handle.consumer.stats.delivered} steps read, ${e.transactions} transactions, ${e.samples} samples, ${e.trajectories} trajectories, ${e.deadLetters} dead letters, ${e.fenced} fenced`;
+}

@@ -10,7 +10,7 @@ export interface Restartable {
   close(): Promise<void>;
 }
 
-export interface SuperviseOptions {
+export interface SuperviseOptions<T extends Restartable = Restartable> {
   /** Failures allowed within `windowMs` of each other before giving up (default 10). */
   readonly maxRestarts?: number;
   /** A run this long without failure starts the count again (default 5 minutes). */
@@ -20,7 +20,7 @@ export interface SuperviseOptions {
   readonly maxBackoffMs?: number;
   readonly log?: (line: string) => void;
   /** The currently running pipeline, for shutdown handlers. */
-  readonly onStart?: (current: Restartable) => void;
+  readonly onStart?: (current: T) => void;
   /** Checked after a failure: true when the process is shutting down (no restart). */
   readonly stopping?: () => boolean;
   readonly now?: () => number;
@@ -28,7 +28,7 @@ export interface SuperviseOptions {
 }
 
 /** Runs `start()` until a pipeline completes; restarts it after recoverable failures. Resolves with the restart count. */
-export async function superviseProcessors(start: () => Promise<Restartable>, options: SuperviseOptions = {}): Promise<number> {
+export async function superviseProcessors<T extends Restartable>(start: () => Promise<T>, options: SuperviseOptions<T> = {}): Promise<number> {
   const {
     maxRestarts = 10,
     windowMs = 300_000,

@@ -19,6 +19,7 @@ import { loadDashboardConfig } from '../../api/config.js';
 import { startHttpServer, type HttpServerHandle } from '../../api/server.js';
 import { createApiServices, type ApiServices } from '../../api/services.js';
 import { makeStep, sampleEvents } from '../../bench/load/events.js';
+import { gatewayEnd } from '../helpers/gateway-ends.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 import { openSse, type SseClient } from './sse.js';
 
@@ -239,23 +240,8 @@ before(async () => {
   );
 
   // Run G: the gateway's outcome steps (gateway/record.ts): three finished, one timed out, one redelivered.
-  const gatewayEnd = (episode: number, reason: 'finish' | 'timeout') =>
-    makeStep(
-      {
-        runId: RUN_G,
-        envVersion: 'openai-gateway-v1',
-        episodeId: `${RUN_G}-e${episode}`,
-        groupId: `${RUN_G}-g`,
-        stepIndex: 1,
-        eventId: `${RUN_G}/e${episode}/end`,
-        terminated: reason === 'finish',
-        truncated: reason === 'timeout',
-        info: { gatewayOutcome: reason },
-        eventTimeMs: T0 + 100 * episode,
-      },
-      episode,
-    );
-  await insert('step', [gatewayEnd(0, 'finish'), gatewayEnd(1, 'finish'), gatewayEnd(2, 'finish'), gatewayEnd(2, 'finish'), gatewayEnd(3, 'timeout')]);
+  const end = (episode: number, reason: 'finish' | 'timeout') => gatewayEnd(RUN_G, episode, reason, T0 + 100 * episode);
+  await insert('step', [end(0, 'finish'), end(1, 'finish'), end(2, 'finish'), end(2, 'finish'), end(3, 'timeout')]);
   // A turn (no gatewayOutcome) counts for nothing here.
   await insert('step', [
     makeStep({ runId: RUN_G, envVersion: 'openai-gateway-v1', episodeId: `${RUN_G}-e0`, groupId: `${RUN_G}-g`, stepIndex: 0, eventId: `${RUN_G}/e0/0`, eventTimeMs: T0 }, 9),

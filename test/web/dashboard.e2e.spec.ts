@@ -24,7 +24,8 @@ import { startHttpServer, type HttpServerHandle } from '../../api/server.js';
 import { createApiServices, type ApiServices } from '../../api/services.js';
 import { SpecialToken, trajflowTokenizer } from '../../tokenizer/index.js';
 import { turnPromptIds } from '../../learner/policy/context.js';
-import { makeStep, sampleEvents } from '../../bench/load/events.js';
+import { sampleEvents } from '../../bench/load/events.js';
+import { gatewayEnd } from '../helpers/gateway-ends.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 import { launchChromium, openWatchedPage, screenshot, type WatchedPage } from '../helpers/browser.js';
 
@@ -336,22 +337,7 @@ test('run page: learning curves hold every batch; held-out success by version be
 
 test('a run fed by the gateway: how many of its episodes the agents finished and how many timed out (published as truncated)', async () => {
   const run = `${RUN}-gateway`;
-  const end = (episode: number, reason: 'finish' | 'timeout') =>
-    makeStep(
-      {
-        runId: run,
-        envVersion: 'openai-gateway-v1',
-        episodeId: `${run}-e${episode}`,
-        groupId: `${run}-g`,
-        stepIndex: 1,
-        eventId: `${run}/e${episode}/end`,
-        terminated: reason === 'finish',
-        truncated: reason === 'timeout',
-        info: { gatewayOutcome: reason },
-        eventTimeMs: Date.now() - 60_000 + episode,
-      },
-      episode,
-    );
+  const end = (episode: number, reason: 'finish' | 'timeout') => gatewayEnd(run, episode, reason, Date.now() - 60_000 + episode);
   await insert('step', [end(0, 'finish'), end(1, 'finish'), end(2, 'timeout')]);
   const watched = await open(`#/runs/${encodeURIComponent(run)}`, /Run .*-gateway/);
   const line = watched.page.locator('.gateway-outcomes');
