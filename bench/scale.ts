@@ -26,6 +26,8 @@ const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
 const GROUP_SIZE = 8;
 const EPISODE_LENGTH = 4;
 const PARTITIONS = 8;
+/** Groups each process gets before the measured window (3,200 steps): enough for V8 to have optimised the pipeline. */
+const WARM_UP_GROUPS_PER_PROCESS = 100;
 
 export interface ScaleResult extends ScaleCpuPerStep {
   readonly processes: number;
@@ -37,7 +39,7 @@ export interface ScaleResult extends ScaleCpuPerStep {
   readonly expectedSamples: number;
   readonly duplicates: number;
   readonly missing: number;
-  /** Transactions the processes committed or aborted (from their stop lines), and steps per transaction: smaller transactions cost more per step. */
+  /** Transactions the processes ran over their lives (from their stop lines), and steps read per transaction: smaller transactions cost more per step. */
   readonly transactions: number | null;
   readonly stepsPerTransaction: number | null;
 }
@@ -76,12 +78,20 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
       if (described && described.state === 'Stable' && described.members.length === processes) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    log(`${processes} process(es) joined; publishing ${groups * GROUP_SIZE * EPISODE_LENGTH} steps`);
+    // Warm-up, outside the window: every process compiles its hot paths (V8's JIT) on steps of its own first, so
+    // the window measures the steady state, not each process's start-up (paid once per process: 4× with 4).
+    const publisher = new StepPublisher(backbone.producer, topicName(config, 'env.steps'));
+    const warmGroups = WARM_UP_GROUPS_PER_PROCESS * processes;
+    await publisher.publishAll(groupSteps(`warm-${randomUUID().slice(0, 6)}`, warmGroups, GROUP_SIZE, EPISODE_LENGTH));
+    const warmed = await countSamples(backbone, config, warmGroups * GROUP_SIZE, () => undefined);
+    if (warmed.distinct < warmGroups * GROUP_SIZE) throw new Error(`${processes} processors did not finish the warm-up (${warmed.distinct} of ${warmGroups * GROUP_SIZE} samples)`);
+    log(`${processes} process(es) joined and warmed up; publishing ${groups * GROUP_SIZE * EPISODE_LENGTH} steps`);
     const steps = groupSteps(`scale-${randomUUID().slice(0, 6)}`, groups, GROUP_SIZE, EPISODE_LENGTH);
     const cpuAtStart = cpuReading(config, children);
     const started = performance.now();
-    await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
-    const expected = groups * GROUP_SIZE;
+    await publisher.publishAll(steps);
+    // The samples topic holds the warm-up's too: counted from the beginning, they are found first.
+    const expected = (groups + warmGroups) * GROUP_SIZE;
     // The window ends at the last new sample (all of them, or the last before a stall).
     let cpuAtEnd = cpuAtStart;
     let endedAt = performance.now();
@@ -102,9 +112,9 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
       steps: steps.length,
       seconds,
       stepsPerSecond: steps.length / seconds,
-      samples: counts.total,
-      distinctSamples: counts.distinct,
-      expectedSamples: expected,
+      samples: counts.total - warmed.distinct,
+      distinctSamples: counts.distinct - warmed.distinct,
+      expectedSamples: groups * GROUP_SIZE,
       duplicates: counts.total - counts.distinct,
       missing: expected - counts.distinct,
     };
@@ -113,17 +123,21 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
     await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve)))));
     await admin.disconnect();
   }
-  const transactions = transactionsOf(logs);
-  return { ...result, transactions, stepsPerTransaction: transactions === null || transactions === 0 ? null : result.steps / transactions };
+  const life = transactionsOf(logs);
+  return { ...result, transactions: life?.transactions ?? null, stepsPerTransaction: life === null || life.transactions === 0 ? null : life.stepsRead / life.transactions };
 }
 
-/** The transactions of the processes, from the line each prints when it stops (processors/pipeline/command.ts); null when one is missing. */
-function transactionsOf(logs: readonly string[]): number | null {
-  let sum = 0;
+/**
+ * The steps read and transactions of the processes over their lives (warm-up included), from the line each prints
+ * when it stops (processors/pipeline/command.ts); null when one is missing.
+ */
+function transactionsOf(logs: readonly string[]): { transactions: number; stepsRead: number } | null {
+  const sum = { transactions: 0, stepsRead: 0 };
   for (const path of logs) {
-    const found = /processors: stopped after \d+ steps read, (\d+) transactions/.exec(readFileSync(path, 'utf8'));
+    const found = /processors: stopped after (\d+) steps read, (\d+) transactions/.exec(readFileSync(path, 'utf8'));
     if (!found) return null;
-    sum += Number(found[1]);
+    sum.stepsRead += Number(found[1]);
+    sum.transactions += Number(found[2]);
   }
   return sum;
 }
