@@ -118,7 +118,7 @@ async function run(args: string[]): Promise<number> {
       temperature: config.temperature,
       modelSettings: config.model,
     });
-    closers.push(own.follower);
+    closers.push(own);
     upstream = own.upstream;
   } else {
     const apiKey = process.env.TRAJFLOW_GATEWAY_UPSTREAM_KEY;

@@ -1,9 +1,10 @@
 // Upstream (a) wired to the backbone: the learner's transformer for the environment (version 0 built as a
 // fresh learner builds it, later versions loaded from the checkpoints their policy-version events name),
 // following <prefix>.policy.versions of the run as the actors do, so a new version takes over for the next
-// call once it has loaded.
+// call once it has loaded. Like the actors, it reads versions the learner publishes on <prefix>.policy.weights
+// from that topic, so a gateway needs no disk shared with the learner.
 import { topicName } from '../core/config.js';
-import { followPolicyVersions, type PolicyVersionFollower } from '../envs/actors/policy-versions.js';
+import { followPolicyVersions } from '../envs/actors/policy-versions.js';
 import { createEnv } from '../envs/registry.js';
 import { transformerProvider } from '../learner/policy/actors-provider.js';
 import type { PolicyModelConfig } from '../learner/model/config.js';
@@ -25,9 +26,10 @@ export interface OwnPolicyOptions {
 export async function ownPolicyUpstream(
   backbone: Pick<Backbone, 'kafka' | 'codec' | 'config'>,
   options: OwnPolicyOptions,
-): Promise<{ upstream: PolicyUpstream; follower: PolicyVersionFollower }> {
+): Promise<{ upstream: PolicyUpstream; close(): Promise<void> }> {
   const env = createEnv(options.envName);
-  const provider = await transformerProvider(options.envName, { temperature: options.temperature, model: options.modelSettings });
+  const weightsTopic = { kafka: backbone.kafka, topic: topicName(backbone.config, 'policy.weights'), runId: options.runId };
+  const provider = await transformerProvider(options.envName, { temperature: options.temperature, model: options.modelSettings, weightsTopic });
   const follower = await followPolicyVersions(backbone.kafka, backbone.codec, {
     topic: topicName(backbone.config, 'policy.versions'),
     runId: options.runId,
@@ -45,5 +47,11 @@ export async function ownPolicyUpstream(
     maxActionsPerTurn: env.maxActionsPerTurn,
     temperature: options.temperature,
   });
-  return { upstream, follower };
+  return {
+    upstream,
+    close: async () => {
+      await follower.close();
+      await provider.close?.();
+    },
+  };
 }

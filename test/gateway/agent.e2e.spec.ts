@@ -180,7 +180,7 @@ test('openai client → gateway → own policy: FrozenLake by chat, rewards post
     console.log(`gateway e2e: ${record.length} calls, ${trajectories.length} trajectories, ${samples.length} samples, learner updates ${stats.updates}, gateway at v${version}`);
   } finally {
     await gateway.close();
-    await own.follower.close();
+    await own.close();
     await processors.close();
     await learner.stop().catch(() => undefined);
   }

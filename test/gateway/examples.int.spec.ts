@@ -69,7 +69,7 @@ test('the TypeScript and the Python example agents play through the gateway; eve
     assert.ok(steps.filter((s) => s.actionTokenIds.length > 0).every((s) => s.observationTokenIds !== null && s.actionLogProbs.every((lp) => lp <= 0)));
   } finally {
     await gateway.close();
-    await own.follower.close();
+    await own.close();
     await admin.deleteTopics({ topics: (await admin.listTopics()).filter((t) => t.startsWith(`${config.topicPrefix}.`)), timeout: 20_000 }).catch(() => undefined);
     await admin.disconnect();
   }
