@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { TrajflowConfig } from '../core/config.js';
 import { clickHousePaths } from '../infra/clickhouse/server.js';
-import { kafkaPaths } from '../infra/kafka/server.js';
+import { kafkaNodes } from '../infra/kafka/server.js';
 
 /** CPU ms (user + system) of a /proc stat file (100 ticks a second), or null when there is none to read. */
 function statCpuMs(statFile: string): number | null {
@@ -35,7 +35,16 @@ export const pidCpuMs = (pid: number): number | null => statCpuMs(`/proc/${pid}/
 
 export const clickHouseCpuMs = (config: TrajflowConfig): number | null => cpuMsOf(clickHousePaths(config).pidFile);
 
-export const kafkaCpuMs = (config: TrajflowConfig): number | null => cpuMsOf(kafkaPaths(config).pidFile);
+/** CPU ms of every node of the managed Kafka (one, or each of a `--brokers 3` cluster), or null when one cannot be read. */
+export function kafkaCpuMs(config: TrajflowConfig): number | null {
+  let sum = 0;
+  for (const node of kafkaNodes(config)) {
+    const ms = cpuMsOf(node.paths.pidFile);
+    if (ms === null) return null;
+    sum += ms;
+  }
+  return sum;
+}
 
 /** CPU a measured window used, µs per item: this process, its main thread, and the managed broker. */
 export interface CpuPerItem {

@@ -1,9 +1,14 @@
 // The CPU budget of `bench processors` (cpu-budget.ts) with hand-computed numbers, and the CPU meter every
-// side of it is measured with (server-cpu.ts): a window sees the CPU burnt inside it and not outside it.
+// side of it is measured with (server-cpu.ts): a window sees the CPU burnt inside it and not outside it; the
+// managed broker's CPU sums every node of a cluster.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpuBudgetMicrosPerStep } from '../../bench/cpu-budget.js';
-import { CpuMeter } from '../../bench/server-cpu.js';
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { CpuMeter, kafkaCpuMs, pidCpuMs } from '../../bench/server-cpu.js';
+import { kafkaNodes } from '../../infra/kafka/server.js';
 import { loadConfig } from '../../core/config.js';
 
 test('unit: 0.5 of a 200,000 events/s ceiling on 2 cores leaves 20 µs of CPU per step', () => {
@@ -37,4 +42,22 @@ test('unit: a CPU meter counts the work inside its window, per item, and refuses
   if (cpu.mainThreadMicros !== null) {
     assert.ok(cpu.mainThreadMicros > 20 && cpu.mainThreadMicros < 150, `main thread ${cpu.mainThreadMicros} µs per item`);
   }
+});
+
+test("the managed broker's CPU is every node's: a 3-node cluster's figure is its three processes', and unreadable when one node's is", () => {
+  const home = mkdtempSync(join(tmpdir(), 'server-cpu-'));
+  const config = loadConfig({ TRAJFLOW_HOME: home, TRAJFLOW_KAFKA_NODES: '3' });
+  const nodes = kafkaNodes(config);
+  assert.equal(nodes.length, 3);
+  // Every node's pid file names this process: the sum is three times its CPU, read around the call.
+  for (const node of nodes) {
+    mkdirSync(dirname(node.paths.pidFile), { recursive: true });
+    writeFileSync(node.paths.pidFile, String(process.pid));
+  }
+  const before = pidCpuMs(process.pid)!;
+  const sum = kafkaCpuMs(config)!;
+  const after = pidCpuMs(process.pid)!;
+  assert.ok(sum >= 3 * before && sum <= 3 * after, `${sum} within 3 × [${before}, ${after}]`);
+  writeFileSync(nodes[2]!.paths.pidFile, 'not a pid');
+  assert.equal(kafkaCpuMs(config), null);
 });
