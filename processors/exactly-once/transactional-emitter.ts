@@ -134,6 +134,9 @@ interface Batch {
   readonly tombstones: string[];
 }
 
+/** How long a fenced producer's member waits for the rebalance that explains it before it starts over (watchFenced). */
+const FENCED_GRACE_MS = 15_000;
+
 export class TransactionalEmitter {
   /** The units of each committed transaction, once they are readable (for progress and latency measurements). */
   readonly committed$ = new Subject<readonly CommittedUnit[]>();
@@ -150,6 +153,8 @@ export class TransactionalEmitter {
   private dispatchAfterExclusive = false;
   private fencing: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Armed by a fenced transaction: fails the pipeline unless a new generation comes first (watchFenced). */
+  private fencedWatch: NodeJS.Timeout | null = null;
   /**
    * When set, every committed transaction's phases are appended (a measurement window: `bench processors`
    * sets it for its latency figure; unset, nothing is kept). kafkajs sends a transaction's requests one at a
@@ -259,7 +264,34 @@ export class TransactionalEmitter {
     return this.lanes.settled();
   }
 
+  /**
+   * A fenced producer whose member's generation stays the same. Either the rebalance that gave the partition
+   * to another member reaches this one in a moment, or nobody else holds it: the transaction coordinator aborted
+   * a transaction that ran past its timeout (bumping the producer's epoch), or this member was dropped from the
+   * group without hearing of it. Kept, the partition would be written by nobody until the next rebalance, and its
+   * steps would fill the consumer's in-flight bound. With no new generation within FENCED_GRACE_MS the pipeline
+   * fails (TransactionFailedError): the processors start it again from the committed offsets, rejoining the group —
+   * the one way to learn which partitions are this member's (processors/pipeline/supervise.ts).
+   */
+  private watchFenced(partition: number, generation: number): void {
+    if (this.fencedWatch || this.closed) return;
+    this.fencedWatch = setTimeout(() => {
+      this.fencedWatch = null;
+      if (this.closed || this.consumer.generation !== generation) return;
+      this.onFailure(
+        new TransactionFailedError(
+          new Error(
+            `the producer of partition ${partition} was fenced and no rebalance followed within ${FENCED_GRACE_MS / 1000} s (a transaction past its timeout, or this member left the group)`,
+          ),
+        ),
+      );
+    }, FENCED_GRACE_MS);
+    this.fencedWatch.unref();
+  }
+
   async close(): Promise<void> {
+    if (this.fencedWatch) clearTimeout(this.fencedWatch);
+    this.fencedWatch = null;
     await this.flush().catch(() => undefined);
     this.closed = true;
     await this.fencing;
@@ -378,7 +410,10 @@ export class TransactionalEmitter {
       // unowned: the partition was taken away, its new owner reads these steps again from the committed
       // offsets. stale: a rebalance came meanwhile, the transaction was aborted. fenced: another member owns
       // the partition now and fenced this producer; what it held is its to redo.
-      if (outcome === 'fenced') this.stats.fenced++;
+      if (outcome === 'fenced') {
+        this.stats.fenced++;
+        this.watchFenced(batch.partition, generation);
+      }
       this.stats.discardedUnits += units.length;
       return;
     }
