@@ -21,35 +21,23 @@
 // so nothing was released. Positions that only restate where a generation resumed are no longer committed
 // (streams/offset-tracker.ts), and the new generation's marks reload waits until a later transaction had
 // the chance to write tombstones (below): with the fix removed, 20 of 48 trajectories are written twice.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
 import type { Consumer } from 'kafkajs';
-import { loadConfig, topicName, type TrajflowConfig } from '../../core/config.js';
+import { loadConfig, topicName } from '../../core/config.js';
 import { ensureTopics } from '../../infra/topics.js';
 import { startProcessors } from '../../processors/pipeline/processor.js';
-import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../streams/index.js';
+import { classifyDecodeError, createReplay, eventDecoder, StepPublisher } from '../../streams/index.js';
 import { groupSteps } from '../../bench/load/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
+import { scopedBackbone } from '../helpers/scoped-backbone.js';
 import { testProcessing } from '../processors/helpers/processing.js';
 
-let backbone: Backbone;
-let config: TrajflowConfig;
-before(async () => {
-  config = { ...loadConfig(), topicPrefix: uniqueName('faults-rebalance') };
-  await ensureTopics(config);
-  backbone = await connectBackbone(config, { clientId: 'test-faults-rebalance' });
-});
-after(async () => {
-  const admin = backbone.kafka.admin();
-  await admin.connect();
-  const ours = (await admin.listTopics()).filter((t) => t.startsWith(`${config.topicPrefix}.`));
-  await admin.deleteTopics({ topics: ours, timeout: 20_000 }).catch(() => undefined);
-  await admin.disconnect();
-  await backbone.close();
-});
+const scope = scopedBackbone('faults-rebalance');
 
 test('processors: a transaction in flight across a rebalance writes its trajectories and samples once', { timeout: 120_000 }, async () => {
+  const { backbone, config } = scope;
   const runId = uniqueName('run').replace(/\./g, '-');
   const steps = groupSteps(runId, 12, 4, 3);
   await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
@@ -123,6 +111,7 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
 });
 
 test("processors: a partition moving to another member fences the old owner's open transaction (no outputs twice)", { timeout: 180_000 }, async () => {
+  const { backbone } = scope;
   // Its own topics: the first test's steps stay out of this consumer group's way.
   const own = { ...loadConfig(), topicPrefix: uniqueName('faults-rebalance-x') };
   await ensureTopics(own);

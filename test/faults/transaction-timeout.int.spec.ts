@@ -9,36 +9,22 @@
 //
 // The commit is held (holdCommits, the fault tests' hook in the transaction worker) until the coordinator has
 // aborted the transaction: its abort markers raise the output topic's end offsets, which the test polls.
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lastValueFrom, toArray } from 'rxjs';
-import { loadConfig, topicName, type TrajflowConfig } from '../../core/config.js';
-import { ensureTopics } from '../../infra/topics.js';
+import { topicName } from '../../core/config.js';
 import { TransactionFailedError } from '../../processors/exactly-once/transactional-emitter.js';
 import { startProcessors } from '../../processors/pipeline/processor.js';
-import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../streams/index.js';
+import { classifyDecodeError, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../streams/index.js';
 import { groupSteps } from '../../bench/load/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
+import { scopedBackbone } from '../helpers/scoped-backbone.js';
 import { testProcessing } from '../processors/helpers/processing.js';
 
-let backbone: Backbone;
-let config: TrajflowConfig;
-before(async () => {
-  config = { ...loadConfig(), topicPrefix: uniqueName('faults-txn-timeout') };
-  await ensureTopics(config);
-  backbone = await connectBackbone(config, { clientId: 'test-faults-txn-timeout' });
-});
-after(async () => {
-  const admin = backbone.kafka.admin();
-  await admin.connect();
-  const ours = (await admin.listTopics()).filter((t) => t.startsWith(`${config.topicPrefix}.`));
-  await admin.deleteTopics({ topics: ours, timeout: 20_000 }).catch(() => undefined);
-  await admin.disconnect();
-  await backbone.close();
-});
+const scope = scopedBackbone('faults-txn-timeout');
 
 /** The sum of a topic's end offsets (data, and the markers transactions leave). */
-async function endOffsets(topic: string): Promise<number> {
+async function endOffsets(backbone: Backbone, topic: string): Promise<number> {
   const admin = backbone.kafka.admin();
   await admin.connect();
   try {
@@ -49,6 +35,7 @@ async function endOffsets(topic: string): Promise<number> {
 }
 
 test('a transaction aborted by its timeout: the processors start over instead of leaving the partition unwritten; every sample once', { timeout: 240_000 }, async () => {
+  const { backbone, config } = scope;
   const runId = uniqueName('run').replace(/\./g, '-');
   const steps = groupSteps(runId, 8, 4, 3);
   await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
@@ -63,9 +50,9 @@ test('a transaction aborted by its timeout: the processors start over instead of
   try {
     await waitFor(() => hold.held, 'a transaction to reach its commit', 60_000);
     // Its samples are written, uncommitted; the coordinator's abort (≈ 30–40 s on) adds its markers.
-    const written = await endOffsets(samplesTopic);
+    const written = await endOffsets(backbone, samplesTopic);
     await waitFor(
-      async () => (await endOffsets(samplesTopic)) > written,
+      async () => (await endOffsets(backbone, samplesTopic)) > written,
       "the coordinator to abort the transaction past its timeout (the output's end offsets rise)",
       120_000,
       1000,
