@@ -7,13 +7,14 @@
 // gateway's percentile minus the upstream's, per round; recordedPerCall is the steps on the bench's topic over the
 // calls the gateway answered (its /health), 1 when none is lost. On a 2-core machine the broker, the upstream, the
 // gateway and the load share the cores: the figures hold for that.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig, topicName } from '../core/config.js';
 import { ensureUp } from '../infra/commands.js';
 import { freePort } from '../infra/free-port.js';
+import { waitUntil } from '../infra/process.js';
 import { connectBackbone } from '../streams/index.js';
 import { option } from './args.js';
 import { median } from './median.js';
@@ -76,7 +77,7 @@ async function startStub(): Promise<{ url: string; stop: () => void }> {
 }
 
 /** `trajflow gateway` in front of the stub, on the bench's topic prefix; resolves once it answers /health. */
-async function startGatewayProcess(upstream: string, prefix: string, rate: number): Promise<{ url: string; child: ChildProcess; stop: () => Promise<void> }> {
+async function startGatewayProcess(upstream: string, prefix: string, rate: number): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const args = [
     'gateway',
@@ -98,23 +99,15 @@ async function startGatewayProcess(upstream: string, prefix: string, rate: numbe
   child.stderr!.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}:\n${stderr}`);
-    if (Date.now() > deadline) throw new Error(`the gateway did not answer /health within 120 s:\n${stderr}`);
-    const ok = await request(`${url}/health`).then(
-      async (r) => {
-        await r.body.text();
-        return r.statusCode === 200;
-      },
-      () => false,
-    );
-    if (ok) break;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
+  const health = async () => {
+    const response = await request(`${url}/health`);
+    await response.body.text();
+    return response.statusCode === 200;
+  };
+  const outcome = await waitUntil(health, { timeoutMs: 120_000, intervalMs: 200, giveUp: () => (child.exitCode === null ? undefined : `exited with ${child.exitCode}`) });
+  if (outcome !== 'ok') throw new Error(`the gateway did not answer /health (${outcome === 'timeout' ? 'within 120 s' : outcome}):\n${stderr}`);
   return {
     url,
-    child,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;

@@ -245,9 +245,12 @@ export class TopicConsumer<T> {
   /** True when every partition's range is empty (endOffsets given, each end at or before its start). */
   private nothingToRead(): boolean {
     const ends = this.options.endOffsets;
-    if (!ends) return false;
-    for (const [key, end] of ends) if (end > (this.options.startOffsets?.get(key) ?? 0n)) return false;
-    return true;
+    return ends !== undefined && [...ends].every(([key, end]) => !this.hasRange(key, end));
+  }
+
+  /** True when partition `key` has offsets to read before `end` (its start offset, or 0, is below it). */
+  private hasRange(key: string, end: bigint): boolean {
+    return end > (this.options.startOffsets?.get(key) ?? 0n);
   }
 
   private async onBatch(payload: EachBatchPayload, subscriber: Subscriber<Envelope<T>>): Promise<void> {
@@ -439,7 +442,7 @@ export class TopicConsumer<T> {
     const ends = this.options.endOffsets;
     if (!ends || this.closing) return;
     for (const [key, end] of ends) {
-      if (!this.finished.has(key) && end > (this.options.startOffsets?.get(key) ?? 0n)) return;
+      if (!this.finished.has(key) && this.hasRange(key, end)) return;
     }
     void this.close();
   }
