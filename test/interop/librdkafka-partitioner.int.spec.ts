@@ -7,15 +7,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig, projectRoot, topicName, type TrajflowConfig } from '../../core/config.js';
 import { ensureTopics } from '../../infra/topics.js';
 import { startProcessors, type ProcessorsHandle } from '../../processors/pipeline/processor.js';
 import { homePartition } from '../../processors/pipeline/home-partition.js';
-import { classifyDecodeError, connectBackbone, createReplay, eventDecoder, type Backbone } from '../../streams/index.js';
-import type { EventName, EventTypes } from '../../schemas/index.js';
+import { connectBackbone, type Backbone } from '../../streams/index.js';
 import { aptUnavailable, ensureDebianPackages, run } from '../examples/debian-packages.js';
-import { uniqueName, waitFor } from '../helpers/kafka.js';
+import { readEvents, uniqueName, waitFor } from '../helpers/kafka.js';
 import { testProcessing } from '../processors/helpers/processing.js';
 
 const PYTHON = '/usr/bin/python3';
@@ -49,11 +47,6 @@ after(async () => {
   for (const handle of handles) await handle.close();
   await backbone?.close();
 });
-
-async function readAll<N extends EventName>(config: TrajflowConfig, topic: string, event: N): Promise<EventTypes[N][]> {
-  const replay = await createReplay(backbone.kafka, { topic: topicName(config, topic), decode: eventDecoder(backbone.codec, event), classify: classifyDecodeError });
-  return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value as EventTypes[N]);
-}
 
 async function publish(config: TrajflowConfig, runId: string, mode: 'announce' | 'silent'): Promise<Published[]> {
   const args = [SCRIPT, backbone.config.kafka.brokers.join(','), topicName(config, 'env.steps'), runId, String(GROUPS), String(EPISODES), mode];
@@ -99,10 +92,16 @@ test('librdkafka’s default partitioner beside murmur2: every group whole, its 
 
   const runs = new Set(published.map((p) => p.episodeId.split('-g')[0]));
   let visibleAt = 0;
+  let seen = '';
+  const failures: string[] = [];
+  for (const [i, h] of handles.entries()) h.done.catch((error: unknown) => failures.push(`instance ${i}: ${String(error)}`));
   await waitFor(
     async () => {
-      const [trajectories, samples] = await Promise.all([readAll(config, 'trajectories', 'trajectory'), readAll(config, 'samples', 'sample')]);
+      // A pipeline that failed (no supervisor here, unlike `trajflow processors`) would only show as a timeout.
+      if (failures.length > 0) throw new Error(`a processors pipeline failed: ${failures.join('; ')}`);
+      const [trajectories, samples] = await Promise.all([readEvents(backbone, config, 'trajectories', 'trajectory'), readEvents(backbone, config, 'samples', 'sample')]);
       const ours = (xs: { runId: string }[]) => xs.filter((x) => runs.has(x.runId)).length;
+      seen = `${ours(trajectories)} trajectories and ${ours(samples)} samples of ${published.length}`;
       if (ours(trajectories) < published.length || ours(samples) < published.length) return false;
       visibleAt = Date.now();
       return true;
@@ -110,13 +109,19 @@ test('librdkafka’s default partitioner beside murmur2: every group whole, its 
     'every episode’s trajectory and sample',
     60_000,
     200,
-  );
+  ).catch((error: Error) => {
+    const state = handles.map(
+      (h, i) =>
+        `instance ${i}: consumer ${JSON.stringify(h.consumer.stats)} emitter ${JSON.stringify(h.emitter.stats)} groups ${JSON.stringify(h.stats.groups)} assembly ${JSON.stringify(h.stats.assembly)}`,
+    );
+    throw new Error(`${error.message}: ${seen}\n${[...state, ...failures].join('\n')}`);
+  });
   const latencyMs = visibleAt - lastEnd;
   console.log(`last episode's end → every trajectory and sample readable: ${latencyMs} ms; re-routed ${handles.reduce((n, h) => n + h.emitter.stats.rerouted, 0)} steps`);
   assert.ok(latencyMs <= 10_000, `readable ${latencyMs} ms after the last episode ended`);
 
-  const trajectories = (await readAll(config, 'trajectories', 'trajectory')).filter((t) => runs.has(t.runId));
-  const samples = (await readAll(config, 'samples', 'sample')).filter((s) => runs.has(s.runId));
+  const trajectories = (await readEvents(backbone, config, 'trajectories', 'trajectory')).filter((t) => runs.has(t.runId));
+  const samples = (await readEvents(backbone, config, 'samples', 'sample')).filter((s) => runs.has(s.runId));
   // Exactly one trajectory and one sample per episode, each complete; every group whole: all its samples say
   // it had EPISODES members (a split group would have made groups of 1 and 2, or been dropped as too small).
   assert.deepEqual(new Set(trajectories.map((t) => t.episodeId)), new Set(published.map((p) => p.episodeId)));
