@@ -70,12 +70,6 @@ export function renderServerProperties(layout: BrokerLayout): Record<string, str
     'num.io.threads': '4',
     'num.recovery.threads.per.data.dir': '1',
     'log.retention.check.interval.ms': '300000',
-    // A lone node is its own controller: a broker heartbeat held up past the session timeout (9 s by default; seen
-    // once on the shared 2-core VM, 2026-12-02, with no log line for 14 s) fenced the only broker, every partition
-    // lost its leader and every group and transaction coordinator reloaded — a pause became a stall of the whole
-    // run. With nothing to fail over to, a longer session costs nothing; a cluster keeps the default (a lost
-    // broker is fenced in 9 s and its partitions move).
-    ...(voters.length === 1 ? { 'broker.session.timeout.ms': '60000' } : {}),
   };
 }
 

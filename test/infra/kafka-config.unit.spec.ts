@@ -32,10 +32,6 @@ test('server.properties fits a single broker: internal topics with one replica, 
   assert.equal(p['group.initial.rebalance.delay.ms'], '0');
   assert.equal(p['auto.create.topics.enable'], 'false');
   assert.equal(p['num.partitions'], '1');
-  // Its own controller does not fence it over a delayed heartbeat (it has nothing to fail over to); a cluster's does.
-  assert.equal(p['broker.session.timeout.ms'], '60000');
-  const voters = [1, 2, 3].map((nodeId) => ({ nodeId, controllerPort: 41093 + 10 * nodeId }));
-  assert.equal(renderServerProperties({ ...layout, nodeId: 1, voters })['broker.session.timeout.ms'], undefined);
 });
 
 test('formatProperties writes sorted key=value lines after a header, so unchanged configs give the same file', () => {
