@@ -26,8 +26,13 @@ const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
 const GROUP_SIZE = 8;
 const EPISODE_LENGTH = 4;
 const PARTITIONS = 8;
-/** Groups each process gets before the measured window (3,200 steps): enough for V8 to have optimised the pipeline. */
-const WARM_UP_GROUPS_PER_PROCESS = 100;
+/**
+ * Groups each process gets before the measured window (48,000 steps). V8 optimises a function once it is hot, and the
+ * pipeline's per-batch and per-transaction paths get hot slowly: after 100 groups (3,200 steps) a process still
+ * optimised 186 functions for the first time inside the window, and TurboFan took 9–15 µs per step of the helper
+ * thread — a cost paid once per process, so 4× with 4 processes (perf, docs/results/benchmarks.md#bench-scale).
+ */
+const WARM_UP_GROUPS_PER_PROCESS = 1500;
 
 export interface ScaleResult extends ScaleCpuPerStep {
   readonly processes: number;
@@ -44,7 +49,7 @@ export interface ScaleResult extends ScaleCpuPerStep {
   readonly stepsPerTransaction: number | null;
 }
 
-async function measure(backbone: Backbone, processes: number, groups: number, log: (line: string) => void): Promise<ScaleResult> {
+async function measure(backbone: Backbone, processes: number, groups: number, warmUpGroups: number, log: (line: string) => void): Promise<ScaleResult> {
   const config: TrajflowConfig = { ...loadConfig(), topicPrefix: `bench.scale.${processes}.${randomUUID().slice(0, 8)}` };
   await ensureTopics(config);
   const admin = backbone.kafka.admin();
@@ -81,7 +86,7 @@ async function measure(backbone: Backbone, processes: number, groups: number, lo
     // Warm-up, outside the window: every process compiles its hot paths (V8's JIT) on steps of its own first, so
     // the window measures the steady state, not each process's start-up (paid once per process: 4× with 4).
     const publisher = new StepPublisher(backbone.producer, topicName(config, 'env.steps'));
-    const warmGroups = WARM_UP_GROUPS_PER_PROCESS * processes;
+    const warmGroups = warmUpGroups * processes;
     await publisher.publishAll(groupSteps(`warm-${randomUUID().slice(0, 6)}`, warmGroups, GROUP_SIZE, EPISODE_LENGTH));
     const warmed = await countSamples(backbone, config, warmGroups * GROUP_SIZE, () => undefined);
     if (warmed.distinct < warmGroups * GROUP_SIZE) throw new Error(`${processes} processors did not finish the warm-up (${warmed.distinct} of ${warmGroups * GROUP_SIZE} samples)`);
@@ -193,16 +198,17 @@ async function countSamples(backbone: Backbone, config: TrajflowConfig, expected
 }
 
 export async function runScaleBench(args: string[]): Promise<number> {
-  const groups = option(args, '--groups', 600);
+  const groups = option(args, '--groups', 2400);
+  const warmUpGroups = option(args, '--warm-up-groups', WARM_UP_GROUPS_PER_PROCESS);
   const config = loadConfig();
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench-scale' });
   try {
     const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
     const results: ScaleResult[] = [];
-    for (const processes of [1, 2, 4]) results.push(await measure(backbone, processes, groups, (line) => console.error(`bench: ${line}`)));
+    for (const processes of [1, 2, 4]) results.push(await measure(backbone, processes, groups, warmUpGroups, (line) => console.error(`bench: ${line}`)));
     console.log(
-      `machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; steps topic with ${PARTITIONS} partitions, ${groups} groups of ${GROUP_SIZE} × ${EPISODE_LENGTH} steps`,
+      `machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; steps topic with ${PARTITIONS} partitions, ${groups} groups of ${GROUP_SIZE} × ${EPISODE_LENGTH} steps after ${warmUpGroups} groups per process to warm up`,
     );
     const micros = (seconds: number | null) => (seconds === null ? '–' : `${(seconds * 1e6).toFixed(0)} µs`);
     for (const r of results) {
@@ -215,7 +221,7 @@ export async function runScaleBench(args: string[]): Promise<number> {
     const ratio = results[2]!.stepsPerSecond / results[0]!.stepsPerSecond;
     const cpuRatio = cpuPerStepRatio(results[0]!, results[2]!);
     console.log(`ratio 4 processes / 1 process: ${ratio.toFixed(2)} × the steps/s, ${cpuRatio.toFixed(2)} × the CPU per step`);
-    emitResult(args, { bench: 'scale', machine, partitions: PARTITIONS, groups, results, ratio4to1: ratio, cpuPerStepRatio4to1: cpuRatio });
+    emitResult(args, { bench: 'scale', machine, partitions: PARTITIONS, groups, warmUpGroupsPerProcess: warmUpGroups, results, ratio4to1: ratio, cpuPerStepRatio4to1: cpuRatio });
     return results.every((r) => r.duplicates === 0 && r.missing === 0) ? 0 : 1;
   } finally {
     await backbone.close();

@@ -187,7 +187,8 @@ function scalePage(files) {
   for (const [file, json] of files) {
     out.push(`## ${file}`, '', `- measured: ${measured(json)}; commit: ${commitOf(json)}`, `- machine: ${machineOf(json)}`);
     if (typeof json.command === 'string') out.push(`- command: ${code(json.command)}`);
-    out.push(`- workload: ${int(json.groups)} groups on a steps topic of ${int(json.partitions)} partitions`);
+    const warmUp = typeof json.warmUpGroupsPerProcess === 'number' ? `${int(json.warmUpGroupsPerProcess)} groups per process` : '100 groups per process (the default then)';
+    out.push(`- workload: ${int(json.groups)} groups on a steps topic of ${int(json.partitions)} partitions, after a warm-up of ${warmUp}`);
     if (typeof json.note === 'string') out.push(`- note: ${cell(json.note)}`);
     out.push(
       '',
