@@ -97,12 +97,13 @@ async function measure(backbone: Backbone, processes: number, groups: number, wa
     await publisher.publishAll(steps);
     // The samples topic holds the warm-up's too: counted from the beginning, they are found first.
     const expected = (groups + warmGroups) * GROUP_SIZE;
-    // The window ends at the last new sample (all of them, or the last before a stall).
+    // The window ends at the last new sample (all of them, or the last before a stall); the CPU is read within 20 ms
+    // of it (/proc counts in 10 ms ticks).
     let cpuAtEnd = cpuAtStart;
     let endedAt = performance.now();
-    const counts = await countSamples(backbone, config, expected, () => {
+    const counts = await countSamples(backbone, config, expected, (lastSampleAt) => {
       cpuAtEnd = cpuReading(config, children);
-      endedAt = performance.now();
+      endedAt = lastSampleAt;
     });
     if (counts.distinct < expected)
       log(`${processes} process(es): ${expected - counts.distinct} samples missing; the processes' logs: ${join(config.home, 'logs', `bench-scale-${processes}-*.log`)}`);
@@ -160,11 +161,15 @@ function cpuReading(config: TrajflowConfig, children: readonly ChildProcess[]): 
 /** A configuration whose samples stop coming for this long is reported with what is missing, instead of waited on forever. */
 const STALL_MS = 60_000;
 
+/** How often the count is checked, and `progress` called when new samples came: reading /proc per sample took the bench up to 0.9 of a core beside the processes it measures. */
+const POLL_MS = 20;
+
 /**
  * Reads the samples topic (read_committed) until `expected` distinct samples arrived (or none came for
- * STALL_MS), calling `newSample` on each one not seen before; then 2 s more to catch duplicates.
+ * STALL_MS), calling `progress` with the time of the newest sample at most every POLL_MS while new ones come;
+ * then 2 s more to catch duplicates.
  */
-async function countSamples(backbone: Backbone, config: TrajflowConfig, expected: number, newSample: () => void): Promise<{ total: number; distinct: number }> {
+async function countSamples(backbone: Backbone, config: TrajflowConfig, expected: number, progress: (lastSampleAt: number) => void): Promise<{ total: number; distinct: number }> {
   const consumer = backbone.kafka.consumer({ groupId: `bench-scale-count-${randomUUID()}`, maxWaitTimeInMs: 100 });
   const ids = new Set<string>();
   let total = 0;
@@ -179,18 +184,25 @@ async function countSamples(backbone: Backbone, config: TrajflowConfig, expected
       if (ids.has(sample.sampleId)) return;
       ids.add(sample.sampleId);
       lastAt = performance.now();
-      newSample();
       if (ids.size >= expected && reachedAt === 0) reachedAt = lastAt;
     },
   });
+  let reported = 0;
+  const report = () => {
+    if (ids.size === reported) return;
+    reported = ids.size;
+    progress(lastAt);
+  };
   while (reachedAt === 0) {
+    report();
     if (performance.now() - lastAt > STALL_MS) {
       console.error(`bench: no sample for ${STALL_MS / 1000} s with ${ids.size} of ${expected}: counted as missing`);
       reachedAt = lastAt;
       break;
     }
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+  report();
   const at = { total, distinct: ids.size };
   await new Promise((resolve) => setTimeout(resolve, 2000));
   await consumer.disconnect();
