@@ -28,9 +28,9 @@ const EPISODE_LENGTH = 4;
 const PARTITIONS = 8;
 /**
  * Groups each process gets before the measured window (48,000 steps). V8 optimises a function once it is hot, and the
- * pipeline's per-batch and per-transaction paths get hot slowly: after 100 groups (3,200 steps) a process still
- * optimised 186 functions for the first time inside the window, and TurboFan took 9–15 µs per step of the helper
- * thread — a cost paid once per process, so 4× with 4 processes (perf, docs/results/benchmarks.md#bench-scale).
+ * pipeline's per-batch and per-transaction paths get hot slowly: after 500 groups a process still optimised 186
+ * functions inside the window, and TurboFan took 9.3 µs per step of the helper thread at 1 process, 14.8 at 4 —
+ * each process pays its own warm-up (perf, docs/results/benchmarks.md#bench-scale).
  */
 const WARM_UP_GROUPS_PER_PROCESS = 1500;
 
