@@ -1,7 +1,8 @@
 // A thin ClickHouse client over HTTP (fetch). One statement per request; errors carry ClickHouse's message.
 // Works against 18.16 and current releases: only the plain HTTP interface and the JSON/JSONEachRow formats.
 // A user and password go in an Authorization: Basic header (both understand it; fetch refuses user:pass@ URLs),
-// and a refused login is a ConfigError naming the setting, so the command stops at start with exit code 2.
+// and a refused login is a ConfigError naming the setting, so the command stops at start with exit code 2 — as does
+// an https:// server whose certificate this process does not trust.
 import type { ClickHouseCredentials } from '../../core/credentials.js';
 import { ConfigError, ServiceError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
@@ -31,6 +32,39 @@ export function explainRefusedLogin(status: number, text: string, url: string, c
   const who = credentials ? `user '${credentials.user}'` : "the 'default' user without a password";
   const fix = credentials ? `check TRAJFLOW_CLICKHOUSE_USER and ${credentials.password.setting}` : 'set TRAJFLOW_CLICKHOUSE_USER and TRAJFLOW_CLICKHOUSE_PASSWORD';
   return new ConfigError(`ClickHouse at ${url} refused the login of ${who} (${said}): ${fix}.`);
+}
+
+/** Node's codes for a server certificate this process does not trust (or that does not name the host). */
+const UNTRUSTED_CERTIFICATE = new Set([
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'CERT_UNTRUSTED',
+  'CERT_HAS_EXPIRED',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+
+/**
+ * A TLS failure no retry can mend — a certificate this process does not trust, or an https:// URL on a plain HTTP
+ * port — as a ConfigError that says what to set; undefined for any other failure to connect (those are retried).
+ */
+export function explainTlsFailure(error: unknown, url: string): ConfigError | undefined {
+  // node:https puts the code on the error itself (the sink), fetch on the error's cause (this client).
+  type Coded = { code?: unknown; message?: unknown; cause?: Coded } | null | undefined;
+  const coded = [error as Coded, (error as Coded)?.cause].find((e) => typeof e?.code === 'string') as { code: string; message?: unknown } | undefined;
+  if (coded === undefined) return undefined;
+  const { code } = coded;
+  const said = typeof coded.message === 'string' ? coded.message : code;
+  if (UNTRUSTED_CERTIFICATE.has(code))
+    return new ConfigError(
+      `ClickHouse at ${url}: its TLS certificate is not trusted here (${code}: ${said}). For a private CA start node with ` +
+        'NODE_EXTRA_CA_CERTS=<the CA file> (docs/guides/cluster.md); check TRAJFLOW_CLICKHOUSE_URL names the host the certificate is for.',
+    );
+  // OpenSSL's "wrong version number": the first bytes back were not a TLS record (a plain HTTP answer).
+  if (code === 'ERR_SSL_WRONG_VERSION_NUMBER' || (code === 'EPROTO' && said.includes('wrong version number')))
+    return new ConfigError(`ClickHouse at ${url} does not speak TLS on that port (it answered in plain text): check TRAJFLOW_CLICKHOUSE_URL (http://, or the HTTPS port).`);
+  return undefined;
 }
 
 /** A ClickHouse error (the server's message) or an unreachable server (retriable). */
@@ -77,6 +111,8 @@ export class ClickHouseHttp {
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
+      const tls = explainTlsFailure(error, this.url);
+      if (tls) throw tls;
       throw new ClickHouseError(
         `ClickHouse at ${this.url} is not reachable (${(error as Error).message}) while running: ${what}. Run 'trajflow up' or check TRAJFLOW_CLICKHOUSE_URL.`,
         null,
@@ -131,7 +167,10 @@ export class ClickHouseHttp {
     try {
       const response = await fetch(`${this.url}/ping`, { signal: AbortSignal.timeout(timeoutMs) });
       return response.ok && (await response.text()).startsWith('Ok');
-    } catch {
+    } catch (error) {
+      // Not answering yet is false; a certificate no wait can make trusted is the user's to fix.
+      const tls = explainTlsFailure(error, this.url);
+      if (tls) throw tls;
       return false;
     }
   }

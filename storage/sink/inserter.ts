@@ -9,7 +9,7 @@
 import { Agent, request } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { ClickHouseCredentials } from '../../core/credentials.js';
-import { ClickHouseError, clickHouseAuthHeaders, explainRefusedLogin } from '../../infra/clickhouse/http.js';
+import { ClickHouseError, clickHouseAuthHeaders, explainRefusedLogin, explainTlsFailure } from '../../infra/clickhouse/http.js';
 import type { StepEvent } from '../../schemas/index.js';
 import { jsonEachRowBody, stepRows, type Row, type TableName } from './rows.js';
 import { ByteWriter, rowBinaryEncoder, type RowBinaryEncoder } from './row-binary.js';
@@ -139,8 +139,9 @@ export class Inserter {
   private post(query: string, data: string | Buffer, what: string, retryStale = true): Promise<string> {
     const target = new URL(`${this.base}/?${new URLSearchParams({ database: this.database, query })}`);
     return new Promise<string>((resolve, reject) => {
-      const unreachable = (error: Error) =>
-        reject(new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${error.message}) while ${what}`, null, { retriable: true, cause: error }));
+      const unreachableError = (error: Error) =>
+        new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${error.message}) while ${what}`, null, { retriable: true, cause: error });
+      const unreachable = (error: Error) => reject(unreachableError(error));
       const headers = clickHouseAuthHeaders(this.credentials);
       const secure = target.protocol === 'https:';
       const send = secure ? httpsRequest : request;
@@ -160,7 +161,7 @@ export class Inserter {
         // A kept-alive connection the server closed meanwhile: not an outage; sent once more on a new one.
         if (retryStale && req.reusedSocket && !this.stop.aborted && (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
           this.post(query, data, what, false).then(resolve, reject);
-        } else unreachable(error);
+        } else reject(explainTlsFailure(error, this.url) ?? unreachableError(error));
       });
       req.end(data);
     });

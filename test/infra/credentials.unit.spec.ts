@@ -9,7 +9,7 @@ import { inspect } from 'node:util';
 import { loadConfig } from '../../core/config.js';
 import { Secret } from '../../core/credentials.js';
 import { ConfigError } from '../../core/errors.js';
-import { clickHouseAuthHeaders, explainRefusedLogin } from '../../infra/clickhouse/http.js';
+import { clickHouseAuthHeaders, explainRefusedLogin, explainTlsFailure } from '../../infra/clickhouse/http.js';
 import { withConfigFile } from '../../infra/cli/config-file.js';
 import { explainAuthFailure, kafkajsSecurity } from '../../streams/kafka-auth.js';
 
@@ -156,4 +156,25 @@ test('a refused ClickHouse login (18.16 and current wording) names the settings;
     );
   }
   assert.equal(explainRefusedLogin(404, "Code: 60, e.displayText() = DB::Exception: Table trajflow.x doesn't exist", config.clickhouse.url, credentials), undefined);
+});
+
+test('a ClickHouse certificate this process does not trust, or https:// on a plain port, is a ConfigError saying what to set; other failures are not', () => {
+  const url = 'https://ch:8443';
+  const coded = (code: string, message: string) => Object.assign(new Error(message), { code });
+  // fetch wraps the socket's error in its cause; node:https (the sink) raises it as is.
+  for (const error of [
+    new TypeError('fetch failed', { cause: coded('UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'unable to verify the first certificate') }),
+    coded('SELF_SIGNED_CERT_IN_CHAIN', 'self-signed certificate in certificate chain'),
+  ]) {
+    const explained = explainTlsFailure(error, url);
+    assert.ok(explained instanceof ConfigError);
+    assert.match(
+      explained.message,
+      /^ClickHouse at https:\/\/ch:8443: its TLS certificate is not trusted here \((UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN):.*NODE_EXTRA_CA_CERTS=<the CA file>.*TRAJFLOW_CLICKHOUSE_URL/,
+    );
+  }
+  for (const error of [coded('ERR_SSL_WRONG_VERSION_NUMBER', 'wrong version number'), coded('EPROTO', '80AC:error:0A00010B:SSL routines:ssl3_get_record:wrong version number')])
+    assert.match(explainTlsFailure(error, url)?.message ?? '', /does not speak TLS on that port \(it answered in plain text\): check TRAJFLOW_CLICKHOUSE_URL/);
+  for (const error of [new TypeError('fetch failed', { cause: coded('ECONNREFUSED', 'connect ECONNREFUSED') }), coded('EPROTO', 'other'), new Error('no code'), null, 'text'])
+    assert.equal(explainTlsFailure(error, url), undefined);
 });

@@ -14,6 +14,7 @@ import { newClusterId } from '../../../infra/kafka/storage.js';
 import { freePort } from '../../../infra/free-port.js';
 import { isAlive, run, spawnDetached, stopProcessGroup, tail, waitUntil } from '../../../infra/process.js';
 import { createKafka } from '../../../streams/kafka-client.js';
+import { makeTestCertificates } from '../../helpers/test-ca.js';
 
 const BROKER_USER = 'broker';
 const BROKER_PASSWORD = 'broker-secret-7d1c';
@@ -79,48 +80,12 @@ function saslProperties(layout: SaslLayout, plainUsers: Record<string, string>):
 
 /** A test CA and a certificate it signs for 127.0.0.1, in `dir`; returns the CA's PEM file and the broker's keystore. */
 async function makeCertificates(dir: string): Promise<{ caFile: string; keystore: string }> {
-  const file = (name: string): string => join(dir, name);
-  writeFileSync(file('san.ext'), 'subjectAltName=IP:127.0.0.1\n');
-  const steps: string[][] = [
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2', '-subj', '/CN=trajflow test CA'],
-    ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', file('broker.key'), '-out', file('broker.csr'), '-subj', '/CN=127.0.0.1'],
-    [
-      'x509',
-      '-req',
-      '-in',
-      file('broker.csr'),
-      '-CA',
-      file('ca.pem'),
-      '-CAkey',
-      file('ca.key'),
-      '-CAcreateserial',
-      '-out',
-      file('broker.pem'),
-      '-days',
-      '2',
-      '-extfile',
-      file('san.ext'),
-    ],
-    [
-      'pkcs12',
-      '-export',
-      '-in',
-      file('broker.pem'),
-      '-inkey',
-      file('broker.key'),
-      '-certfile',
-      file('ca.pem'),
-      '-out',
-      file('broker.p12'),
-      '-passout',
-      `pass:${KEYSTORE_PASSWORD}`,
-    ],
-  ];
-  for (const args of steps) {
-    const result = await run('openssl', args, { timeoutMs: 60_000 });
-    if (result.status !== 0) throw new Error(`openssl ${args[0]} failed:\n${result.output}`);
-  }
-  return { caFile: file('ca.pem'), keystore: file('broker.p12') };
+  const { caFile, certFile, keyFile } = await makeTestCertificates(dir);
+  const keystore = join(dir, 'broker.p12');
+  const args = ['pkcs12', '-export', '-in', certFile, '-inkey', keyFile, '-certfile', caFile, '-out', keystore, '-passout', `pass:${KEYSTORE_PASSWORD}`];
+  const result = await run('openssl', args, { timeoutMs: 60_000 });
+  if (result.status !== 0) throw new Error(`openssl pkcs12 failed:\n${result.output}`);
+  return { caFile, keystore };
 }
 
 /** The Admin API call kafka-configs makes, as a single-file Java program (java runs .java sources directly). */
