@@ -4,19 +4,19 @@
 // queries and the sink's inserts; a wrong one is a ConfigError naming TRAJFLOW_CLICKHOUSE_PASSWORD, and
 // `trajflow status` exits 2 with that name and without the password.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { inspect } from 'node:util';
-import { loadConfig, projectRoot, type TrajflowConfig } from '../../core/config.js';
+import { loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { clickHouseClient } from '../../infra/clickhouse/http.js';
 import { clickHousePaths } from '../../infra/clickhouse/server.js';
 import { Inserter } from '../../storage/sink/inserter.js';
 import type { TableName } from '../../storage/sink/rows.js';
 import { waitFor } from '../helpers/kafka.js';
+import { trajflowStatus } from '../helpers/trajflow-status.js';
 
 const shared = loadConfig();
 const user = `test_${randomBytes(4).toString('hex')}`;
@@ -90,24 +90,13 @@ test('the right password runs queries and the sink inserts; a wrong one is a Con
   assert.deepEqual(await client.queryJson(`SELECT count() AS n FROM ${table}`), [{ n: 2 }], 'the refused insert wrote nothing');
 });
 
-function status(extra: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'trajflow.mjs'), 'status'], { env: { ...process.env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
-
 test('trajflow status: the right password answers (exit 0); a wrong one exits 2 naming TRAJFLOW_CLICKHOUSE_PASSWORD, never printing it', async () => {
-  const right = await status(env(password));
+  const right = await trajflowStatus(env(password));
   assert.equal(right.code, 0, right.output);
   assert.match(right.output, /clickhouse\s+up .* v\d+\./);
   assert.ok(!right.output.includes(password));
 
-  const wrong = await status(env(wrongPassword));
+  const wrong = await trajflowStatus(env(wrongPassword));
   assert.equal(wrong.code, 2, wrong.output);
   assert.match(wrong.output, new RegExp(`trajflow status: ClickHouse at .* refused the login of user '${user}'.*TRAJFLOW_CLICKHOUSE_PASSWORD`));
   assert.ok(!wrong.output.includes(wrongPassword));

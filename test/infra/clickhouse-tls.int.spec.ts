@@ -5,7 +5,6 @@
 // with a ConfigError naming NODE_EXTRA_CA_CERTS instead of a retriable 'not reachable', and `trajflow status` exits 2 saying so. An
 // https:// URL on a plain HTTP port says the port does not speak TLS.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -14,12 +13,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { inspect } from 'node:util';
-import { loadConfig, projectRoot } from '../../core/config.js';
+import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { clickHouseClient } from '../../infra/clickhouse/http.js';
 import { Inserter } from '../../storage/sink/inserter.js';
 import type { TableName } from '../../storage/sink/rows.js';
 import { makeTestCertificates, type TestCertificates } from '../helpers/test-ca.js';
+import { trajflowStatus } from '../helpers/trajflow-status.js';
 
 const shared = loadConfig();
 const dir = mkdtempSync(join(tmpdir(), 'trajflow-ch-tls-'));
@@ -49,17 +49,6 @@ after(async () => {
   front.closeAllConnections();
   rmSync(dir, { recursive: true, force: true });
 });
-
-function status(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'trajflow.mjs'), 'status'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
 
 const isUntrusted = (error: unknown): boolean => {
   assert.ok(error instanceof ConfigError, inspect(error));
@@ -95,12 +84,12 @@ test('https:// on a plain HTTP port: a ConfigError saying the port does not spea
 });
 
 test('trajflow status over https://: answers with the CA in NODE_EXTRA_CA_CERTS (exit 0), exits 2 naming it without', async () => {
-  const trusted = await status({ TRAJFLOW_CLICKHOUSE_URL: httpsUrl, NODE_EXTRA_CA_CERTS: certificates.caFile });
+  const trusted = await trajflowStatus({ TRAJFLOW_CLICKHOUSE_URL: httpsUrl, NODE_EXTRA_CA_CERTS: certificates.caFile });
   assert.equal(trusted.code, 0, trusted.output);
   assert.match(trusted.output, /clickhouse\s+up .* v\d+\./);
   assert.ok(forwarded > 0, 'the answer came through the TLS front');
 
-  const untrusted = await status({ TRAJFLOW_CLICKHOUSE_URL: httpsUrl, NODE_EXTRA_CA_CERTS: '' });
+  const untrusted = await trajflowStatus({ TRAJFLOW_CLICKHOUSE_URL: httpsUrl, NODE_EXTRA_CA_CERTS: '' });
   assert.equal(untrusted.code, 2, untrusted.output);
   assert.match(untrusted.output, /trajflow status: ClickHouse at https:\/\/127\.0\.0\.1:\d+: its TLS certificate is not trusted here .*NODE_EXTRA_CA_CERTS/);
 });

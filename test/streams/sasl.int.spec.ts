@@ -2,17 +2,17 @@
 // SCRAM credentials publish and consume a step through trajflow's own client; a wrong password stops the client
 // and `trajflow status` at start, naming the setting (exit code 2), and no output holds the password.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { inspect } from 'node:util';
-import { projectRoot, topicName, loadConfig, type TrajflowConfig } from '../../core/config.js';
+import { topicName, loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
 import { sampleEvents } from '../../bench/load/events.js';
 import { connectBackbone, createEventConsumer, createKafka, StepPublisher } from '../../streams/index.js';
 import { collect, createTopic, uniqueName } from '../helpers/kafka.js';
 import { saslConfig, startSaslBroker, type SaslBroker } from './helpers/sasl-broker.js';
+import { trajflowStatus } from '../helpers/trajflow-status.js';
 
 const ALICE_PASSWORD = `alice-${uniqueName('pw').slice(-6)}-scram`;
 const CAROL_PASSWORD = `carol-${uniqueName('pw').slice(-6)}-plain`;
@@ -108,18 +108,6 @@ test('SASL_SSL: SCRAM over TLS trusting TRAJFLOW_KAFKA_TLS_CA_FILE logs in; with
   assert.match(untrusted.message, /TLS does not trust the broker's certificate \(SELF_SIGNED_CERT_IN_CHAIN\): set TRAJFLOW_KAFKA_TLS_CA_FILE/);
 });
 
-/** Runs `trajflow status` with `env` added; resolves its exit code and everything it printed. */
-function status(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(projectRoot, 'bin', 'trajflow.mjs'), 'status'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, output }));
-  });
-}
-
 test('trajflow status: the right password answers (exit 0); a wrong one exits 2 naming the setting, never printing it', async () => {
   const shared = loadConfig();
   const env = {
@@ -128,12 +116,12 @@ test('trajflow status: the right password answers (exit 0); a wrong one exits 2 
     TRAJFLOW_KAFKA_SASL_MECHANISM: 'SCRAM-SHA-512',
     TRAJFLOW_KAFKA_SASL_USERNAME: 'alice',
   };
-  const right = await status({ ...env, TRAJFLOW_KAFKA_SASL_PASSWORD: ALICE_PASSWORD });
+  const right = await trajflowStatus({ ...env, TRAJFLOW_KAFKA_SASL_PASSWORD: ALICE_PASSWORD });
   assert.equal(right.code, 0, right.output);
   assert.match(right.output, /kafka\s+up/);
   assert.ok(!right.output.includes(ALICE_PASSWORD));
 
-  const wrong = await status({ ...env, TRAJFLOW_KAFKA_SASL_PASSWORD: WRONG_PASSWORD });
+  const wrong = await trajflowStatus({ ...env, TRAJFLOW_KAFKA_SASL_PASSWORD: WRONG_PASSWORD });
   assert.equal(wrong.code, 2, wrong.output);
   assert.match(wrong.output, /refused the SASL SCRAM-SHA-512 login of user 'alice'.*TRAJFLOW_KAFKA_SASL_PASSWORD\b/);
   assert.ok(!wrong.output.includes(WRONG_PASSWORD));
@@ -141,7 +129,7 @@ test('trajflow status: the right password answers (exit 0); a wrong one exits 2 
   // From a file, and from a config file's "kafka" section: the message names where the password came from.
   const passwordFile = join(broker.dir, 'kafka-password');
   writeFileSync(passwordFile, `${WRONG_PASSWORD}\n`);
-  const fromFile = await status({ ...env, TRAJFLOW_KAFKA_SASL_PASSWORD_FILE: passwordFile });
+  const fromFile = await trajflowStatus({ ...env, TRAJFLOW_KAFKA_SASL_PASSWORD_FILE: passwordFile });
   assert.equal(fromFile.code, 2, fromFile.output);
   assert.match(fromFile.output, /TRAJFLOW_KAFKA_SASL_PASSWORD_FILE/);
   assert.ok(!fromFile.output.includes(WRONG_PASSWORD));
@@ -149,7 +137,7 @@ test('trajflow status: the right password answers (exit 0); a wrong one exits 2 
   const configFile = join(broker.dir, 'trajflow.json');
   writeFileSync(configFile, JSON.stringify({ kafka: { brokers: broker.brokers, saslMechanism: 'scram-sha-512', saslUsername: 'alice', saslPasswordFile: 'kafka-password' } }));
   const { TRAJFLOW_KAFKA_BROKERS: _, TRAJFLOW_KAFKA_SASL_MECHANISM: __, TRAJFLOW_KAFKA_SASL_USERNAME: ___, ...services } = env;
-  const fromConfig = await status({ ...services, TRAJFLOW_CONFIG: configFile });
+  const fromConfig = await trajflowStatus({ ...services, TRAJFLOW_CONFIG: configFile });
   assert.equal(fromConfig.code, 2, fromConfig.output);
   assert.match(fromConfig.output, /TRAJFLOW_KAFKA_SASL_PASSWORD_FILE \(set by config file .*kafka\.saslPasswordFile\)/);
   assert.ok(!fromConfig.output.includes(WRONG_PASSWORD));
