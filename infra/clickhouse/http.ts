@@ -51,11 +51,11 @@ const UNTRUSTED_CERTIFICATE = new Set([
  */
 export function explainTlsFailure(error: unknown, url: string): ConfigError | undefined {
   // node:https puts the code on the error itself (the sink), fetch on the error's cause (this client).
-  type Coded = { code?: unknown; message?: unknown; cause?: Coded } | null | undefined;
-  const coded = [error as Coded, (error as Coded)?.cause].find((e) => typeof e?.code === 'string') as { code: string; message?: unknown } | undefined;
+  const coded = [error, error instanceof Error ? error.cause : undefined].find(
+    (e): e is NodeJS.ErrnoException & { code: string } => e instanceof Error && typeof (e as NodeJS.ErrnoException).code === 'string',
+  );
   if (coded === undefined) return undefined;
-  const { code } = coded;
-  const said = typeof coded.message === 'string' ? coded.message : code;
+  const { code, message: said } = coded;
   if (UNTRUSTED_CERTIFICATE.has(code))
     return new ConfigError(
       `ClickHouse at ${url}: its TLS certificate is not trusted here (${code}: ${said}). For a private CA start node with ` +

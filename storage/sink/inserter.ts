@@ -139,9 +139,12 @@ export class Inserter {
   private post(query: string, data: string | Buffer, what: string, retryStale = true): Promise<string> {
     const target = new URL(`${this.base}/?${new URLSearchParams({ database: this.database, query })}`);
     return new Promise<string>((resolve, reject) => {
-      const unreachableError = (error: Error) =>
-        new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${error.message}) while ${what}`, null, { retriable: true, cause: error });
-      const unreachable = (error: Error) => reject(unreachableError(error));
+      // A certificate no retry can make trusted is a ConfigError; anything else is an outage, retried.
+      const unreachable = (error: Error) =>
+        reject(
+          explainTlsFailure(error, this.url) ??
+            new ClickHouseError(`ClickHouse at ${this.url} is not reachable (${error.message}) while ${what}`, null, { retriable: true, cause: error }),
+        );
       const headers = clickHouseAuthHeaders(this.credentials);
       const secure = target.protocol === 'https:';
       const send = secure ? httpsRequest : request;
@@ -161,7 +164,7 @@ export class Inserter {
         // A kept-alive connection the server closed meanwhile: not an outage; sent once more on a new one.
         if (retryStale && req.reusedSocket && !this.stop.aborted && (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
           this.post(query, data, what, false).then(resolve, reject);
-        } else reject(explainTlsFailure(error, this.url) ?? unreachableError(error));
+        } else unreachable(error);
       });
       req.end(data);
     });
