@@ -3,24 +3,17 @@
 // after a broker restart), where its producer and consumer would retry; every admin call whose failure would
 // stop a component goes through this. So does the processors' AddOffsetsToTxn, which kafkajs' sendOffsets sends
 // without its retrier (processors/exactly-once/transaction-worker.ts).
-/** kafkajs marks the errors worth another attempt `retriable`. */
-const isRetriable = (error: unknown): boolean => (error as { retriable?: boolean } | null)?.retriable === true;
-
 /**
- * Runs an admin call again on Kafka's retriable errors (or those `retryOn` picks), up to `attempts` times, pausing
- * `pauseMs(attempt)` after failed attempt n (from 1; default 250 ms · n).
+ * Runs an admin call again on Kafka's retriable errors, up to `attempts` times, pausing `pauseMs(attempt)`
+ * after failed attempt n (from 1; default 250 ms · n).
  */
-export async function retryRetriable<T>(
-  call: () => Promise<T>,
-  attempts = 8,
-  pauseMs: (attempt: number) => number = (attempt) => 250 * attempt,
-  retryOn: (error: unknown) => boolean = isRetriable,
-): Promise<T> {
+export async function retryRetriable<T>(call: () => Promise<T>, attempts = 8, pauseMs: (attempt: number) => number = (attempt) => 250 * attempt): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
-      if (!retryOn(error) || attempt >= attempts) throw error;
+      const retriable = (error as { retriable?: boolean } | null)?.retriable === true;
+      if (!retriable || attempt >= attempts) throw error;
       await new Promise((resolve) => setTimeout(resolve, pauseMs(attempt)));
     }
   }

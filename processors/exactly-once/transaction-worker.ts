@@ -19,14 +19,6 @@ const data = workerData as TransactionWorkerData;
 /** AddOffsetsToTxn retries: pauses of 20, 40, 80 … ms, capped at 1 s, ≈ 10 s in all (outlasting a commit's markers by far). */
 const OFFSETS_ATTEMPTS = 16;
 const offsetsPauseMs = (attempt: number) => Math.min(1000, 20 * 2 ** (attempt - 1));
-/**
- * Only the coordinator's "a commit is still being written" is retried here. A broker outage fails the transaction
- * at once, as before: the pipeline restarts from the committed offsets (processors/pipeline/supervise.ts), the
- * recovery the fault suite tests. Retrying on for seconds through the outage is not: with it, 1 of 6 full runs
- * wrote 4 trajectories twice in test/faults/broker-restart.int.spec.ts (2026-12-05; the suspected path, a
- * transaction held across the rebalance after the broker's return, was not confirmed).
- */
-const isConcurrentTransactions = (error: unknown): boolean => (error as { type?: unknown } | null)?.type === 'CONCURRENT_TRANSACTIONS';
 const kafka = createKafka({ kafka: data.kafka }, { clientId: data.clientId });
 const sharedGeneration = new Int32Array(data.generation);
 const producers = new Map<number, Producer>();
@@ -146,7 +138,6 @@ async function writeOn(
         () => transaction!.sendOffsets({ consumerGroupId: offsets!.consumerGroupId, topics: offsets!.topics.map((t) => ({ topic: t.topic, partitions: [...t.partitions] })) }),
         OFFSETS_ATTEMPTS,
         offsetsPauseMs,
-        isConcurrentTransactions,
       );
     // The offsets go beside the Produce, once the output partitions are in the transaction (the kafkajs patch
     // [partitions-added]; docs/design/kafka-client.md says why that is safe). The broker still answers one
