@@ -129,6 +129,9 @@ export class TopicConsumer<T> {
   private committing: Promise<void> = Promise.resolve();
   private readonly finished = new Set<string>();
   private assignmentReady: Promise<void> = Promise.resolve();
+  /** Resolves when close() begins: a batch waiting on the assignment's setup stops waiting (kafkajs' stop waits for it). */
+  private readonly closingStarted: Promise<void>;
+  private markClosing: () => void = () => undefined;
   private starting: Promise<void> = Promise.resolve();
   private reconnectStreakStart: number | null = null;
   private lastReconnectAt = 0;
@@ -138,6 +141,7 @@ export class TopicConsumer<T> {
     private readonly options: TopicConsumerOptions<T>,
   ) {
     const { maxInFlight = 5000, commitIntervalMs = 1000 } = options;
+    this.closingStarted = new Promise((resolve) => (this.markClosing = resolve));
     if (options.topics.length === 0) throw new RangeError('TopicConsumer needs at least one topic');
     if (!(commitIntervalMs > 0)) throw new RangeError(`commitIntervalMs must be > 0, got ${commitIntervalMs}`);
     this.gate = new InFlightGate(
@@ -260,7 +264,7 @@ export class TopicConsumer<T> {
     const start = this.options.startOffsets?.get(key);
     const end = this.options.endOffsets?.get(key);
     const stopped = () => this.closing || !isRunning() || isStale();
-    await this.assignmentReady;
+    await Promise.race([this.assignmentReady, this.closingStarted]);
 
     // kafkajs resumes fetching after the last resolved offset; resolving once, after the loop, for the last
     // message handled, is the same (and parses one offset instead of one per message).
@@ -449,6 +453,7 @@ export class TopicConsumer<T> {
 
   private async shutdown(drain: boolean): Promise<void> {
     this.closing = true;
+    this.markClosing();
     this.gate.changed();
     const deadline = Date.now() + (this.options.drainTimeoutMs ?? 10000);
     while (drain && this.tracker.inFlight > 0 && Date.now() < deadline) {

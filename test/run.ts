@@ -10,6 +10,8 @@ import { deleteTopicsUnder } from '../infra/topics.js';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const tiers = process.argv.slice(2);
 const wanted = tiers.length > 0 ? tiers : ['unit', 'int', 'e2e'];
+/** No test and no test file runs longer than this (see the spawn below). */
+const FILE_TIMEOUT_MS = 600_000;
 
 function findSpecs(dir: string): string[] {
   const found: string[] = [];
@@ -30,7 +32,15 @@ if (files.length === 0) {
   process.exit(1);
 }
 // One file at a time: integration tests share a 2-core machine with the broker and ClickHouse.
-const result = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=spec', ...files], { cwd: root, stdio: 'inherit' });
+// A file whose process stays alive after its last test (a handle left open on a failure path) would hold the
+// whole run until CI's own limit, showing nothing of which file: --test-force-exit ends each file's process
+// when its tests end, and --test-timeout fails any test, and any file, still running after 10 minutes
+// (the longest file takes about 2 here), so every run ends with its counts.
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
+  { cwd: root, stdio: 'inherit' },
+);
 // Integration tests isolate themselves under `test.<name>.<time>.<random>` topic prefixes; on a long-lived
 // broker (a developer's) they would pile up run after run and slow it (see deleteTopicsUnder). A fresh
 // clone starts clean anyway. Only on trajflow's own broker: a cluster given by TRAJFLOW_KAFKA_BROKERS may

@@ -29,6 +29,28 @@ export interface TransactionClientOptions {
   readonly generation: number;
   /** Fault tests: hold every commit until commitHold.release() (TransactionWorkerData.holdCommits). */
   readonly holdCommits?: boolean;
+  /** A request the worker has not answered after this long fails the client (default REQUEST_DEADLINE_MS). */
+  readonly requestDeadlineMs?: number;
+}
+
+/**
+ * A write or fence the worker has not answered in 2 minutes never will usefully: the coordinator aborts a
+ * transaction 30 s after it began (transactionTimeout), and the worker's producers give up on a broker after
+ * ≈ 100 s of retries. Past it the client fails, so the processors restart from the committed offsets
+ * (supervise.ts) instead of waiting on a request kafkajs lost — a pipeline that waited there wrote nothing
+ * for minutes, silently (docs/concepts/exactly-once.md, "Nothing waits forever").
+ */
+export const REQUEST_DEADLINE_MS = 120_000;
+
+/** How long close() lets the worker disconnect its producers before it is terminated. */
+const CLOSE_WAIT_MS = 10_000;
+
+/** The oldest request the worker has not answered yet. */
+export interface PendingRequest {
+  readonly kind: WorkerRequest['kind'];
+  /** The input partition of a write. */
+  readonly partition: number | null;
+  readonly ageMs: number;
 }
 
 /** Commits held for a fault test: `held` once a transaction waits at its commit; release() lets them all go. */
@@ -40,7 +62,12 @@ export interface CommitHold {
 export class TransactionClient {
   private readonly worker: Worker;
   private readonly generationCell = new Int32Array(new SharedArrayBuffer(4));
-  private readonly waiting = new Map<number, { resolve: (reply: WorkerReply) => void; reject: (error: Error) => void }>();
+  private readonly waiting = new Map<
+    number,
+    { resolve: (reply: WorkerReply) => void; reject: (error: Error) => void; kind: WorkerRequest['kind']; partition: number | null; since: number }
+  >();
+  private readonly deadlineMs: number;
+  private readonly deadlineCheck: NodeJS.Timeout;
   private nextId = 0;
   private failure: Error | null = null;
   private closing = false;
@@ -51,6 +78,8 @@ export class TransactionClient {
 
   constructor(options: TransactionClientOptions) {
     this.generation = options.generation;
+    this.deadlineMs = options.requestDeadlineMs ?? REQUEST_DEADLINE_MS;
+    if (!(this.deadlineMs > 0)) throw new RangeError(`requestDeadlineMs must be > 0, got ${this.deadlineMs}`);
     const data: TransactionWorkerData = {
       kafka: options.kafka,
       clientId: options.clientId,
@@ -65,6 +94,22 @@ export class TransactionClient {
     this.worker.on('exit', (code) => {
       if (!this.closing) this.fail(new Error(`processors: the transaction worker exited with code ${code}`));
     });
+    this.deadlineCheck = setInterval(() => this.checkDeadline(), Math.min(1000, this.deadlineMs / 4));
+    this.deadlineCheck.unref();
+  }
+
+  /** The oldest request still waiting for the worker's answer, or null. */
+  oldestRequest(now = performance.now()): PendingRequest | null {
+    // Requests are numbered in the order they were posted: the first one waiting is the oldest.
+    for (const waiter of this.waiting.values()) return { kind: waiter.kind, partition: waiter.partition, ageMs: now - waiter.since };
+    return null;
+  }
+
+  private checkDeadline(): void {
+    const oldest = this.oldestRequest();
+    if (!oldest || oldest.ageMs < this.deadlineMs) return;
+    const what = oldest.partition === null ? `a ${oldest.kind}` : `a ${oldest.kind} on partition ${oldest.partition}`;
+    this.fail(new Error(`processors: the transaction worker has not finished ${what} in ${Math.round(oldest.ageMs / 1000)} s (a request lost with a broker connection?)`));
   }
 
   get commitHold(): CommitHold | null {
@@ -95,15 +140,18 @@ export class TransactionClient {
 
   /** Disconnects the producers and stops the worker. */
   async close(): Promise<void> {
-    if (!this.failure) await this.request({ kind: 'close', id: this.nextId++ }).catch(() => undefined);
+    // Bounded: a producer's disconnect stuck on a lost connection must not hold the processors' restart.
+    if (!this.failure) await withinMs(this.request({ kind: 'close', id: this.nextId++ }), CLOSE_WAIT_MS).catch(() => undefined);
     this.closing = true;
+    clearInterval(this.deadlineCheck);
     await this.worker.terminate();
   }
 
   private request(request: WorkerRequest, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {
     if (this.failure) return Promise.reject(this.failure);
     return new Promise((resolve, reject) => {
-      this.waiting.set(request.id, { resolve, reject });
+      const partition = request.kind === 'write' ? request.partition : null;
+      this.waiting.set(request.id, { resolve, reject, kind: request.kind, partition, since: performance.now() });
       this.worker.postMessage(request, transfer);
     });
   }
@@ -130,7 +178,7 @@ export class TransactionClient {
     waiter.resolve(reply);
   }
 
-  /** The worker died: every request waiting, and every later one, fails (the processors restart). */
+  /** The worker died (or lost a request): every request waiting, and every later one, fails (the processors restart). */
   private fail(error: Error): void {
     if (this.failure) return;
     this.failure = error;
@@ -138,4 +186,11 @@ export class TransactionClient {
     this.waiting.clear();
     for (const waiter of waiting) waiter.reject(error);
   }
+}
+
+/** `promise`, or a rejection after `ms`. */
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -31,7 +31,7 @@ import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { TrajflowError } from '../../core/errors.js';
 import type { EpisodeMark, EpisodeMarks } from './episode-marks.js';
 import { PartitionLanes } from './partition-lanes.js';
-import { TransactionClient, type CommitHold } from './transaction-client.js';
+import { TransactionClient, type CommitHold, type PendingRequest } from './transaction-client.js';
 import type { TopicMessages, TransactionOffsets, TransactionPhases } from './transaction-protocol.js';
 import type { KafkaConfig } from '../../core/config.js';
 
@@ -173,7 +173,7 @@ export class TransactionalEmitter {
     private readonly topics: EmitterTopics,
     /** Prefix of the per-partition transactional ids; the same in every process of the consumer group. */
     transactionalIdPrefix: string,
-    options: { readonly holdCommits?: boolean } = {},
+    options: { readonly holdCommits?: boolean; readonly transactionDeadlineMs?: number } = {},
   ) {
     this.transactions = new TransactionClient({
       kafka,
@@ -181,6 +181,7 @@ export class TransactionalEmitter {
       transactionalIdPrefix: `${transactionalIdPrefix}.${topics.steps}`,
       generation: consumer.generation,
       holdCommits: options.holdCommits === true,
+      requestDeadlineMs: options.transactionDeadlineMs,
     });
     this.output = new OutputEncoder(codec);
   }
@@ -188,6 +189,11 @@ export class TransactionalEmitter {
   /** Fault tests: the held commits (ProcessorsOptions.holdCommits), or null. */
   get commitHold(): CommitHold | null {
     return this.transactions.commitHold;
+  }
+
+  /** The oldest transaction (or producer hand-over) the worker is still running, for the processors' stall report. */
+  oldestRequest(): PendingRequest | null {
+    return this.transactions.oldestRequest();
   }
 
   /** Partitions this member holds a (fenced-in) producer for. */

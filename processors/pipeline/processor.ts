@@ -18,13 +18,21 @@ import { createEventConsumer } from '../../streams/event-consumer.js';
 import type { TopicConsumer, TopicConsumerOptions } from '../../streams/topic-consumer.js';
 import { EpisodeMarks } from '../exactly-once/episode-marks.js';
 import { flushOnOutput } from '../exactly-once/flush-on-output.js';
-import { TransactionalEmitter, type OutputUnit } from '../exactly-once/transactional-emitter.js';
+import { TransactionalEmitter, TransactionFailedError, type OutputUnit } from '../exactly-once/transactional-emitter.js';
 import { deadLetterUnit } from './output-units.js';
 import { batchProcessor } from './process-batch.js';
 import { processorsSettings, type ProcessorsOptions, type ProcessorsSettings } from './settings.js';
 import { createPipelineStats, stepPipeline, type PipelineStats } from './step-pipeline.js';
+import { STALL_REPORT_AFTER_MS, stallReport } from './stall-report.js';
 
 export type { ProcessorsOptions } from './settings.js';
+
+/**
+ * A rebalance's setup (settle, fence, reload the marks) still running after this long fails the pipeline,
+ * which starts over from the committed offsets: each of its stages gives up on a broker outage well before
+ * (the worker's requests at 2 minutes, the marks' reload after ≈ 2 minutes of outage).
+ */
+const SETUP_DEADLINE_MS = 180_000;
 
 export interface ProcessorsHandle {
   readonly consumer: TopicConsumer<StepEvent>;
@@ -48,10 +56,38 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const stats = createPipelineStats();
   const routing = await stepRouting(backbone, topics.steps);
   const reload = () => Promise.all([marks.reload(backbone.kafka, topics.state), routing.refresh()]).then(() => undefined);
-  const consumer = stepConsumer(backbone, settings, { hold, onAssignment: (assignment) => takeOver(out, assignment[topics.steps] ?? [], reload) });
+  let setup: { stage: string; since: number } | null = null;
+  const onAssignment = async (assignment: Readonly<Record<string, readonly number[]>>) => {
+    const since = performance.now();
+    try {
+      await takeOver(out, assignment[topics.steps] ?? [], reload, (stage) => (setup = { stage, since }));
+    } finally {
+      setup = null;
+    }
+  };
+  const consumer = stepConsumer(backbone, settings, { hold, onAssignment });
   const out: TransactionalEmitter = new TransactionalEmitter(backbone.config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, consumerGroupId, {
     holdCommits: options.holdCommits === true,
+    transactionDeadlineMs: options.transactionDeadlineMs,
   });
+  // A line every STALL_REPORT_AFTER_MS while something has waited that long (stall-report.ts). A setup past
+  // its deadline fails the pipeline like a lost transaction does (transaction-client.ts): its partitions
+  // would otherwise be read by nobody.
+  const log = options.log ?? ((line: string) => console.error(line));
+  const setupDeadlineMs = options.setupDeadlineMs ?? SETUP_DEADLINE_MS;
+  const stallWatch = setInterval(
+    () => {
+      const now = performance.now();
+      const current = setup && { stage: setup.stage, ageMs: now - setup.since };
+      const line = stallReport({ oldestRequest: out.oldestRequest(), setup: current });
+      if (line) log(line);
+      if (current && current.ageMs >= setupDeadlineMs) {
+        failFlush(new TransactionFailedError(new Error(`a rebalance's setup did not finish in ${Math.round(current.ageMs / 1000)} s (stuck ${current.stage})`)));
+      }
+    },
+    Math.min(STALL_REPORT_AFTER_MS, setupDeadlineMs / 2),
+  );
+  stallWatch.unref();
 
   // Output is handed to its partition's lane as soon as it is queued (flush-on-output.ts defers that by one
   // macrotask, so one batch's units travel together); a lane writes at once when idle, else in its next
@@ -84,6 +120,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     done,
     // Stop the operators (open episodes are simply not acknowledged), write what is finished, then leave.
     close: async () => {
+      clearInterval(stallWatch);
       subscription.unsubscribe();
       flusher.stop();
       await out.flush().catch(() => undefined);
@@ -136,12 +173,15 @@ function deadLetterHold(marks: EpisodeMarks, emit: (unit: OutputUnit) => void): 
  * the producers of the partitions we got fence their previous owners (whose open transactions finish or
  * abort), and only then are the marks reloaded — so they hold everything any earlier owner committed.
  */
-async function takeOver(out: TransactionalEmitter, partitions: readonly number[], reloadMarks: () => Promise<void>): Promise<void> {
+async function takeOver(out: TransactionalEmitter, partitions: readonly number[], reloadMarks: () => Promise<void>, stage: (name: string) => void): Promise<void> {
   // Synchronously, right after the consumer started the generation: a transaction of the old one that
   // reaches its commit from here on is aborted (the worker reads this before each commit).
   out.generationChanged();
+  stage('settling the transactions in flight');
   await out.settled();
+  stage(`fencing the producers of partitions ${partitions.join(', ') || '(none)'}`);
   await out.fence(partitions);
+  stage('reloading the episode marks');
   await reloadMarks();
 }
 

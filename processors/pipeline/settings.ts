@@ -46,6 +46,15 @@ export interface ProcessorsOptions {
    * producers run on a worker thread, so a test cannot wrap them; it stages a slow commit this way.
    */
   readonly holdCommits?: boolean;
+  /**
+   * A transaction (or producer hand-over) the transaction worker has not finished after this long fails the
+   * pipeline, which restarts from the committed offsets (default 120,000; transaction-client.ts says why).
+   */
+  readonly transactionDeadlineMs?: number;
+  /** A rebalance's setup still running after this long fails the pipeline, which restarts (default 180,000; processor.ts). */
+  readonly setupDeadlineMs?: number;
+  /** Where the processors' own notices go (the stall report); default stderr. */
+  readonly log?: (line: string) => void;
 }
 
 /** How long a group that announces no size waits after its latest episode ended (none open) before it closes. */

@@ -4,6 +4,7 @@
 // a fixed time. Not a spec file: the suites in this folder import it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -119,10 +120,52 @@ export class Part {
   }
 
   tail(n = 25): string {
-    return this.lines
-      .slice(-n)
-      .map((l) => `  [${this.name}] ${l}`)
-      .join('\n');
+    // Its CPU time says whether a part that went quiet was spinning (a blocked event loop prints nothing
+    // either) or waiting.
+    const usage = this.running && this.child.pid !== undefined ? processTreeUsage(this.child.pid) : null;
+    const head = usage ? [`  [${this.name}] (pid ${this.child.pid}: ${usage})`] : [];
+    return [...head, ...this.lines.slice(-n).map((l) => `  [${this.name}] ${l}`)].join('\n');
+  }
+}
+
+/** CPU seconds and states of a process and its descendants (Linux /proc), e.g. "cpu 12.3 s, states S,R"; null elsewhere. */
+export function processTreeUsage(pid: number): string | null {
+  let ticks = 0;
+  const states: string[] = [];
+  const visit = (p: number): void => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+    } catch {
+      return;
+    }
+    // Fields after the command name (which may hold spaces, so after its closing parenthesis): state is the
+    // first, utime and stime the 12th and 13th (proc(5)).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    states.push(fields[0]!);
+    ticks += Number(fields[11]) + Number(fields[12]);
+    for (const task of safeList(`/proc/${p}/task`)) {
+      for (const child of safeRead(`/proc/${p}/task/${task}/children`).split(' ').filter(Boolean)) visit(Number(child));
+    }
+  };
+  visit(pid);
+  // USER_HZ is 100 on Linux.
+  return states.length === 0 ? null : `cpu ${(ticks / 100).toFixed(1)} s, states ${states.join(',')}`;
+}
+
+function safeList(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+function safeRead(path: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return '';
   }
 }
 

@@ -1,0 +1,72 @@
+// Fault suite: a transaction the worker never finishes. kafkajs can lose a request with a broker connection
+// and leave its promise unsettled; a processors pipeline waiting on it wrote nothing, and said nothing, for
+// minutes (a CI run of the 3-broker loss test stalled this way for 300 s). The transaction client now fails
+// a request past its deadline, the pipeline fails with a TransactionFailedError naming the partition, closes
+// promptly (the worker, with its stuck producer, is terminated), and a fresh pipeline — what the supervisor
+// starts — writes every sample once from the committed offsets.
+//
+// The lost request is staged with holdCommits (the fault tests' hook: the worker waits at the commit until
+// released), never released, and a deadline of 4 s.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { lastValueFrom, toArray } from 'rxjs';
+import { topicName } from '../../core/config.js';
+import { TransactionFailedError } from '../../processors/exactly-once/transactional-emitter.js';
+import { startProcessors } from '../../processors/pipeline/processor.js';
+import { classifyDecodeError, createReplay, eventDecoder, StepPublisher } from '../../streams/index.js';
+import { groupSteps } from '../../bench/load/episodes.js';
+import { uniqueName, waitFor } from '../helpers/kafka.js';
+import { scopedBackbone } from '../helpers/scoped-backbone.js';
+import { testProcessing } from '../processors/helpers/processing.js';
+
+const scope = scopedBackbone('faults-lost-txn');
+
+test('a transaction the worker never finishes fails the pipeline at its deadline; a fresh one writes every sample once', { timeout: 180_000 }, async () => {
+  const { backbone, config } = scope;
+  const runId = uniqueName('run').replace(/\./g, '-');
+  const steps = groupSteps(runId, 4, 4, 3);
+  await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
+  const consumerGroupId = `${config.topicPrefix}.processors`;
+  const logged: string[] = [];
+  const stuck = await startProcessors(backbone, {
+    consumerGroupId,
+    processing: testProcessing,
+    groupSize: 4,
+    flushIntervalMs: 50,
+    holdCommits: true,
+    transactionDeadlineMs: 4000,
+    log: (line) => logged.push(line),
+  });
+  const failure = stuck.done.then(
+    () => null,
+    (error: unknown) => error,
+  );
+  try {
+    await waitFor(() => stuck.emitter.commitHold!.held, 'a transaction to reach its (held) commit', 60_000);
+    const heldAt = Date.now();
+    const error = await Promise.race([failure, new Promise((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000).unref())]);
+    assert.ok(error instanceof TransactionFailedError, `the pipeline failed, got ${String(error)}`);
+    assert.match(error.message, /has not finished a write on partition \d+ in \d+ s/);
+    assert.ok(Date.now() - heldAt >= 3000, 'not before the deadline');
+  } finally {
+    const closing = Date.now();
+    await stuck.close();
+    assert.ok(Date.now() - closing < 20_000, `close() took ${Date.now() - closing} ms with the worker stuck`);
+  }
+
+  const fresh = await startProcessors(backbone, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
+  const samplesTopic = topicName(config, 'samples');
+  const episodes = steps.length / 3;
+  const samples = async () => {
+    const replay = await createReplay(backbone.kafka, { topic: samplesTopic, decode: eventDecoder(backbone.codec, 'sample'), classify: classifyDecodeError });
+    return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value.episodeId);
+  };
+  try {
+    await waitFor(async () => new Set(await samples()).size >= episodes, 'a sample of every episode', 60_000, 500);
+  } finally {
+    await fresh.close();
+  }
+  const written = await samples();
+  assert.equal(new Set(written).size, episodes);
+  assert.equal(written.length, episodes, 'no sample twice');
+});
