@@ -145,6 +145,8 @@ export class TransactionClient {
     this.closing = true;
     clearInterval(this.deadlineCheck);
     await this.worker.terminate();
+    // A request the terminated worker never answered ends here, not never.
+    this.fail(new Error('processors: the transaction client was closed'));
   }
 
   private request(request: WorkerRequest, transfer: ArrayBuffer[] = []): Promise<WorkerReply> {

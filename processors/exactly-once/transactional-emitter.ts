@@ -295,12 +295,13 @@ export class TransactionalEmitter {
     this.fencedWatch.unref();
   }
 
-  async close(): Promise<void> {
+  /** Writes what is queued (unless `flush` is false: a failed pipeline's transactions may be what it is stuck on), then stops the producers. */
+  async close(options: { readonly flush?: boolean } = {}): Promise<void> {
     if (this.fencedWatch) clearTimeout(this.fencedWatch);
     this.fencedWatch = null;
-    await this.flush().catch(() => undefined);
+    if (options.flush !== false) await this.flush().catch(() => undefined);
     this.closed = true;
-    await this.fencing;
+    if (options.flush !== false) await this.fencing;
     await this.transactions.close();
   }
 

@@ -56,38 +56,14 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const stats = createPipelineStats();
   const routing = await stepRouting(backbone, topics.steps);
   const reload = () => Promise.all([marks.reload(backbone.kafka, topics.state), routing.refresh()]).then(() => undefined);
-  let setup: { stage: string; since: number } | null = null;
-  const onAssignment = async (assignment: Readonly<Record<string, readonly number[]>>) => {
-    const since = performance.now();
-    try {
-      await takeOver(out, assignment[topics.steps] ?? [], reload, (stage) => (setup = { stage, since }));
-    } finally {
-      setup = null;
-    }
-  };
+  const setup: SetupClock = { current: null };
+  const onAssignment = (assignment: Readonly<Record<string, readonly number[]>>) => timed(setup, (stage) => takeOver(out, assignment[topics.steps] ?? [], reload, stage));
   const consumer = stepConsumer(backbone, settings, { hold, onAssignment });
   const out: TransactionalEmitter = new TransactionalEmitter(backbone.config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, consumerGroupId, {
     holdCommits: options.holdCommits === true,
     transactionDeadlineMs: options.transactionDeadlineMs,
   });
-  // A line every STALL_REPORT_AFTER_MS while something has waited that long (stall-report.ts). A setup past
-  // its deadline fails the pipeline like a lost transaction does (transaction-client.ts): its partitions
-  // would otherwise be read by nobody.
-  const log = options.log ?? ((line: string) => console.error(line));
-  const setupDeadlineMs = options.setupDeadlineMs ?? SETUP_DEADLINE_MS;
-  const stallWatch = setInterval(
-    () => {
-      const now = performance.now();
-      const current = setup && { stage: setup.stage, ageMs: now - setup.since };
-      const line = stallReport({ oldestRequest: out.oldestRequest(), setup: current });
-      if (line) log(line);
-      if (current && current.ageMs >= setupDeadlineMs) {
-        failFlush(new TransactionFailedError(new Error(`a rebalance's setup did not finish in ${Math.round(current.ageMs / 1000)} s (stuck ${current.stage})`)));
-      }
-    },
-    Math.min(STALL_REPORT_AFTER_MS, setupDeadlineMs / 2),
-  );
-  stallWatch.unref();
+  const stallWatch = watchStalls(out, setup, options, (error) => failFlush(error));
 
   // Output is handed to its partition's lane as soon as it is queued (flush-on-output.ts defers that by one
   // macrotask, so one batch's units travel together); a lane writes at once when idle, else in its next
@@ -110,7 +86,9 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
     subscription.add(steps.subscribe({ next: (stats) => options.onBatch?.(stats), error: reject, complete: resolve }));
     subscription.add(interval(settings.flushIntervalMs).subscribe(() => out.dispatch()));
   });
-  done.catch(() => undefined);
+  // A failed pipeline writes nothing more: closing it waits for no transaction (one may be what it is stuck on).
+  let failed = false;
+  done.catch(() => (failed = true));
 
   return {
     consumer,
@@ -123,11 +101,50 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
       clearInterval(stallWatch);
       subscription.unsubscribe();
       flusher.stop();
-      await out.flush().catch(() => undefined);
+      if (!failed) await out.flush().catch(() => undefined);
       await consumer.close({ drain: false });
-      await out.close();
+      await out.close({ flush: !failed });
     },
   };
+}
+
+/** The rebalance setup in progress (takeOver): its stage and when the setup began. */
+interface SetupClock {
+  current: { stage: string; since: number } | null;
+}
+
+/** Runs a setup, keeping `clock` on its current stage until it ends. */
+async function timed(clock: SetupClock, run: (stage: (name: string) => void) => Promise<void>): Promise<void> {
+  const since = performance.now();
+  try {
+    await run((stage) => (clock.current = { stage, since }));
+  } finally {
+    clock.current = null;
+  }
+}
+
+/**
+ * A line every STALL_REPORT_AFTER_MS while something has waited that long (stall-report.ts). A setup past its
+ * deadline fails the pipeline like a lost transaction does (transaction-client.ts): its partitions would
+ * otherwise be read by nobody.
+ */
+function watchStalls(out: TransactionalEmitter, setup: SetupClock, options: ProcessorsOptions, fail: (error: TransactionFailedError) => void): NodeJS.Timeout {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const deadlineMs = options.setupDeadlineMs ?? SETUP_DEADLINE_MS;
+  const watch = setInterval(
+    () => {
+      const now = performance.now();
+      const current = setup.current && { stage: setup.current.stage, ageMs: now - setup.current.since };
+      const line = stallReport({ oldestRequest: out.oldestRequest(), setup: current });
+      if (line) log(line);
+      if (current && current.ageMs >= deadlineMs) {
+        fail(new TransactionFailedError(new Error(`a rebalance's setup did not finish in ${Math.round(current.ageMs / 1000)} s (stuck ${current.stage})`)));
+      }
+    },
+    Math.min(STALL_REPORT_AFTER_MS, deadlineMs / 2),
+  );
+  watch.unref();
+  return watch;
 }
 
 /** What re-routing needs: the steps topic's partitions, read again at every rebalance (each step's home depends on them). */

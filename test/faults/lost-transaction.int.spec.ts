@@ -6,9 +6,11 @@
 // starts — writes every sample once from the committed offsets.
 //
 // The lost request is staged with holdCommits (the fault tests' hook: the worker waits at the commit until
-// released), never released, and a deadline of 4 s.
+// released), never released, and a deadline of 4 s. The second test stages a rebalance's setup that never
+// ends — its first stage waits for that held transaction — against a setup deadline of 4 s.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Consumer } from 'kafkajs';
 import { lastValueFrom, toArray } from 'rxjs';
 import { topicName } from '../../core/config.js';
 import { TransactionFailedError } from '../../processors/exactly-once/transactional-emitter.js';
@@ -69,4 +71,45 @@ test('a transaction the worker never finishes fails the pipeline at its deadline
   const written = await samples();
   assert.equal(new Set(written).size, episodes);
   assert.equal(written.length, episodes, 'no sample twice');
+});
+
+test("a rebalance's setup that never ends fails the pipeline at its deadline, naming its stage, and closes promptly", { timeout: 180_000 }, async () => {
+  const { backbone, config } = scope;
+  const runId = uniqueName('run').replace(/\./g, '-');
+  await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(groupSteps(runId, 4, 4, 3));
+  const consumerGroupId = `${config.topicPrefix}.processors-setup`;
+  const stuck = await startProcessors(backbone, {
+    consumerGroupId,
+    processing: testProcessing,
+    groupSize: 4,
+    flushIntervalMs: 50,
+    holdCommits: true,
+    transactionDeadlineMs: 120_000,
+    setupDeadlineMs: 4000,
+    log: () => undefined,
+  });
+  const failure = stuck.done.then(
+    () => null,
+    (error: unknown) => error,
+  );
+  let intruder: Consumer | undefined;
+  try {
+    await waitFor(() => stuck.emitter.commitHold!.held, 'a transaction to reach its (held) commit', 60_000);
+    const rebalancesBefore = stuck.consumer.stats.rebalances;
+    // A second member joins: the processors rebalance, and the new generation's setup first waits for the
+    // transaction in flight — held for good.
+    intruder = backbone.kafka.consumer({ groupId: consumerGroupId, sessionTimeout: 10_000 });
+    await intruder.connect();
+    await intruder.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
+    await intruder.run({ autoCommit: false, eachMessage: async () => undefined });
+    await waitFor(() => stuck.consumer.stats.rebalances > rebalancesBefore, 'the processors to rebalance', 60_000);
+    const error = await Promise.race([failure, new Promise((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000).unref())]);
+    assert.ok(error instanceof TransactionFailedError, `the pipeline failed, got ${String(error)}`);
+    assert.match(error.message, /a rebalance's setup did not finish in \d+ s \(stuck settling the transactions in flight\)/);
+  } finally {
+    const closing = Date.now();
+    await stuck.close();
+    assert.ok(Date.now() - closing < 30_000, `close() took ${Date.now() - closing} ms with the setup stuck`);
+    await intruder?.disconnect();
+  }
 });
