@@ -59,10 +59,7 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const setup: SetupClock = { current: null };
   const onAssignment = (assignment: Readonly<Record<string, readonly number[]>>) => timed(setup, (stage) => takeOver(out, assignment[topics.steps] ?? [], reload, stage));
   const consumer = stepConsumer(backbone, settings, { hold, onAssignment });
-  const out: TransactionalEmitter = new TransactionalEmitter(backbone.config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, topics, consumerGroupId, {
-    holdCommits: options.holdCommits === true,
-    transactionDeadlineMs: options.transactionDeadlineMs,
-  });
+  const out = stepEmitter(backbone, consumer, marks, settings, options);
   const stallWatch = watchStalls(out, setup, options, (error) => failFlush(error));
 
   // Output is handed to its partition's lane as soon as it is queued (flush-on-output.ts defers that by one
@@ -89,7 +86,6 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   // A failed pipeline writes nothing more: closing it waits for no transaction (one may be what it is stuck on).
   let failed = false;
   done.catch(() => (failed = true));
-
   return {
     consumer,
     emitter: out,
@@ -106,6 +102,14 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
       await out.close({ flush: !failed });
     },
   };
+}
+
+/** The transactional emitter of the steps consumer's outputs. */
+function stepEmitter(backbone: Backbone, consumer: TopicConsumer<StepEvent>, marks: EpisodeMarks, settings: ProcessorsSettings, options: ProcessorsOptions): TransactionalEmitter {
+  return new TransactionalEmitter(backbone.config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, settings.topics, settings.consumerGroupId, {
+    holdCommits: options.holdCommits === true,
+    transactionDeadlineMs: options.transactionDeadlineMs,
+  });
 }
 
 /** The rebalance setup in progress (takeOver): its stage and when the setup began. */
