@@ -30,6 +30,7 @@ import { deadLetterEvent, type DeadLetterInput } from '../../streams/dead-letter
 import type { CommitPosition } from '../../streams/offset-tracker.js';
 import { TrajflowError } from '../../core/errors.js';
 import type { EpisodeMark, EpisodeMarks } from './episode-marks.js';
+import { MarkReleases } from './mark-releases.js';
 import { PartitionLanes } from './partition-lanes.js';
 import { TransactionClient, type CommitHold, type PendingRequest } from './transaction-client.js';
 import type { TopicMessages, TransactionOffsets, TransactionPhases } from './transaction-protocol.js';
@@ -76,6 +77,8 @@ export interface EmitterStats {
   marks: number;
   deadLetters: number;
   tombstones: number;
+  /** Released marks not deleted because a new generation began first (mark-releases.ts). */
+  droppedTombstones: number;
   discardedUnits: number;
   /** Transactions refused because another member had taken the partition (its producer fenced this one). */
   fenced: number;
@@ -140,11 +143,22 @@ const FENCED_GRACE_MS = 15_000;
 export class TransactionalEmitter {
   /** The units of each committed transaction, once they are readable (for progress and latency measurements). */
   readonly committed$ = new Subject<readonly CommittedUnit[]>();
-  readonly stats: EmitterStats = { transactions: 0, samples: 0, trajectories: 0, marks: 0, deadLetters: 0, tombstones: 0, discardedUnits: 0, fenced: 0, rerouted: 0 };
+  readonly stats: EmitterStats = {
+    transactions: 0,
+    samples: 0,
+    trajectories: 0,
+    marks: 0,
+    deadLetters: 0,
+    tombstones: 0,
+    droppedTombstones: 0,
+    discardedUnits: 0,
+    fenced: 0,
+    rerouted: 0,
+  };
   private readonly transactions: TransactionClient;
   private pending: QueuedUnit[] = [];
-  /** Mark keys to delete, by the input partition whose transaction deletes them. */
-  private tombstones = new Map<number, string[]>();
+  /** Mark keys to delete, by the input partition whose transaction deletes them (dropped at a new generation). */
+  private readonly releases = new MarkReleases();
   private readonly lanes = new PartitionLanes<Batch>(
     (partition, batches) => this.writeLane(partition, batches),
     (error) => this.onFailure(new TransactionFailedError(error)),
@@ -207,6 +221,8 @@ export class TransactionalEmitter {
    */
   generationChanged(): void {
     this.transactions.generation = this.consumer.generation;
+    // The new generation may have fetched offsets older than the commits that released these (mark-releases.ts).
+    this.stats.droppedTombstones += this.releases.dropPending();
   }
 
   /**
@@ -385,8 +401,7 @@ export class TransactionalEmitter {
       batchOf(parts[0] ?? this.partitions[0] ?? 0).units.push(unit);
     }
     for (const position of positions) batchOf(position.partition).positions.push(position);
-    for (const [partition, keys] of this.tombstones) batchOf(partition).tombstones.push(...keys);
-    this.tombstones = new Map();
+    for (const [partition, keys] of this.releases.take()) batchOf(partition).tombstones.push(...keys);
     return [...batches.values()].filter((b) => b.units.length > 0 || b.positions.length > 0 || b.tombstones.length > 0);
   }
 
@@ -437,13 +452,11 @@ export class TransactionalEmitter {
       units.map((u, i) => ({ generation: u.generation, sampleGroupIds: encoded[i]!.samples.map((m) => m.key as string), trajectories: encoded[i]!.trajectories.length })),
     );
     // Episodes now wholly below the committed offsets can never be read again — by a generation that
-    // fetches its offsets after this commit. A rebalance during the commit may have fetched the older
-    // offsets already and will re-read these episodes: their marks must stay until a commit of a stable
-    // generation passes them again.
-    if (this.consumer.generation === generation) {
-      const released = this.marks.release(positions);
-      if (released.length > 0) this.tombstones.set(batch.partition, [...(this.tombstones.get(batch.partition) ?? []), ...released]);
-    }
+    // fetches its offsets once this commit is visible. A rebalance during the commit may have fetched the
+    // older offsets already and will re-read these episodes: their marks must stay until a commit of a stable
+    // generation passes them again. So must those released now if a generation begins before the next
+    // transaction deletes them (mark-releases.ts).
+    if (this.consumer.generation === generation) this.releases.add(batch.partition, this.marks.release(positions));
   }
 }
 
