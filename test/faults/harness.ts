@@ -87,20 +87,32 @@ export class Part {
   }
 
   async kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
+    const descendants = this.descendants();
     if (this.running) this.child.kill(signal);
-    return this.exited;
+    const code = await this.exited;
+    if (signal === 'SIGKILL') killAll(descendants);
+    return code;
   }
 
-  /** SIGTERM, then SIGKILL after `graceMs`. */
+  /** SIGTERM, then SIGKILL after `graceMs` — of the process relaunched by bin/trajflow.mjs too. */
   async stop(graceMs = 20_000): Promise<number | null> {
     if (!this.running) return this.exited;
+    const descendants = this.descendants();
     this.child.kill('SIGTERM');
     const timer = setTimeout(() => this.child.kill('SIGKILL'), graceMs);
     try {
       return await this.exited;
     } finally {
       clearTimeout(timer);
+      // A part that did not end by itself (a blocked event loop handles no SIGTERM) leaves bin/trajflow.mjs's
+      // relaunched child behind, reparented and still running — through the rest of a test run.
+      killAll(descendants);
     }
+  }
+
+  /** Pids of the part's descendant processes (Linux /proc), taken before a signal orphans them. */
+  private descendants(): number[] {
+    return this.child.pid === undefined ? [] : descendantsOf(this.child.pid);
   }
 
   /** Waits for a line of the current life matching `pattern`; fails early if the part exits. */
@@ -144,13 +156,29 @@ export function processTreeUsage(pid: number): string | null {
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     states.push(fields[0]!);
     ticks += Number(fields[11]) + Number(fields[12]);
-    for (const task of safeList(`/proc/${p}/task`)) {
-      for (const child of safeRead(`/proc/${p}/task/${task}/children`).split(' ').filter(Boolean)) visit(Number(child));
-    }
   };
-  visit(pid);
+  for (const p of [pid, ...descendantsOf(pid)]) visit(p);
   // USER_HZ is 100 on Linux.
   return states.length === 0 ? null : `cpu ${(ticks / 100).toFixed(1)} s, states ${states.join(',')}`;
+}
+
+/** The pids below `pid` in the process tree (Linux /proc; none elsewhere). */
+function descendantsOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const task of safeList(`/proc/${pid}/task`)) {
+    for (const child of safeRead(`/proc/${pid}/task/${task}/children`).split(' ').filter(Boolean)) found.push(Number(child), ...descendantsOf(Number(child)));
+  }
+  return found;
+}
+
+function killAll(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
 }
 
 function safeList(dir: string): string[] {
