@@ -11,17 +11,22 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Consumer } from 'kafkajs';
-import { lastValueFrom, toArray } from 'rxjs';
 import { topicName } from '../../core/config.js';
 import { TransactionFailedError } from '../../processors/exactly-once/transactional-emitter.js';
-import { startProcessors } from '../../processors/pipeline/processor.js';
-import { classifyDecodeError, createReplay, eventDecoder, StepPublisher } from '../../streams/index.js';
+import { startProcessors, type ProcessorsOptions } from '../../processors/pipeline/processor.js';
+import { StepPublisher } from '../../streams/index.js';
 import { groupSteps } from '../../bench/load/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 import { scopedBackbone } from '../helpers/scoped-backbone.js';
+import { joinIntruder, resumeUntilSampled } from '../processors/helpers/pipeline-checks.js';
 import { testProcessing } from '../processors/helpers/processing.js';
 
 const scope = scopedBackbone('faults-lost-txn');
+
+/** Processors whose every commit is held, for good, with the given deadlines. */
+function heldProcessors(consumerGroupId: string, deadlines: Pick<ProcessorsOptions, 'transactionDeadlineMs' | 'setupDeadlineMs'>) {
+  return startProcessors(scope.backbone, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50, holdCommits: true, log: () => undefined, ...deadlines });
+}
 
 test('a transaction the worker never finishes fails the pipeline at its deadline; a fresh one writes every sample once', { timeout: 180_000 }, async () => {
   const { backbone, config } = scope;
@@ -29,16 +34,7 @@ test('a transaction the worker never finishes fails the pipeline at its deadline
   const steps = groupSteps(runId, 4, 4, 3);
   await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(steps);
   const consumerGroupId = `${config.topicPrefix}.processors`;
-  const logged: string[] = [];
-  const stuck = await startProcessors(backbone, {
-    consumerGroupId,
-    processing: testProcessing,
-    groupSize: 4,
-    flushIntervalMs: 50,
-    holdCommits: true,
-    transactionDeadlineMs: 4000,
-    log: (line) => logged.push(line),
-  });
+  const stuck = await heldProcessors(consumerGroupId, { transactionDeadlineMs: 4000 });
   const failure = stuck.done.then(
     () => null,
     (error: unknown) => error,
@@ -56,19 +52,8 @@ test('a transaction the worker never finishes fails the pipeline at its deadline
     assert.ok(Date.now() - closing < 20_000, `close() took ${Date.now() - closing} ms with the worker stuck`);
   }
 
-  const fresh = await startProcessors(backbone, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
-  const samplesTopic = topicName(config, 'samples');
   const episodes = steps.length / 3;
-  const samples = async () => {
-    const replay = await createReplay(backbone.kafka, { topic: samplesTopic, decode: eventDecoder(backbone.codec, 'sample'), classify: classifyDecodeError });
-    return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value.episodeId);
-  };
-  try {
-    await waitFor(async () => new Set(await samples()).size >= episodes, 'a sample of every episode', 60_000, 500);
-  } finally {
-    await fresh.close();
-  }
-  const written = await samples();
+  const written = await resumeUntilSampled(backbone, config, consumerGroupId, episodes);
   assert.equal(new Set(written).size, episodes);
   assert.equal(written.length, episodes, 'no sample twice');
 });
@@ -78,16 +63,7 @@ test("a rebalance's setup that never ends fails the pipeline at its deadline, na
   const runId = uniqueName('run').replace(/\./g, '-');
   await new StepPublisher(backbone.producer, topicName(config, 'env.steps')).publishAll(groupSteps(runId, 4, 4, 3));
   const consumerGroupId = `${config.topicPrefix}.processors-setup`;
-  const stuck = await startProcessors(backbone, {
-    consumerGroupId,
-    processing: testProcessing,
-    groupSize: 4,
-    flushIntervalMs: 50,
-    holdCommits: true,
-    transactionDeadlineMs: 120_000,
-    setupDeadlineMs: 4000,
-    log: () => undefined,
-  });
+  const stuck = await heldProcessors(consumerGroupId, { transactionDeadlineMs: 120_000, setupDeadlineMs: 4000 });
   const failure = stuck.done.then(
     () => null,
     (error: unknown) => error,
@@ -98,10 +74,7 @@ test("a rebalance's setup that never ends fails the pipeline at its deadline, na
     const rebalancesBefore = stuck.consumer.stats.rebalances;
     // A second member joins: the processors rebalance, and the new generation's setup first waits for the
     // transaction in flight — held for good.
-    intruder = backbone.kafka.consumer({ groupId: consumerGroupId, sessionTimeout: 10_000 });
-    await intruder.connect();
-    await intruder.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
-    await intruder.run({ autoCommit: false, eachMessage: async () => undefined });
+    intruder = await joinIntruder(backbone, config, consumerGroupId);
     await waitFor(() => stuck.consumer.stats.rebalances > rebalancesBefore, 'the processors to rebalance', 60_000);
     const error = await Promise.race([failure, new Promise((resolve) => setTimeout(() => resolve('still running after 30 s'), 30_000).unref())]);
     assert.ok(error instanceof TransactionFailedError, `the pipeline failed, got ${String(error)}`);

@@ -32,6 +32,7 @@ import { classifyDecodeError, createReplay, eventDecoder, StepPublisher } from '
 import { groupSteps } from '../../bench/load/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 import { scopedBackbone } from '../helpers/scoped-backbone.js';
+import { joinIntruder } from '../processors/helpers/pipeline-checks.js';
 import { testProcessing } from '../processors/helpers/processing.js';
 
 const scope = scopedBackbone('faults-rebalance');
@@ -71,11 +72,8 @@ test('processors: a transaction in flight across a rebalance writes its trajecto
     const rebalancesBefore = handle.consumer.stats.rebalances;
     const deliveredBefore = handle.consumer.stats.delivered;
     // A second member joins the group: the processors' consumer rebalances and re-reads from the committed offsets.
-    intruder = backbone.kafka.consumer({ groupId: consumerGroupId, sessionTimeout: 10_000 });
-    await intruder.connect();
-    await intruder.subscribe({ topics: [topicName(config, 'env.steps')], fromBeginning: true });
     // It holds its share of the partitions and commits nothing.
-    await intruder.run({ autoCommit: false, eachMessage: async () => undefined });
+    intruder = await joinIntruder(backbone, config, consumerGroupId);
     // The new generation waits for the transaction in flight before it reloads its marks and re-reads.
     await waitFor(() => handle.consumer.stats.rebalances > rebalancesBefore, 'the processors to rebalance', 60_000);
     assert.equal(handle.consumer.stats.delivered, deliveredBefore, 'nothing is re-read while the old transaction is open');

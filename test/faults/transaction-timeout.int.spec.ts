@@ -11,14 +11,14 @@
 // aborted the transaction: its abort markers raise the output topic's end offsets, which the test polls.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lastValueFrom, toArray } from 'rxjs';
 import { topicName } from '../../core/config.js';
 import { TransactionFailedError } from '../../processors/exactly-once/transactional-emitter.js';
 import { startProcessors } from '../../processors/pipeline/processor.js';
-import { classifyDecodeError, createReplay, eventDecoder, StepPublisher, type Backbone } from '../../streams/index.js';
+import { StepPublisher, type Backbone } from '../../streams/index.js';
 import { groupSteps } from '../../bench/load/episodes.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
 import { scopedBackbone } from '../helpers/scoped-backbone.js';
+import { resumeUntilSampled } from '../processors/helpers/pipeline-checks.js';
 import { testProcessing } from '../processors/helpers/processing.js';
 
 const scope = scopedBackbone('faults-txn-timeout');
@@ -67,18 +67,8 @@ test('a transaction aborted by its timeout: the processors start over instead of
     await held.close();
   }
   // What the supervisor does next: a fresh pipeline from the committed offsets.
-  const fresh = await startProcessors(backbone, { consumerGroupId, processing: testProcessing, groupSize: 4, flushIntervalMs: 50 });
   const episodes = steps.length / 3;
-  const samples = async () => {
-    const replay = await createReplay(backbone.kafka, { topic: samplesTopic, decode: eventDecoder(backbone.codec, 'sample'), classify: classifyDecodeError });
-    return (await lastValueFrom(replay.events$.pipe(toArray()))).map((e) => e.value.episodeId);
-  };
-  try {
-    await waitFor(async () => new Set(await samples()).size >= episodes, 'a sample of every episode', 60_000, 500);
-  } finally {
-    await fresh.close();
-  }
-  const written = await samples();
+  const written = await resumeUntilSampled(backbone, config, consumerGroupId, episodes);
   console.log(`fault[transaction timeout]: ${episodes} episodes, ${written.length} samples committed (${written.length - new Set(written).size} duplicates)`);
   assert.equal(new Set(written).size, episodes);
   assert.equal(written.length, episodes, 'no sample twice');
