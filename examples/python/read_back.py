@@ -48,11 +48,17 @@ def read_run_events(bootstrap, topics, run_id, expected, since_ms, timeout_s=60.
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"read-back-{run_id}", "enable.auto.commit": False,
                          "isolation.level": "read_committed", "auto.offset.reset": "earliest"})
     try:
-        wanted = []
+        wanted, ends = [], {}
         for topic in topics:
             metadata = consumer.list_topics(topic, timeout=10).topics[topic]
-            wanted += [TopicPartition(topic, p, since_ms) for p in metadata.partitions]
-        consumer.assign(consumer.offsets_for_times(wanted, timeout=10))
+            for p in metadata.partitions:
+                # Taken before the times: what is written after this is at or past this high watermark.
+                ends[(topic, p)] = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                wanted.append(TopicPartition(topic, p, since_ms))
+        # A partition with nothing since since_ms yet answers -1 ("the end"), which librdkafka resolves at its
+        # first fetch, skipping what was written in between: it starts at the high watermark taken before instead.
+        positions = consumer.offsets_for_times(wanted, timeout=10)
+        consumer.assign([tp if tp.offset >= 0 else TopicPartition(tp.topic, tp.partition, ends[(tp.topic, tp.partition)]) for tp in positions])
         found = {topic: [] for topic in topics}
         deadline = time.monotonic() + timeout_s
         while any(len(found[t]) < expected[t] for t in topics) and time.monotonic() < deadline:

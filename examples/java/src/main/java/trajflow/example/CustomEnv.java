@@ -227,13 +227,15 @@ public final class CustomEnv {
     try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> partitions = consumer.partitionsFor(topic).stream().map(p -> new TopicPartition(topic, p.partition())).collect(Collectors.toList());
       consumer.assign(partitions);
+      // The end offsets before the times: a partition with nothing since sinceMs yet starts where its end was
+      // then. seekToEnd is evaluated lazily, at the first poll, and skipped what was written in between.
+      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
       Map<TopicPartition, Long> since = new HashMap<>();
       for (TopicPartition partition : partitions) since.put(partition, sinceMs);
       Map<TopicPartition, OffsetAndTimestamp> offsets = consumer.offsetsForTimes(since);
       for (TopicPartition partition : partitions) {
         OffsetAndTimestamp at = offsets.get(partition);
-        if (at == null) consumer.seekToEnd(List.of(partition));
-        else consumer.seek(partition, at.offset());
+        consumer.seek(partition, at == null ? ends.get(partition) : at.offset());
       }
       long deadline = System.currentTimeMillis() + timeoutMs;
       while (found < expected && System.currentTimeMillis() < deadline) {
