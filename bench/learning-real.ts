@@ -3,11 +3,13 @@
 // broker) — beside the in-process loop on the same seed and the same number of updates. The real path's
 // held-out curve comes from its evaluator's events (the same numbers the run page draws); the in-process one
 // from runLocal's evaluations on the same held-out tasks.
-//   trajflow bench learning --path real --env FrozenLake --seeds 1 --updates 200 [--eval-every 10] [--eval-tasks 100] [--real on|off] [--json]
+//   trajflow bench learning --path real --env FrozenLake --seeds 1 --updates 200 [--eval-every 10] [--eval-tasks 100] [--target 0.9] [--real on|off] [--json]
+// Per seed and over seeds it reports when held-out success first reached --target (learning-summary.ts).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
-import { nonNegativeInt, parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
+import { nonNegativeInt, numberFlag, parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
+import { TRAIN_EXPECTATIONS } from '../cli/train/expectations.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
 import { ConfigError } from '../core/errors.js';
 import { freePort } from '../infra/free-port.js';
@@ -16,6 +18,7 @@ import type { EnvName } from '../envs/registry.js';
 import { parseEvaluationLine } from '../learner/eval/evaluation-event.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import { emitResult } from './results-file.js';
+import { type HeldOutPoint, type SeedsToTarget, seedsToTarget, seedToTarget } from './learning-summary.js';
 
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
 
@@ -23,6 +26,8 @@ export interface CurveEntry {
   readonly version: number;
   readonly envSteps: number;
   readonly heldOut: number;
+  /** Wall seconds from the start of the seed's run to when the evaluation was read. */
+  readonly seconds: number;
 }
 
 export interface RealRun {
@@ -78,11 +83,10 @@ export async function trainRealPath(
     for (const line of chunk.toString().split('\n')) {
       const evaluation = parseEvaluationLine(line);
       if (evaluation && evaluation.envSteps >= 0) {
-        curve.push({ version: evaluation.version, heldOut: evaluation.success, envSteps: evaluation.envSteps });
+        const seconds = secondsSince(started);
+        curve.push({ version: evaluation.version, heldOut: evaluation.success, envSteps: evaluation.envSteps, seconds });
         random = evaluation.random;
-        log(
-          `  real path seed ${seed}: v${evaluation.version}, ${evaluation.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, held-out ${evaluation.success.toFixed(3)}`,
-        );
+        log(`  real path seed ${seed}: v${evaluation.version}, ${evaluation.envSteps} env steps, ${seconds.toFixed(0)} s, held-out ${evaluation.success.toFixed(3)}`);
       }
       const update = /learner: update (\d+) → v\d+ .* staleness [\d.]+ \(max (\d+)\)\s+dropped stale (\d+)/.exec(line);
       if (update) {
@@ -112,10 +116,9 @@ export async function trainInProcess(
   const curve: CurveEntry[] = [];
   const record = (point: CurvePoint) => {
     if (!point.eval) return;
-    curve.push({ version: point.iteration + 1, envSteps: point.envSteps, heldOut: point.eval.greedySuccess });
-    log(
-      `  in-process seed ${seed}: v${point.iteration + 1}, ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, held-out ${point.eval.greedySuccess.toFixed(3)}`,
-    );
+    const seconds = secondsSince(started);
+    curve.push({ version: point.iteration + 1, envSteps: point.envSteps, heldOut: point.eval.greedySuccess, seconds });
+    log(`  in-process seed ${seed}: v${point.iteration + 1}, ${point.envSteps} env steps, ${seconds.toFixed(0)} s, held-out ${point.eval.greedySuccess.toFixed(3)}`);
   };
   await runLocal(
     {
@@ -143,9 +146,34 @@ export async function trainInProcess(
   return { curve, seconds: (Date.now() - started) / 1000 };
 }
 
-/** The fewest env steps at which a curve reached `level` held-out (null: never). */
-export function stepsToReach(curve: readonly CurveEntry[], level: number): number | null {
-  return curve.find((p) => p.heldOut >= level)?.envSteps ?? null;
+/** Wall seconds since `startedMs`, to a tenth. */
+function secondsSince(startedMs: number): number {
+  return Math.round((Date.now() - startedMs) / 100) / 10;
+}
+
+/** A path's curve as learning-summary.ts reads it. */
+function heldOutPoints(curve: readonly CurveEntry[]): HeldOutPoint[] {
+  return curve.map((p) => ({ envSteps: p.envSteps, greedy: p.heldOut, seconds: p.seconds }));
+}
+
+/** The held-out success the bench reports reaching: --target, else the env's goal (cli/train/expectations.ts), else 0.9. */
+function targetOf(env: string, flag: string | undefined): number {
+  const target = numberFlag('target', flag, { positive: true }) ?? TRAIN_EXPECTATIONS[env]?.target ?? 0.9;
+  if (target > 1) throw new ConfigError(`--target ${target}: a held-out success rate is at most 1`);
+  return target;
+}
+
+/** A path's run with when it first reached `target` (envStepsToTarget, wallSecondsToTarget and their named twins). */
+function withReach<R extends { readonly curve: readonly CurveEntry[] }>(run: R | null, target: number) {
+  return run === null ? null : { ...run, ...seedToTarget(heldOutPoints(run.curve), target) };
+}
+
+type Reached = { readonly envStepsToTarget: number | null; readonly wallSecondsToTarget: number | null };
+
+/** `≥ 0.9 at 48,000 env steps, 310 s` or `≥ 0.9 never`. */
+function reachText(run: Reached, target: number): string {
+  if (run.envStepsToTarget === null) return `≥ ${target} never`;
+  return `≥ ${target} at ${run.envStepsToTarget.toLocaleString('en-US')} env steps${run.wallSecondsToTarget === null ? '' : `, ${run.wallSecondsToTarget.toFixed(0)} s`}`;
 }
 
 export async function runRealPathBench(args: readonly string[]): Promise<number> {
@@ -160,6 +188,7 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
   const updates = positiveInt('updates', f['--updates'], 200);
   const evalEvery = positiveInt('eval-every', f['--eval-every'], 10);
   const evalTasks = positiveInt('eval-tasks', f['--eval-tasks'], 100);
+  const target = targetOf(env, f['--target']);
   const skipLocal = f['--in-process'] === 'off';
   const skipReal = f['--real'] === 'off';
   if (skipLocal && skipReal) throw new ConfigError('--in-process off --real off: nothing to run; turn one of them on');
@@ -168,44 +197,65 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const log = (line: string) => console.error(line);
   log(
-    `bench learning --path real: ${env}, seeds ${seeds.join(',')}, ${updates} updates each, max staleness ${maxStaleness}, held-out every ${evalEvery} on ${evalTasks} tasks, ${backend.description}`,
+    `bench learning --path real: ${env}, seeds ${seeds.join(',')}, ${updates} updates each, max staleness ${maxStaleness}, held-out every ${evalEvery} on ${evalTasks} tasks, target ${target}, ${backend.description}`,
   );
-  const results = [];
+  const results: SeedResult[] = [];
   for (const seed of seeds) {
     const real = skipReal ? null : await trainRealPath(env, seed, updates, evalEvery, evalTasks, maxStaleness, log);
     const local = skipLocal ? null : await trainInProcess(env, seed, updates, evalEvery, evalTasks, log);
-    results.push({ seed, real, inProcess: local });
+    results.push({ seed, real: withReach(real, target), inProcess: withReach(local, target) });
   }
+  // Over the seeds, per path run: how many reached the target and the median env steps.
+  const curvesOf = (path: 'real' | 'inProcess') => results.map((r) => heldOutPoints(r[path]!.curve));
+  const summary = {
+    ...(skipReal ? {} : { real: seedsToTarget(curvesOf('real'), target) }),
+    ...(skipLocal ? {} : { inProcess: seedsToTarget(curvesOf('inProcess'), target) }),
+  };
   console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, ${machine.backend}`);
   console.log(`${env}, ${updates} updates, held-out greedy success (${evalTasks} tasks); real path = trajflow train (every part its own process, through Kafka)`);
-  for (const { seed, real, inProcess } of results) {
-    const reach = real ? stepsToReach(real.curve, 0.9) : null;
-    if (real) {
-      const last = real.curve.at(-1);
-      console.log(
-        `  seed ${seed} real path:  held-out ${last?.heldOut.toFixed(3) ?? '-'} at ${last?.envSteps ?? '-'} env steps (random ${real.random.toFixed(3)}), ≥ 0.9 at ${reach ?? 'never'}, ` +
-          `staleness max ${real.stalenessMax}, ${real.droppedStale} stale dropped, ${real.updates} updates, ${real.seconds.toFixed(0)} s, exit ${real.exitCode}`,
-      );
-    }
-    if (inProcess) {
-      const lastLocal = inProcess.curve.at(-1);
-      const reachLocal = stepsToReach(inProcess.curve, 0.9);
-      console.log(
-        `  seed ${seed} in-process: held-out ${lastLocal?.heldOut.toFixed(3) ?? '-'} at ${lastLocal?.envSteps ?? '-'} env steps, ≥ 0.9 at ${reachLocal ?? 'never'}, ${inProcess.seconds.toFixed(0)} s`,
-      );
-      if (reach === 0 && reachLocal === 0) console.log(`  seed ${seed}: the untrained policy is already at 0.9 on both paths (this seed measures nothing learned)`);
-      else if (reach !== null && reachLocal !== null && reachLocal > 0)
-        console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach 0.9`);
-    }
-  }
+  for (const result of results) printSeed(result, target);
+  for (const [path, s] of Object.entries(summary)) printSummary(path === 'real' ? 'real path' : 'in-process', s);
   emitResult(
     args,
-    { bench: 'learning', path: 'real', maxStaleness, machine, env, updates, evalEvery, evalTasks, results },
+    { bench: 'learning', path: 'real', maxStaleness, machine, env, updates, evalEvery, evalTasks, target, results, summary },
     `real-${env.toLowerCase()}-s${seeds.join('_')}-k${maxStaleness}`,
   );
   return results.every((r) => r.real === null || r.real.exitCode === 0) ? 0 : 1;
 }
 
-const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--in-process', '--real', '--max-staleness'] as const;
+type SeedResult = {
+  readonly seed: number;
+  readonly real: (RealRun & Reached) | null;
+  readonly inProcess: ({ readonly curve: CurveEntry[]; readonly seconds: number } & Reached) | null;
+};
+
+/** One seed's lines: each path's last held-out result and when it reached the target, and the real path's cost in env steps beside the in-process loop's. */
+function printSeed({ seed, real, inProcess }: SeedResult, target: number): void {
+  if (real) {
+    const last = real.curve.at(-1);
+    console.log(
+      `  seed ${seed} real path:  held-out ${last?.heldOut.toFixed(3) ?? '-'} at ${last?.envSteps ?? '-'} env steps (random ${real.random.toFixed(3)}), ${reachText(real, target)}, ` +
+        `staleness max ${real.stalenessMax}, ${real.droppedStale} stale dropped, ${real.updates} updates, ${real.seconds.toFixed(0)} s, exit ${real.exitCode}`,
+    );
+  }
+  if (!inProcess) return;
+  const lastLocal = inProcess.curve.at(-1);
+  console.log(
+    `  seed ${seed} in-process: held-out ${lastLocal?.heldOut.toFixed(3) ?? '-'} at ${lastLocal?.envSteps ?? '-'} env steps, ${reachText(inProcess, target)}, ${inProcess.seconds.toFixed(0)} s`,
+  );
+  const reach = real?.envStepsToTarget ?? null;
+  const reachLocal = inProcess.envStepsToTarget;
+  if (reach === 0 && reachLocal === 0) console.log(`  seed ${seed}: the untrained policy is already at ${target} on both paths (this seed measures nothing learned)`);
+  else if (reach !== null && reachLocal !== null && reachLocal > 0)
+    console.log(`  seed ${seed}: the real path needed ${(reach / reachLocal).toFixed(2)}× the in-process loop's env steps to reach ${target}`);
+}
+
+/** A path over the seeds: how many reached the target, and the median env steps (a seed that never did counts as never). */
+function printSummary(path: string, s: SeedsToTarget): void {
+  const middle = s.medianEnvStepsToTarget === null ? 'never (the median seed did not reach it)' : `${s.medianEnvStepsToTarget.toLocaleString('en-US')} env steps`;
+  console.log(`${path}: ${s.seedsReachingTarget} of ${s.seeds} seeds reached held-out ≥ ${s.target}; median ${middle}`);
+}
+
+const REAL_FLAGS = ['--path', '--env', '--seeds', '--updates', '--eval-every', '--eval-tasks', '--target', '--in-process', '--real', '--max-staleness'] as const;
 const REAL_USAGE =
-  'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--max-staleness 0] [--in-process on|off] [--real on|off] [--json] [--save]';
+  'trajflow bench learning --path real [--env FrozenLake] [--seeds 1] [--updates 200] [--eval-every 10] [--eval-tasks 100] [--target 0.9 (Sokoban 0.5)] [--max-staleness 0] [--in-process on|off] [--real on|off] [--json] [--save]';

@@ -16,6 +16,21 @@ import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import type { ProcessingConfig } from '../processors/pipeline/process-batch.js';
 import type { EnvName } from '../envs/registry.js';
 import { emitResult } from './results-file.js';
+import { seedsToTarget, seedToTarget } from './learning-summary.js';
+import { TRAIN_EXPECTATIONS } from '../cli/train/expectations.js';
+import { diagnosisLine, diagnosisRecorder, type IterationDiagnosis } from './learning-diagnostics.js';
+import { createPolicyBundle, disposeBundle } from '../learner/policy/bundle.js';
+import { createEnv } from '../envs/registry.js';
+
+/** The reply token ids of the env's action words (what a diagnosis counts as action tokens). */
+function actionTokenIds(env: EnvName, envOptions: Record<string, unknown>): Set<number> {
+  const bundle = createPolicyBundle(createEnv(env, envOptions).actionVocabulary);
+  try {
+    return new Set(bundle.vocabulary.tokenIds.slice(1));
+  } finally {
+    disposeBundle(bundle);
+  }
+}
 
 /** The algorithms of the comparison: estimator plus filters. */
 export const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'filters'>> = {
@@ -45,6 +60,7 @@ const FLAGS = [
   '--estimator-options',
   '--env-options',
   '--json',
+  '--diagnose',
 ] as const;
 const USAGE =
   'trajflow bench learning [--path in-process|real] [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] [--eval-samples 0] ' +
@@ -58,7 +74,7 @@ export async function runLearningBench(args: string[]): Promise<number> {
     return (await import('./learning-real.js')).runRealPathBench(args);
   }
   const f = parseFlagPairs(
-    args.slice(1).filter((a) => a !== '--json' && a !== '--save'),
+    args.slice(1).filter((a) => a !== '--json' && a !== '--save' && a !== '--diagnose'),
     FLAGS,
     USAGE,
   );
@@ -88,13 +104,25 @@ export async function runLearningBench(args: string[]): Promise<number> {
   console.error(
     `  ${groups} groups × ${groupSize}, optimizer ${JSON.stringify(optimizer)}, model ${JSON.stringify(model)}, loss ${JSON.stringify(loss)}, estimator options ${JSON.stringify(estimatorOptions)}`,
   );
-  const results: { algorithm: string; seed: number; final: number; untrained: number; curve: { envSteps: number; greedy: number; sampled?: number }[]; seconds: number }[] = [];
+  const diagnose = args.includes('--diagnose');
+  const results: {
+    algorithm: string;
+    seed: number;
+    final: number;
+    untrained: number;
+    curve: { envSteps: number; seconds: number; greedy: number; sampled?: number; entropy?: number; ppoKl?: number }[];
+    toTarget?: ReturnType<typeof seedToTarget>;
+    seconds: number;
+    diagnosis?: IterationDiagnosis[];
+  }[] = [];
   for (const algorithm of algorithms) {
     for (const seed of seeds) {
       const started = Date.now();
       // Enough iterations to pass envSteps; the run stops at the first iteration past it.
       const curve: CurvePoint[] = [];
+      const evalSeconds: number[] = [];
       const stop = new AbortController();
+      const recorder = diagnose ? diagnosisRecorder(env, envOptions, actionTokenIds(env, envOptions)) : undefined;
       await runLocal(
         {
           env,
@@ -116,13 +144,16 @@ export async function runLearningBench(args: string[]): Promise<number> {
           loss,
           evalAtStart: true,
           shouldStop: () => stop.signal.aborted,
+          ...(recorder ? { onBatch: recorder.onBatch, onUpdated: recorder.onUpdated, observeGradients: recorder.observeGradients } : {}),
         },
         (point) => {
           curve.push(point);
+          if (point.eval) evalSeconds.push((Date.now() - started) / 1000);
           if (point.eval)
             console.error(
               `  ${algorithm} seed ${seed}: ${point.envSteps} env steps, ${((Date.now() - started) / 1000).toFixed(0)} s, train success ${point.trainSuccess.toFixed(3)}, entropy ${point.update?.entropy.toFixed(3) ?? '-'}, greedy held-out ${point.eval.greedySuccess.toFixed(3)}${evalSamples > 0 ? `, sampled pass@1 ${point.eval.passAtK['pass@1']!.toFixed(3)}` : ''}`,
             );
+          if (point.eval && recorder) console.error(`    ${diagnosisLine(recorder.records.at(-1))}`);
           if (point.envSteps >= envSteps) stop.abort();
         },
       );
@@ -132,8 +163,16 @@ export async function runLearningBench(args: string[]): Promise<number> {
         seed,
         untrained: curve.find((p) => p.iteration === -1)?.eval?.greedySuccess ?? Number.NaN,
         final: evals.at(-1)?.eval?.greedySuccess ?? Number.NaN,
-        curve: evals.map((p) => ({ envSteps: p.envSteps, greedy: p.eval!.greedySuccess, ...(evalSamples > 0 ? { sampled: p.eval!.passAtK['pass@1']! } : {}) })),
+        curve: evals.map((p, i) => ({
+          envSteps: p.envSteps,
+          seconds: evalSeconds[i]!,
+          greedy: p.eval!.greedySuccess,
+          ...(evalSamples > 0 ? { sampled: p.eval!.passAtK['pass@1']! } : {}),
+          ...(p.update ? { entropy: p.update.entropy, ppoKl: p.update.ppoKl } : {}),
+        })),
         seconds: (Date.now() - started) / 1000,
+        // The diagnosis at the evaluations only: every iteration's would make the saved file several times larger.
+        ...(recorder ? { diagnosis: recorder.records.filter((d) => (d.iteration + 1) % evalEvery === 0) } : {}),
       });
     }
   }
@@ -145,9 +184,40 @@ export async function runLearningBench(args: string[]): Promise<number> {
     const std = Math.sqrt(finals.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, finals.length - 1));
     console.log(`  ${algorithm.padEnd(9)} ${mean.toFixed(3)} ± ${std.toFixed(3)}   (seeds: ${finals.map((x) => x.toFixed(3)).join(', ')})`);
   }
+  // When each seed first reached the environment's target held-out success, and over the seeds of each algorithm.
+  const target = TRAIN_EXPECTATIONS[env]?.target ?? 0.9;
+  const withTargets = results.map((r) => ({ ...r, toTarget: seedToTarget(r.curve, target) }));
+  const summary = Object.fromEntries(
+    algorithms.map((a) => [
+      a,
+      seedsToTarget(
+        results.filter((r) => r.algorithm === a).map((r) => r.curve),
+        target,
+      ),
+    ]),
+  );
+  for (const [a, s] of Object.entries(summary))
+    console.log(`  ${a}: ${s.seedsReachingTarget} of ${s.seeds} seeds reached ${target}; median env steps ${s.medianEnvStepsToTarget ?? 'never'}`);
   emitResult(
     args,
-    { bench: 'learning', path: 'in-process', machine, env, envOptions, envSteps, groups, groupSize, optimizer, model, loss, estimatorOptions, random, results },
+    {
+      bench: 'learning',
+      path: 'in-process',
+      machine,
+      env,
+      envOptions,
+      envSteps,
+      groups,
+      groupSize,
+      optimizer,
+      model,
+      loss,
+      estimatorOptions,
+      random,
+      target,
+      summary,
+      results: withTargets,
+    },
     `inprocess-${env.toLowerCase()}`,
   );
   return 0;

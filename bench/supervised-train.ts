@@ -87,6 +87,18 @@ export function oneStepAccuracy(bundle: PolicyBundle, states: readonly LabelledS
   }
 }
 
+/** The policy's distribution over the reply head at each state's ACT (index 0 is EOS, then the action words). */
+export function replyProbabilities(bundle: PolicyBundle, states: readonly LabelledState[]): number[][] {
+  const ids = encodeStates(bundle, states);
+  try {
+    const flat = tf.tidy(() => tf.softmax(actLogits(bundle, ids)).dataSync());
+    const size = bundle.head.size;
+    return states.map((_, i) => Array.from(flat.subarray(i * size, (i + 1) * size)));
+  } finally {
+    ids.dispose();
+  }
+}
+
 export interface SupervisedOptions {
   readonly task: SupervisedTask;
   readonly model: Partial<Omit<PolicyModelConfig, 'vocabSize'>>;

@@ -6,7 +6,7 @@
 //
 // The decisions are pure and unit-tested: the settings (settings.ts), which parts start with which flags
 // (part-plans.ts), what to do when a part exits (supervision.ts), what the progress and closing lines say
-// (run-progress.ts). This file starts and stops the processes.
+// (run-progress.ts), what to expect from the preset (expectations.ts). This file starts and stops the processes.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '../../core/config.js';
@@ -14,6 +14,7 @@ import { ensureUp } from '../../infra/commands.js';
 import type { Command } from '../../infra/cli/command.js';
 import { parseFlagPairs } from '../../infra/cli/flags.js';
 import { progressBar } from '../../infra/cli/progress.js';
+import { expectationLine, TRAIN_EXPECTATIONS } from './expectations.js';
 import { isKafkaNoise, STOP_ORDER, trainParts, type PartPlan } from './part-plans.js';
 import { startPart, type RunningPart } from './parts.js';
 import { RunProgress } from './run-progress.js';
@@ -37,6 +38,8 @@ export const trainCommand: Command = {
     const startedAt = Date.now();
     const config = loadConfig();
     console.log(`trajflow train: run ${s.runId} — ${s.env}, ${s.estimator}, ${s.groups}×${s.groupSize} episodes per iteration, lr ${s.lr}`);
+    const expectation = expectationLine(s.env, TRAIN_EXPECTATIONS[s.env]);
+    if (expectation) console.log(expectation);
     await ensureUp(config);
     const statePath = join(config.home, 'runs', config.topicPrefix, s.runId, 'actors.json');
     const firstIteration = await nextIteration(statePath);

@@ -1,6 +1,6 @@
 // What `trajflow train` reads from its parts' lines and what it prints about the run (pure): the learner's updates
-// and newest version and the evaluator's newest held-out result (the progress line's detail), the last iteration
-// the actors started (recorded so that a rerun resumes after it), and the closing lines.
+// and newest version and the evaluator's newest, best and first better-than-random held-out results (the progress
+// line's detail), the last iteration the actors started (recorded so that a rerun resumes after it), and the closing lines.
 
 import { type HeldOut, parseEvaluationLine } from '../../learner/eval/evaluation-event.js';
 
@@ -14,6 +14,10 @@ export class RunProgress {
   /** Updates done (they count from 0 in the learner's lines). */
   updates = 0;
   lastEval: HeldOut | undefined;
+  /** The evaluation with the highest held-out success so far (the earliest of equals). */
+  bestEval: HeldOut | undefined;
+  /** The first evaluation whose held-out success exceeded the random policy's. */
+  beatRandom: HeldOut | undefined;
   /** The last iteration any actors process of the run started (-1: none). */
   lastIteration: number;
   private policy = '';
@@ -47,6 +51,8 @@ export class RunProgress {
     const evaluation = parseEvaluationLine(line);
     if (!evaluation) return false;
     this.lastEval = evaluation;
+    if (!this.bestEval || evaluation.success > this.bestEval.success) this.bestEval = evaluation;
+    if (!this.beatRandom && evaluation.success > evaluation.random) this.beatRandom = evaluation;
     this.heldOut = `held-out ${evaluation.success.toFixed(3)} at v${evaluation.version} (random ${evaluation.random.toFixed(3)})`;
     return true;
   }
@@ -59,9 +65,24 @@ export class RunProgress {
     return true;
   }
 
-  /** The progress line's detail: the newest policy version and the newest held-out evaluation. */
+  /** The progress line's detail: the newest policy version, the newest held-out evaluation, the best one and when the policy first beat random. */
   detail(): string {
-    return [this.policy, this.heldOut].filter(Boolean).join(', ');
+    const newest = [this.policy, this.heldOut].filter(Boolean).join(', ');
+    return [newest, this.bestText(), this.beatRandomText()].filter(Boolean).join(' · ');
+  }
+
+  /** `best 0.62 at v140` (empty before the first evaluation). */
+  private bestText(): string {
+    const best = this.bestEval;
+    return best ? `best ${best.success.toFixed(2)} at v${best.version}` : '';
+  }
+
+  /** `beat random (0.29) at v60, 21,400 env steps` (empty until it happened). */
+  private beatRandomText(): string {
+    const beat = this.beatRandom;
+    if (!beat) return '';
+    const steps = beat.envSteps >= 0 ? `, ${beat.envSteps.toLocaleString('en-US')} env steps` : '';
+    return `beat random (${beat.random.toFixed(2)}) at v${beat.version}${steps}`;
   }
 
   stoppedLine(runId: string): string {

@@ -1,16 +1,22 @@
 // The rollout actors: P groups × G episodes in flight at once, in iteration order (ids.ts), each
-// episode on its own environment, with the policy the provider holds when the episode starts, and no
-// episode started before the staleness gate allows its iteration (staleness.ts).
+// episode on its own environment, and no episode started before the staleness gate allows its iteration
+// (staleness.ts). An episode samples with the policy the provider holds when it starts (max staleness 0 or
+// none), or, with max staleness K ≥ 1, with exactly the version trained on i − K batches, from the
+// versions the history keeps (behaviour-version.ts).
 //
 // Scheduling: P × G workers take the next episode ordinal in turn; a worker whose next ordinal belongs
 // to an iteration the gate does not allow yet waits for a newer learner version. stop() lets no NEW
 // group start, but every group that has one episode started is completed, so processors never get a
 // group with fewer than G episodes from a graceful stop; done resolves once all their events are
 // acknowledged by the broker.
+import { ConfigError } from '../../core/errors.js';
+import type { Policy } from '../policy/policy.js';
 import type { PolicyProvider } from '../policy/provider.js';
+import { samplesBehind, samplingTarget } from './behaviour-version.js';
 import type { ActorsConfig } from './config.js';
 import { runEpisode, type EpisodeOutcome, type PublishStep } from './episode.js';
 import { coordinatesOf, episodeIdOf, firstOrdinalOf, groupIdOf, groupSeedOf, type EpisodeCoordinates } from './ids.js';
+import type { PolicyHistory } from './policy-history.js';
 import { createRolloutEnv } from './rollout-env.js';
 import type { StalenessGate } from './staleness.js';
 import type { Environment } from '../contract.js';
@@ -20,6 +26,8 @@ export interface ActorsDeps {
   readonly provider: PolicyProvider;
   readonly publish: PublishStep;
   readonly gate: StalenessGate;
+  /** The versions kept for lagged sampling; required with maxStaleness ≥ 1 (startActors feeds one from the version stream). */
+  readonly history?: PolicyHistory;
   /** Event times (default Date.now). */
   readonly clock?: () => number;
   /** Called after each episode's events are acknowledged. */
@@ -67,6 +75,10 @@ export class RolloutActors {
     this.next = firstOrdinalOf(firstIteration, groups, groupSize);
     this.end = iterations === null ? Number.POSITIVE_INFINITY : firstOrdinalOf(firstIteration + iterations, groups, groupSize);
     this.clock = deps.clock ?? Date.now;
+    if (samplesBehind(config.maxStaleness) && !deps.history)
+      throw new ConfigError(
+        `actors: maxStaleness=${config.maxStaleness} samples iteration i with version i − ${config.maxStaleness}, which needs the versions' history (deps.history; startActors makes one).`,
+      );
     this.stats.policyVersion = deps.provider.current().version;
   }
 
@@ -119,6 +131,21 @@ export class RolloutActors {
     }
   }
 
+  /** The policy of an episode of `iteration`; the versions no later episode can use are then let go. */
+  private policyFor(iteration: number): Policy {
+    const { history, provider } = this.deps;
+    const target = samplingTarget(iteration, this.config.maxStaleness);
+    if (target === null || !history) return provider.current();
+    const policy = history.policyFor(target);
+    history.forget(samplingTarget(this.nextIteration(), this.config.maxStaleness));
+    return policy;
+  }
+
+  /** The iteration of the next episode to start: no later episode samples for a lower target. */
+  private nextIteration(): number {
+    return coordinatesOf(this.next, this.config.groups, this.config.groupSize).iteration;
+  }
+
   private inShard(groupIndex: number): boolean {
     const { index, count } = this.config.shard;
     return groupIndex % count === index;
@@ -126,8 +153,9 @@ export class RolloutActors {
 
   private async runOne(coordinates: EpisodeCoordinates): Promise<void> {
     const { runId, groupSize, seedBase } = this.config;
+    // Chosen before anything is awaited: every episode started earlier has chosen before a later one lets versions go.
+    const policy = this.policyFor(coordinates.iteration);
     const env = this.deps.createEnv ? await this.deps.createEnv(coordinates.rollout) : createRolloutEnv(this.config, coordinates.rollout);
-    const policy = this.deps.provider.current();
     const groupId = groupIdOf(runId, coordinates.groupIndex);
     this.stats.policyVersion = policy.version;
     this.stats.iteration = Math.max(this.stats.iteration, coordinates.iteration);

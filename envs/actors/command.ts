@@ -113,7 +113,12 @@ export const actorsCommand: Command = {
       const weightsTopic = { kafka: backbone.kafka, topic: topicName(trajflow, 'policy.weights'), runId: config.runId };
       const provider =
         policy === 'transformer'
-          ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, { temperature, model, weightsTopic })
+          ? await (await import('../../learner/policy/actors-provider.js')).transformerProvider(config.envName, {
+              temperature,
+              model,
+              weightsTopic,
+              maxStaleness: config.maxStaleness,
+            })
           : undefined;
       const run = await startActors(backbone, config, provider ? { provider } : {});
       const release = shutdownOnSignals([{ close: () => run.stop().then(() => undefined) }], { exit: false });

@@ -5,6 +5,8 @@ export { runEpisode, type EpisodeRun, type EpisodeOutcome, type PublishStep } fr
 export { buildStepEvent, type EpisodeContext, type StateBefore, type TurnRecord } from './step-event.js';
 export * from './ids.js';
 export { mayStartIteration, versionNeededFor, StalenessGate } from './staleness.js';
+export { chooseVersion, samplesBehind, samplingTarget, versionsToEvict, type HeldVersion } from './behaviour-version.js';
+export { PolicyHistory } from './policy-history.js';
 export { followPolicyVersions, type PolicyVersionFollower, type FollowOptions } from './policy-versions.js';
 export { formatProgress, startProgress } from './progress.js';
 export { rolloutEnvOptions, createRolloutEnv } from './rollout-env.js';

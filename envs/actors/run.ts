@@ -1,11 +1,14 @@
 // The actors on the event backbone: steps go out through backbone.steps (keyed by group id), policy
-// versions come in from <prefix>.policy.versions, progress lines go to stderr. This is what
+// versions come in from <prefix>.policy.versions (each loaded by the provider, then kept in the history
+// when the actors sample behind the newest, then told to the gate), progress lines go to stderr. This is what
 // `trajflow actors`, the benchmark and the integration tests start.
 import { topicName } from '../../core/config.js';
 import type { Backbone } from '../../streams/index.js';
 import { createRandomPolicyProvider, type PolicyProvider } from '../policy/provider.js';
 import { RolloutActors, type ActorsSummary, type ActorsDeps } from './actors.js';
 import type { ActorsConfig } from './config.js';
+import { samplesBehind } from './behaviour-version.js';
+import { PolicyHistory } from './policy-history.js';
 import { followPolicyVersions, type PolicyVersionFollower } from './policy-versions.js';
 import { startProgress } from './progress.js';
 import { iterationsTrainedBy, StalenessGate } from './staleness.js';
@@ -34,11 +37,13 @@ export async function startActors(backbone: Backbone, config: ActorsConfig, opti
   const write = options.write ?? ((line: string) => console.error(line));
   const provider = options.provider ?? createRandomPolicyProvider();
   const gate = new StalenessGate(config.maxStaleness);
+  const history = samplesBehind(config.maxStaleness) ? new PolicyHistory(provider.current()) : undefined;
   const follower = await followPolicyVersions(backbone.kafka, backbone.codec, {
     topic: topicName(backbone.config, 'policy.versions'),
     runId: config.runId,
     onVersion: async (event) => {
       await provider.onVersion(event);
+      history?.record(provider.current(), iterationsTrainedBy(event));
       gate.observe(iterationsTrainedBy(event));
     },
   });
@@ -49,6 +54,7 @@ export async function startActors(backbone: Backbone, config: ActorsConfig, opti
     const actors = new RolloutActors(config, {
       provider,
       gate,
+      ...(history ? { history } : {}),
       publish: (event) => backbone.steps.publish(event),
       ...(options.createEnv ? { createEnv: options.createEnv } : {}),
     });

@@ -12,10 +12,11 @@
 // i.e. actors run at most maxStaleness iterations ahead of the learner's last published version.
 // maxStaleness = 0 is synchronous on-policy training (batch i waits for version i, trained on every
 // earlier batch); maxStaleness = 1 lets the actors sample batch i + 1 while the learner trains on
-// batch i (one-step off-policy). Because the actors switch to each version as soon as it has loaded
-// (between episodes), the behaviour policy of batch i is at least version i − maxStaleness, so a
-// synchronous learner training batch i at version i sees staleness (learner version − behaviour
-// version) of at most maxStaleness. null means no bound (runs without a learner: baselines, benches).
+// batch i (one-step off-policy). The behaviour policy of batch i is exactly the version trained on
+// max(0, i − maxStaleness) batches (behaviour-version.ts; the actors keep the few versions that may still
+// be asked for), so a learner training batch i at version i sees staleness (learner version − behaviour
+// version) of exactly maxStaleness once i ≥ maxStaleness, whatever the timing: the run is reproducible.
+// null means no bound (runs without a learner: baselines, benches); the newest loaded version samples.
 // Before any version event of the run, L = 0 (the initial policy every actor starts with).
 //
 // A blocked actor waits for the version stream (it keeps consuming) and resumes once a version makes

@@ -5,7 +5,8 @@
 // are measured with (fully seeded: the same config gives the same curve on the same backend).
 //
 // Which episodes an iteration plays is rollout-plan.ts's, what the curve records and when it evaluates is
-// curve.ts's (both pure); this file plays, processes, trains and evaluates.
+// curve.ts's (both pure); this file plays, processes, trains and evaluates. With maxStaleness K ≥ 1 an
+// iteration is played with the weights of K updates before (lagged-weights.ts), as the actors do through Kafka.
 import { runEpisode } from '../../envs/actors/episode.js';
 import { createRolloutEnv } from '../../envs/actors/rollout-env.js';
 import { createEnv, type EnvName } from '../../envs/registry.js';
@@ -21,6 +22,7 @@ import { buildBatch } from '../train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../train/config.js';
 import { PolicyTrainer } from '../train/trainer.js';
 import { curvePoint, evaluatesAfter, rawGroupsOf, startPoint, stepsOf, type CurvePoint, type PlayedEpisode } from './curve.js';
+import { checkMaxStaleness, LaggedWeights, type SamplingWeights } from './lagged-weights.js';
 import { iterationEpisodes, type RolloutPlan } from './rollout-plan.js';
 
 export type { CurvePoint } from './curve.js';
@@ -60,8 +62,17 @@ export interface LocalRunConfig {
    */
   readonly onBatch?: (iteration: number, groups: readonly RawGroup[], output: BatchOutput) => void;
   /**
+   * Iteration i is played with the weights after update max(0, i − maxStaleness), as `trajflow train
+   * --max-staleness K` samples it (the real path's actors keep the same lag). Default 0: the current weights.
+   */
+  readonly maxStaleness?: number;
+  /** Called after each iteration's update with the policy as it now is (for probes of a diagnosis); forward passes only. */
+  readonly onUpdated?: (iteration: number, bundle: PolicyBundle) => void;
+  /** Per-parameter gradient norms of every optimizer step (PolicyTrainer's observeGradients). */
+  readonly observeGradients?: (norms: ReadonlyMap<string, number>) => void;
+  /**
    * RAGEN-2's cross-scoring on the iteration's samples before every `every`-th update, as the learner does
-   * (templateCollapseBeforeUpdate, the learner's schedule and seed rule, on the weights that sampled the batch). Forward passes only: the
+   * (templateCollapseBeforeUpdate, the learner's schedule and seed rule, on the weights about to be updated: at maxStaleness 0 those that sampled the batch). Forward passes only: the
    * run's rollouts and updates are the same with or without it. Default: off.
    */
   readonly templateCollapse?: Omit<TemplateCollapseSettings, 'temperature'> & { readonly every: number };
@@ -92,6 +103,7 @@ export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoi
     return curve;
   } finally {
     run.trainer.dispose();
+    run.lagged?.dispose();
     disposeBundle(run.bundle);
   }
 }
@@ -104,15 +116,23 @@ interface LocalRun {
   readonly trainer: PolicyTrainer;
   readonly process: (groups: readonly RawGroup[]) => BatchOutput;
   readonly plan: RolloutPlan;
+  /** The copies of earlier weights iterations are played with (maxStaleness ≥ 1), or null: the current weights. */
+  readonly lagged: LaggedWeights | null;
   /** The current policy, greedy (and sampled, with evalSamples) on the held-out tasks. */
   evaluate(): Promise<EvalResult>;
 }
 
 function openRun(config: LocalRunConfig): LocalRun {
+  const maxStaleness = checkMaxStaleness(config.maxStaleness);
   const probe = createEnv(config.env, config.envOptions ?? {});
   const bundle = createPolicyBundle(probe.actionVocabulary, { seed: config.seed, ...config.model });
   const optimizer = buildOptimizerConfig(config.optimizer);
-  const trainer = new PolicyTrainer({ ...bundle, optimizer, loss: buildPolicyLossConfig(config.loss) });
+  const trainer = new PolicyTrainer({
+    ...bundle,
+    optimizer,
+    loss: buildPolicyLossConfig(config.loss),
+    ...(config.observeGradients ? { observeGradients: config.observeGradients } : {}),
+  });
   const process = batchProcessor({ ...config.processing, tokenizer: bundle.tokenizer });
   const evalSeeds = EVAL_SEEDS.take(config.evalTasks);
   const runId = config.runId ?? `local-${config.env}-${config.seed}`;
@@ -125,13 +145,20 @@ function openRun(config: LocalRunConfig): LocalRun {
       greedy: policyOf(bundle, trainer.updates, { greedy: true }),
       ...(evalSamples > 0 ? { sampling: policyOf(bundle, trainer.updates, { temperature: optimizer.temperature }), samples: evalSamples, ks: [1] } : {}),
     });
-  return { config, bundle, optimizer, trainer, process, plan, evaluate: evaluateNow };
+  const lagged = maxStaleness > 0 ? new LaggedWeights(maxStaleness, probe.actionVocabulary) : null;
+  return { config, bundle, optimizer, trainer, process, plan, lagged, evaluate: evaluateNow };
 }
 
-/** The iteration's episodes with the current policy, all started at once (the policy batches their turns). */
-function playIteration(run: LocalRun, iteration: number): Promise<PlayedEpisode[]> {
+/** The weights iteration `iteration` is played with: the current ones, or with maxStaleness K those after update i − K. */
+async function samplingWeights(run: LocalRun, iteration: number): Promise<SamplingWeights> {
+  return run.lagged ? run.lagged.forIteration(iteration, run.bundle, run.trainer.updates) : { bundle: run.bundle, version: run.trainer.updates };
+}
+
+/** The iteration's episodes with its sampling weights, all started at once (the policy batches their turns). */
+async function playIteration(run: LocalRun, iteration: number): Promise<PlayedEpisode[]> {
   const { config } = run;
-  const policy = policyOf(run.bundle, run.trainer.updates, { temperature: run.optimizer.temperature });
+  const weights = await samplingWeights(run, iteration);
+  const policy = policyOf(weights.bundle, weights.version, { temperature: run.optimizer.temperature });
   return Promise.all(
     iterationEpisodes(run.plan, iteration).map((context) => {
       const steps: StepEvent[] = [];
@@ -157,6 +184,7 @@ async function trainIteration(run: LocalRun, iteration: number, episodes: readon
       )
     : null;
   const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows })) : undefined;
+  config.onUpdated?.(iteration, bundle);
   const evaluation = evaluatesAfter(iteration, config) ? await run.evaluate() : undefined;
   return curvePoint({ iteration, envSteps, episodes, samples: out.samples.length, update, template, evaluation });
 }

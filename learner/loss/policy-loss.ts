@@ -8,7 +8,7 @@
 //   L1 = −A·ratio, L2 = −A·clamp(ratio, 1 − clipRatioLow, 1 + clipRatioHigh), Lclip = max(L1, L2)
 //   pg = A < 0 ? min(Lclip, −A·clipRatioC) : Lclip        (dual clip; off when clipRatioC is null)
 //   pg ·= isWeights                                         (verl multiplies rollout IS weights the same way)
-//   loss = agg(pg) − entropyCoeff·agg(entropy) + klCoeff·agg(kl(logp, refLogp))
+//   loss = agg(pg) − entropyCoeff·min(agg(entropy), entropyTarget) + klCoeff·agg(kl(logp, refLogp))
 //
 // Choices beyond §2:
 // - oldLogp, advantages and isWeights go through stopGradient, so passing oldLogp = logp (on-policy, one
@@ -37,10 +37,30 @@ export interface PolicyLossConfig {
   readonly lossScaleFactor?: number;
   /** Weight of the entropy bonus (loss −= entropyCoeff·agg(entropy)). Default 0 (verl). ≥ 0. */
   readonly entropyCoeff: number;
+  /**
+   * A floor for the entropy bonus, in nats: the bonus is entropyCoeff·min(agg(entropy), entropyTarget), so it
+   * pushes only while the policy's entropy is below the target and is silent above it. Keeps the rollouts of a
+   * group different from each other (a group whose rollouts all agree teaches nothing) without holding a
+   * policy that is still learning near uniform. Default null (an uncapped bonus). > 0.
+   */
+  readonly entropyTarget: number | null;
   /** Weight of the KL-to-reference loss. Default 0: no reference policy needed (DAPO). ≥ 0; verl's use_kl_loss runs use 0.001. */
   readonly klCoeff: number;
   /** KL estimator for the KL loss and the logged kl. Default 'k3' (verl's low_var_kl). */
   readonly klEstimator: KlEstimator;
+  /**
+   * Weight of the value head's squared error against each turn's discounted return (an actor-critic's value
+   * loss, here an auxiliary task of the shared body). Default 0 (off); > 0 needs a model with valueHead.
+   */
+  readonly valueCoeff: number;
+  /** γ of the value target reward·γ^(turns left). Default 1 (the episode's outcome). In [0, 1]. */
+  readonly valueDiscount: number;
+  /**
+   * Subtract from each token's advantage the batch's mean advantage of the same reply token, so an update
+   * cannot shift the policy's state-independent preference between actions (the part of the batch's signal
+   * no state explains). Default false.
+   */
+  readonly centerByAction: boolean;
 }
 
 export const DEFAULT_POLICY_LOSS_CONFIG: PolicyLossConfig = Object.freeze({
@@ -49,11 +69,28 @@ export const DEFAULT_POLICY_LOSS_CONFIG: PolicyLossConfig = Object.freeze({
   clipRatioC: 3,
   lossAggMode: 'token-mean',
   entropyCoeff: 0,
+  entropyTarget: null,
   klCoeff: 0,
   klEstimator: 'k3',
+  valueCoeff: 0,
+  valueDiscount: 1,
+  centerByAction: false,
 });
 
-const KNOWN_KEYS = ['clipRatioLow', 'clipRatioHigh', 'clipRatioC', 'lossAggMode', 'lossScaleFactor', 'entropyCoeff', 'klCoeff', 'klEstimator'] as const;
+const KNOWN_KEYS = [
+  'clipRatioLow',
+  'clipRatioHigh',
+  'clipRatioC',
+  'lossAggMode',
+  'lossScaleFactor',
+  'entropyCoeff',
+  'entropyTarget',
+  'klCoeff',
+  'klEstimator',
+  'valueCoeff',
+  'valueDiscount',
+  'centerByAction',
+] as const;
 
 // verl's long names, so the message can say which short name to use.
 const VERL_KL_NAMES: Record<string, KlEstimator> = { kl: 'k1', mse: 'k2', low_var_kl: 'k3' };
@@ -91,7 +128,11 @@ export function validatePolicyLossConfig(config: PolicyLossConfig): PolicyLossCo
     checkFinite('lossScaleFactor', config.lossScaleFactor, 'a number > 0 (e.g. the max response length)', (v) => v > 0, 'T of the batch');
   }
   checkFinite('entropyCoeff', config.entropyCoeff, 'a number ≥ 0', (v) => v >= 0, d.entropyCoeff);
+  if (config.entropyTarget !== null) checkFinite('entropyTarget', config.entropyTarget, 'a number of nats > 0, or null for an uncapped bonus', (v) => v > 0, 'null');
   checkFinite('klCoeff', config.klCoeff, 'a number ≥ 0 (0 = no KL loss)', (v) => v >= 0, d.klCoeff);
+  checkFinite('valueCoeff', config.valueCoeff, 'a number ≥ 0 (0 = no value loss; > 0 needs model.valueHead)', (v) => v >= 0, d.valueCoeff);
+  checkFinite('valueDiscount', config.valueDiscount, 'a number in [0, 1]', (v) => v >= 0 && v <= 1, d.valueDiscount);
+  if (typeof config.centerByAction !== 'boolean') throw new ConfigError(`policy loss centerByAction must be true or false; got ${show(config.centerByAction)}.`);
   if (!isKlEstimator(config.klEstimator)) {
     const verl = typeof config.klEstimator === 'string' ? VERL_KL_NAMES[config.klEstimator] : undefined;
     const hint = verl === undefined ? '' : ` (${show(config.klEstimator)} is verl's name for ${show(verl)}: use ${show(verl)})`;
@@ -203,7 +244,11 @@ export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, o
     let entropyMean: tf.Scalar = tf.scalar(0);
     if (entropy !== undefined) {
       entropyMean = maskedMean(entropy, m);
-      if (config.entropyCoeff !== 0) loss = tf.sub(loss, tf.mul(aggLoss(entropy, m, config.lossAggMode, agg), config.entropyCoeff));
+      if (config.entropyCoeff !== 0) {
+        const bonus = aggLoss(entropy, m, config.lossAggMode, agg);
+        const capped = config.entropyTarget === null ? bonus : tf.minimum(bonus, config.entropyTarget);
+        loss = tf.sub(loss, tf.mul(capped, config.entropyCoeff));
+      }
     }
     let klMean: tf.Scalar = tf.scalar(0);
     if (refLogp !== undefined) {

@@ -52,6 +52,14 @@ export interface PolicyModelConfig {
    * neighbours, so nothing a reply token is predicted from depends on a later token. Default false.
    */
   readonly gridNeighbours: boolean;
+  /**
+   * A scalar value head beside the reply head (one linear read of the final layer), trained by the learner's
+   * value loss (loss.valueCoeff) on each turn's return: a critic sharing the policy's body. Its regression
+   * target depends on the whole map at every step, so the body learns to read the map from every transition,
+   * where the policy gradient alone teaches it only through group-relative advantages
+   * (docs/results/learning-diagnosis.md). Sampling never reads it. Default false.
+   */
+  readonly valueHead: boolean;
 }
 
 /** Rows and columns the 'grid' position mode embeds (larger indices share the last vector). */
@@ -71,11 +79,12 @@ export const MODEL_DEFAULTS: Omit<PolicyModelConfig, 'vocabSize'> = {
   attentionSpan: 'episode',
   nonEmptyReplies: false,
   gridNeighbours: false,
+  valueHead: false,
 };
 
 export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<PolicyModelConfig, 'vocabSize'>): PolicyModelConfig {
   const config = { ...MODEL_DEFAULTS, ...input };
-  const positive = (field: Exclude<keyof PolicyModelConfig, 'positionMode' | 'attentionSpan' | 'nonEmptyReplies' | 'gridNeighbours'>, max: number) => {
+  const positive = (field: Exclude<keyof PolicyModelConfig, 'positionMode' | 'attentionSpan' | 'nonEmptyReplies' | 'gridNeighbours' | 'valueHead'>, max: number) => {
     const value = config[field];
     if (!Number.isInteger(value) || value < 1 || value > max) {
       throw new ConfigError(`model.${field} must be an integer in 1..${max}, got ${value}; e.g. ${field}=${(MODEL_DEFAULTS as unknown as Record<string, number>)[field] ?? 512}`);
@@ -94,6 +103,7 @@ export function buildModelConfig(input: Partial<PolicyModelConfig> & Pick<Policy
     throw new ConfigError(`model.attentionSpan must be 'episode' or 'turn', got ${String(config.attentionSpan)}`);
   if (typeof config.nonEmptyReplies !== 'boolean') throw new ConfigError(`model.nonEmptyReplies must be true or false, got ${String(config.nonEmptyReplies)}`);
   if (typeof config.gridNeighbours !== 'boolean') throw new ConfigError(`model.gridNeighbours must be true or false, got ${String(config.gridNeighbours)}`);
+  if (typeof config.valueHead !== 'boolean') throw new ConfigError(`model.valueHead must be true or false, got ${String(config.valueHead)}`);
   if (config.gridNeighbours && config.positionMode !== 'grid')
     throw new ConfigError(`model.gridNeighbours needs positionMode 'grid' (it reads the grid's rows and columns), got positionMode '${config.positionMode}'`);
   if (config.width % config.heads !== 0) {
@@ -108,5 +118,6 @@ export function parameterCount(c: PolicyModelConfig): number {
   const hidden = d * c.mlpRatio;
   const block = 2 * 2 * d + (d * 3 * d + 3 * d) + (d * d + d) + (d * hidden + hidden) + (hidden * d + d);
   const grid = (c.positionMode === 'grid' ? 2 * GRID_EMBEDDINGS * d : 0) + (c.gridNeighbours ? GRID_NEIGHBOURS.length * c.vocabSize * d : 0);
-  return c.vocabSize * d + c.contextLength * d + grid + c.layers * block + 2 * d + d * c.vocabSize + c.vocabSize;
+  const value = c.valueHead ? d + 1 : 0;
+  return c.vocabSize * d + c.contextLength * d + grid + c.layers * block + 2 * d + d * c.vocabSize + c.vocabSize + value;
 }

@@ -46,6 +46,8 @@ export function parameterSpecs(c: PolicyModelConfig): ParameterSpec[] {
     { name: 'head/kernel', shape: [d, c.vocabSize], init: 'normal' },
     { name: 'head/bias', shape: [c.vocabSize], init: 'zeros' },
   );
+  // Last, so that a model with a value head starts from the same weights as one without.
+  if (c.valueHead) specs.push({ name: 'value/kernel', shape: [d, 1], init: 'normal' }, { name: 'value/bias', shape: [1], init: 'zeros' });
   return specs;
 }
 

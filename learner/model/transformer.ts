@@ -57,6 +57,20 @@ export class TransformerModel {
    * constrained decoding, used identically by the sampler and the learner.
    */
   logits(ids: tf.Tensor2D, reply?: ReplyHead): tf.Tensor3D {
+    return this.forward(ids, reply).logits;
+  }
+
+  /** The logits and the value head's output at every position ([batch, time]); the model must have valueHead. */
+  logitsAndValues(ids: tf.Tensor2D, reply?: ReplyHead): { logits: tf.Tensor3D; values: tf.Tensor2D } {
+    if (!this.config.valueHead) throw new RangeError('logitsAndValues needs a model built with valueHead: true');
+    const { logits, hidden } = this.forward(ids, reply);
+    const p = (name: string) => this.parameters.get(name)! as tf.Tensor as tf.Tensor2D & tf.Tensor1D;
+    const [batch, time] = ids.shape;
+    return { logits, values: tf.reshape(dense(hidden, p('value/kernel'), p('value/bias')), [batch, time]) };
+  }
+
+  /** The final layer-normed hidden states ([batch·time, width]) and the logits read from them. */
+  private forward(ids: tf.Tensor2D, reply?: ReplyHead): { logits: tf.Tensor3D; hidden: tf.Tensor2D } {
     const [batch, time] = ids.shape;
     const c = this.config;
     if (time > c.contextLength) throw new RangeError(`${time} positions exceed the model's contextLength ${c.contextLength}`);
@@ -105,7 +119,7 @@ export class TransformerModel {
       x = tf.add(x, dense(gelu(dense(m, p(`${b}/mlp/in/kernel`), p(`${b}/mlp/in/bias`))), p(`${b}/mlp/out/kernel`), p(`${b}/mlp/out/bias`)));
     }
     const out = layerNorm(x, p('final_ln/gain'), p('final_ln/bias'));
-    if (!reply) return tf.reshape(dense(out, p('head/kernel'), p('head/bias')), [batch, time, c.vocabSize]);
+    if (!reply) return { logits: tf.reshape(dense(out, p('head/kernel'), p('head/bias')), [batch, time, c.vocabSize]), hidden: out };
     // Only the reply vocabulary's columns of the head: a constant selection product keeps the gradient on
     // the plain-matMul path (no gather gradient on WASM).
     const kernel = tf.matMul(p('head/kernel') as tf.Tensor2D, reply.selection);
@@ -117,7 +131,7 @@ export class TransformerModel {
       for (let i = 0; i < batch * time; i++) if (idData![i] === SpecialToken.ACT) mask[i * reply.size + eosColumn] = -1e9;
       replyLogits = tf.add(replyLogits, tf.tensor2d(mask, [batch * time, reply.size]));
     }
-    return tf.reshape(replyLogits, [batch, time, reply.size]);
+    return { logits: tf.reshape(replyLogits, [batch, time, reply.size]), hidden: out };
   }
 
   /** Frees the parameters and cached masks. */

@@ -7,15 +7,22 @@ import { createEnv } from '../../envs/registry.js';
 import type { PolicyProvider } from '../../envs/policy/provider.js';
 import { createPolicyBundle, policyOf } from './bundle.js';
 import type { WeightsTopicSource } from '../checkpoint/weights-transport.js';
-import { createCheckpointPolicyProvider } from './checkpoint-provider.js';
+import { createCheckpointPolicyProvider, keepVersionsFor } from './checkpoint-provider.js';
 
 /**
  * `model`: the learner's model settings (its v0 is built from them and its seed); later versions come from
  * checkpoints. `weightsTopic`: where versions published on the weights topic are read (close() the provider after).
+ * `maxStaleness`: the actors' bound, so that the versions they sample behind the newest stay loaded (default 0).
  */
 export async function transformerProvider(
   envName: string,
-  options: { temperature?: number; backend?: BackendChoice; model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>>; weightsTopic?: WeightsTopicSource } = {},
+  options: {
+    temperature?: number;
+    backend?: BackendChoice;
+    model?: Partial<Omit<PolicyModelConfig, 'vocabSize'>>;
+    weightsTopic?: WeightsTopicSource;
+    maxStaleness?: number | null;
+  } = {},
 ): Promise<PolicyProvider> {
   const backend = await selectBackend(options.backend ?? 'auto');
   console.error(`actors: transformer policy on ${backend.description}`);
@@ -26,6 +33,7 @@ export async function transformerProvider(
   );
   return createCheckpointPolicyProvider({
     initial,
+    keepVersions: keepVersionsFor(options.maxStaleness ?? null),
     ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
     ...(options.weightsTopic === undefined ? {} : { weightsTopic: options.weightsTopic }),
   });

@@ -2,7 +2,8 @@
 // a version on the weights topic: learner/checkpoint/weights-transport.ts) and the SHA-256 of its weights;
 // the provider reads it, checks the checksum, and builds a TransformerPolicy of that version. An episode keeps the policy it started with, so a few superseded models stay alive;
 // models older than `keepVersions` behind the newest are freed (an episode lasting that many versions
-// is already stale beyond any sensible bound).
+// is already stale beyond any sensible bound). Actors that sample K versions behind the newest
+// (max staleness K) need at least K kept: keepVersionsFor gives the number.
 import { createPolicyProvider, type PolicyProvider } from '../../envs/policy/provider.js';
 import type { PolicyVersionEvent } from '../../schemas/index.js';
 import { readCheckpoint, CheckpointError, type Checkpoint } from '../checkpoint/checkpoint.js';
@@ -10,6 +11,9 @@ import { versionCheckpoints, type WeightsTopicSource } from '../checkpoint/weigh
 import { TOKENIZER_NAME } from '../../tokenizer/index.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from './bundle.js';
 import type { TransformerPolicy } from './transformer-policy.js';
+
+/** Superseded versions kept alive by default (an episode lasting longer is stale beyond any sensible bound). */
+const DEFAULT_KEEP_VERSIONS = 4;
 
 export interface CheckpointPolicyOptions {
   /** The policy before any version event arrives (e.g. loaded from the learner's latest checkpoint, or a fresh model). */
@@ -39,8 +43,13 @@ export async function loadPolicyFromCheckpoint(
   return { policy: policyOf(bundle, version, options.temperature === undefined ? {} : { temperature: options.temperature }), bundle };
 }
 
+/** Versions behind the newest to keep alive for actors with `maxStaleness` (null: no bound): 4, or K + 1 when that is more. */
+export function keepVersionsFor(maxStaleness: number | null): number {
+  return Math.max(DEFAULT_KEEP_VERSIONS, (maxStaleness ?? 0) + 1);
+}
+
 export function createCheckpointPolicyProvider(options: CheckpointPolicyOptions): PolicyProvider {
-  const keep = options.keepVersions ?? 4;
+  const keep = options.keepVersions ?? DEFAULT_KEEP_VERSIONS;
   const live = new Map<number, PolicyBundle>();
   const checkpoints = versionCheckpoints(options.weightsTopic);
   return createPolicyProvider({

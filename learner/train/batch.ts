@@ -23,6 +23,12 @@ export interface TrainingBatch {
   readonly mask: Float32Array;
   readonly advantages: Float32Array;
   readonly behaviourLogProbs: Float32Array;
+  /**
+   * The value head's regression target at each scored position: the episode's reward and the turns left after
+   * this one (0 on the last turn), so that the return discounted by γ is reward·γ^turnsLeft.
+   */
+  readonly episodeReward: Float32Array;
+  readonly turnsLeft: Float32Array;
   /** Tokens in the loss (Σ mask) and in the rows (Σ lengths). */
   readonly lossTokens: number;
   readonly tokens: number;
@@ -61,13 +67,20 @@ export function naturalCompare(a: string, b: string): number {
 
 /** The sample's turns with policy tokens: its runs of loss-mask 1s (one per environment step the policy acted in). */
 export function turnsOf(sample: Pick<TrainingSampleEvent, 'lossMask'>): number {
+  return turnIndices(sample.lossMask).turns;
+}
+
+/** For every token, the index of the policy turn it belongs to (the run of loss-mask 1s it is in, or the last one before it). */
+function turnIndices(lossMask: readonly number[]): { index: Int32Array; turns: number } {
+  const index = new Int32Array(lossMask.length);
   let turns = 0;
   let previous = 0;
-  for (const mask of sample.lossMask) {
+  lossMask.forEach((mask, t) => {
     if (mask === 1 && previous !== 1) turns++;
+    index[t] = turns - 1;
     previous = mask;
-  }
-  return turns;
+  });
+  return { index, turns };
 }
 
 export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyHead, contextLength: number, options: { turnRows?: boolean } = {}): TrainingBatch {
@@ -93,10 +106,13 @@ export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyH
   const mask = new Float32Array(rows * time);
   const advantages = new Float32Array(rows * time);
   const behaviourLogProbs = new Float32Array(rows * time);
+  const episodeReward = new Float32Array(rows * time);
+  const turnsLeft = new Float32Array(rows * time);
   let lossTokens = 0;
   let tokens = 0;
   kept.forEach(({ sample, from, length }, r) => {
     tokens += length;
+    const turns = turnIndices(sample.lossMask);
     for (let t = 0; t < length; t++) {
       const at = r * time + t;
       const next = from + t + 1;
@@ -106,11 +122,13 @@ export function buildBatch(samples: readonly TrainingSampleEvent[], head: ReplyH
         mask[at] = 1;
         advantages[at] = sample.advantages[next]!;
         behaviourLogProbs[at] = sample.behaviourLogProbs[next]!;
+        episodeReward[at] = sample.reward;
+        turnsLeft[at] = turns.turns - 1 - turns.index[next]!;
         lossTokens++;
       }
     }
   });
-  return { samples: kept.map((k) => k.sample), rows, time, ids, targets, mask, advantages, behaviourLogProbs, lossTokens, tokens, skipped };
+  return { samples: kept.map((k) => k.sample), rows, time, ids, targets, mask, advantages, behaviourLogProbs, episodeReward, turnsLeft, lossTokens, tokens, skipped };
 }
 
 /**
@@ -172,6 +190,8 @@ export function splitTurnRows(batch: TrainingBatch, contextLength = Number.POSIT
   const mask = new Float32Array(rows * time);
   const advantages = new Float32Array(rows * time);
   const behaviourLogProbs = new Float32Array(rows * time);
+  const episodeReward = new Float32Array(rows * time);
+  const turnsLeft = new Float32Array(rows * time);
   let tokens = 0;
   segments.forEach(([a, b], r) => {
     tokens += b - a;
@@ -180,6 +200,30 @@ export function splitTurnRows(batch: TrainingBatch, contextLength = Number.POSIT
     mask.set(batch.mask.subarray(a, b), r * time);
     advantages.set(batch.advantages.subarray(a, b), r * time);
     behaviourLogProbs.set(batch.behaviourLogProbs.subarray(a, b), r * time);
+    episodeReward.set(batch.episodeReward.subarray(a, b), r * time);
+    turnsLeft.set(batch.turnsLeft.subarray(a, b), r * time);
   });
-  return { ...batch, rows, time, ids, targets, mask, advantages, behaviourLogProbs, tokens };
+  return { ...batch, rows, time, ids, targets, mask, advantages, behaviourLogProbs, episodeReward, turnsLeft, tokens };
+}
+
+/**
+ * The batch's advantages minus the mean advantage of each reply token over the scored positions that carry a
+ * signal (loss.centerByAction): the advantages of each token then sum to zero, so the update has no net push on
+ * the policy's state-independent preference between tokens. A position whose advantage is exactly 0 (its group
+ * or anchor state told nothing) keeps 0 rather than taking on the other states' mean.
+ */
+export function advantagesCentredByAction(batch: Pick<TrainingBatch, 'mask' | 'targets' | 'advantages'>): Float32Array {
+  const sums = new Map<number, { sum: number; n: number }>();
+  batch.mask.forEach((m, i) => {
+    if (m !== 1 || batch.advantages[i] === 0) return;
+    const s = sums.get(batch.targets[i]!) ?? { sum: 0, n: 0 };
+    s.sum += batch.advantages[i]!;
+    s.n++;
+    sums.set(batch.targets[i]!, s);
+  });
+  return batch.advantages.map((a, i) => {
+    if (batch.mask[i] !== 1 || a === 0) return a;
+    const s = sums.get(batch.targets[i]!)!;
+    return a - s.sum / s.n;
+  });
 }

@@ -5,10 +5,11 @@
 // tensor work, in that order. Metrics come back as plain numbers; every tensor made here is freed
 // (tf.memory().numTensors stays flat across updates, see the leak test).
 import * as tf from '@tensorflow/tfjs-core';
-import { entropyFromLogits, policyLoss, type PolicyLossConfig } from '../loss/index.js';
+import { ConfigError } from '../../core/errors.js';
+import { entropyFromLogits, maskedMean, policyLoss, type PolicyLossConfig } from '../loss/index.js';
 import { targetLogProbs } from '../model/ops.js';
 import type { ReplyHead, TransformerModel } from '../model/transformer.js';
-import { splitTurnRows, type TrainingBatch } from './batch.js';
+import { advantagesCentredByAction, splitTurnRows, type TrainingBatch } from './batch.js';
 import { learningRateAt, type OptimizerConfig } from './config.js';
 import { minibatchPlan } from './minibatch-plan.js';
 import { clipScale, UpdateTally, type MinibatchValues, type UpdateMetrics } from './update-tally.js';
@@ -24,6 +25,8 @@ type UpdateTensors = {
   readonly oldLogp: tf.Tensor2D;
   readonly isWeights: tf.Tensor2D | undefined;
   readonly refLogp: tf.Tensor2D | undefined;
+  /** The value head's target per position (reward·γ^turnsLeft); undefined without a value loss. */
+  readonly valueTargets: tf.Tensor2D | undefined;
 };
 
 export interface TrainerOptions {
@@ -33,6 +36,11 @@ export interface TrainerOptions {
   readonly loss: PolicyLossConfig;
   /** Frozen reference policy for the KL term (required when loss.klCoeff > 0). */
   readonly reference?: TransformerModel;
+  /**
+   * Called before every applied optimizer step with each parameter's gradient norm (before clipping), keyed by
+   * parameter name (e.g. `block0/attn/qkv/kernel`): the per-layer view of a diagnosis. Off (not computed) when unset.
+   */
+  readonly observeGradients?: (norms: ReadonlyMap<string, number>) => void;
 }
 
 export class PolicyTrainer {
@@ -43,6 +51,9 @@ export class PolicyTrainer {
   constructor(private readonly options: TrainerOptions) {
     const o = options.optimizer;
     if (options.loss.klCoeff > 0 && !options.reference) throw new RangeError('loss.klCoeff > 0 needs a reference model');
+    if (options.loss.valueCoeff > 0 && !options.model.config.valueHead) {
+      throw new ConfigError('loss.valueCoeff > 0 needs a model with a value head: set model.valueHead to true (or valueCoeff to 0)');
+    }
     this.adam = tf.train.adam(o.learningRate, o.beta1, o.beta2, o.epsilon);
   }
 
@@ -123,7 +134,10 @@ export class PolicyTrainer {
         tally.importanceWeights(sum, max, truncated, batch.lossTokens);
       }
       const refLogp = reference ? (tf.mul(this.tokenLogProbs(reference, ids, targets).logp, mask) as tf.Tensor2D) : undefined;
-      return { ids, targets, mask, advantages: tf.tensor2d(batch.advantages, shape), oldLogp, isWeights, refLogp };
+      const { valueCoeff, valueDiscount } = this.options.loss;
+      const valueTargets = valueCoeff > 0 ? tf.mul(tf.tensor2d(batch.episodeReward, shape), tf.pow(tf.scalar(valueDiscount), tf.tensor2d(batch.turnsLeft, shape))) : undefined;
+      const advantages = this.options.loss.centerByAction ? advantagesCentredByAction(batch) : batch.advantages;
+      return { ids, targets, mask, advantages: tf.tensor2d(advantages, shape), oldLogp, isWeights, refLogp, valueTargets: valueTargets as tf.Tensor2D | undefined };
     });
   }
 
@@ -150,6 +164,7 @@ export class PolicyTrainer {
       tf.dispose(Object.values(grads));
       return false;
     }
+    if (this.options.observeGradients) this.options.observeGradients(parameterNorms(grads));
     const norm = gradientNorm(grads);
     if (!tally.step(norm)) {
       tf.dispose(Object.values(grads));
@@ -167,7 +182,7 @@ export class PolicyTrainer {
     const kept: tf.Scalar[] = [];
     const { value, grads } = tf.variableGrads(() => {
       const ids = rows(dealt.ids)!;
-      const { logp, entropy } = this.tokenLogProbs(model, ids, rows(dealt.targets)!);
+      const { logp, entropy, values } = this.tokenLogProbs(model, ids, rows(dealt.targets)!, dealt.valueTargets !== undefined);
       const out = policyLoss(
         {
           logp,
@@ -181,7 +196,10 @@ export class PolicyTrainer {
         lossConfig,
       );
       kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
-      return out.loss;
+      if (!values) return out.loss;
+      // The value loss: squared error on the scored positions, a masked mean like the policy loss's token-mean.
+      const valueLoss = maskedMean(tf.square(tf.sub(values, rows(dealt.valueTargets)!)), rows(dealt.mask)!);
+      return tf.add(out.loss, tf.mul(valueLoss, lossConfig.valueCoeff)) as tf.Scalar;
     }, model.variables());
     const values = [value, ...kept].map((t) => t.dataSync()[0]!);
     tf.dispose([value, ...kept]);
@@ -198,10 +216,11 @@ export class PolicyTrainer {
   }
 
   /** log π(target) and the entropy at every position, over the reply vocabulary, at the sampling temperature. */
-  private tokenLogProbs(model: TransformerModel, ids: tf.Tensor2D, targets: tf.Tensor2D): { logp: tf.Tensor2D; entropy: tf.Tensor2D } {
-    const logits = tf.div(model.logits(ids, this.options.head), this.options.optimizer.temperature) as tf.Tensor3D;
+  private tokenLogProbs(model: TransformerModel, ids: tf.Tensor2D, targets: tf.Tensor2D, withValues = false): { logp: tf.Tensor2D; entropy: tf.Tensor2D; values?: tf.Tensor2D } {
+    const forward = withValues ? model.logitsAndValues(ids, this.options.head) : { logits: model.logits(ids, this.options.head), values: undefined };
+    const logits = tf.div(forward.logits, this.options.optimizer.temperature) as tf.Tensor3D;
     const logp = targetLogProbs(logits, targets, this.options.head.size);
-    return { logp, entropy: entropyFromLogits(logits) as tf.Tensor2D };
+    return { logp, entropy: entropyFromLogits(logits) as tf.Tensor2D, ...(forward.values ? { values: forward.values } : {}) };
   }
 
   dispose(): void {
@@ -212,6 +231,11 @@ export class PolicyTrainer {
 /** The total norm of a step's gradients (before clipping). */
 function gradientNorm(grads: tf.NamedTensorMap): number {
   return tf.tidy(() => Math.sqrt(tf.addN(Object.values(grads).map((g) => tf.sum(tf.square(g)))).dataSync()[0]!));
+}
+
+/** Each gradient's norm by parameter name (the variable's name without tfjs's numeric suffix). */
+function parameterNorms(grads: tf.NamedTensorMap): Map<string, number> {
+  return new Map(Object.entries(grads).map(([name, g]) => [name.replace(/_\d+$/, ''), tf.tidy(() => Math.sqrt(tf.sum(tf.square(g)).dataSync()[0]!))]));
 }
 
 /** Every tensor of `full` with its rows (axis 0) in `order`. */

@@ -1,12 +1,12 @@
 // Unit: what `trajflow train` reads from its parts' lines and prints (cli/train/run-progress.ts): the learner's
-// updates and version, the evaluator's held-out result (read from the very line the evaluator prints), the actors'
-// iterations to record, and the closing lines.
+// updates and version, the evaluator's held-out results (read from the very line the evaluator prints: the newest,
+// the best, the first better than random), the actors' iterations to record, and the closing lines.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RunProgress } from '../../cli/train/run-progress.js';
 import { evaluationLine } from '../../learner/eval/evaluation-event.js';
 
-const evaluation = (policyVersion: number, envSteps: number) =>
+const evaluation = (policyVersion: number, envSteps: number, greedySuccess = 0.9375, randomSuccess = 0.4375) =>
   evaluationLine({
     runId: 'r',
     policyVersion,
@@ -15,10 +15,10 @@ const evaluation = (policyVersion: number, envSteps: number) =>
     envName: 'Bandit',
     envOptions: '{}',
     tasks: 32,
-    greedySuccess: 0.9375,
+    greedySuccess,
     meanReward: 0,
     meanSteps: 1,
-    randomSuccess: 0.4375,
+    randomSuccess,
     durationMs: 900,
     eventTimeMs: 0,
   });
@@ -30,8 +30,29 @@ test('learner and evaluator lines move the progress line; its detail names the n
   assert.equal(progress.updates, 5, "updates count from 0 in the learner's lines");
   assert.equal(progress.detail(), 'policy v5');
   assert.equal(progress.read('evaluator', evaluation(5, 320)), 'progress');
-  assert.equal(progress.detail(), 'policy v5, held-out 0.938 at v5 (random 0.438)');
+  assert.equal(progress.detail(), 'policy v5, held-out 0.938 at v5 (random 0.438) · best 0.94 at v5 · beat random (0.44) at v5, 320 env steps');
   assert.equal(progress.read('sink', 'learner: update 9 → v10'), null, "only the learner's own lines");
+});
+
+test('the detail keeps the best held-out result and the first one above random, whatever came after', () => {
+  const progress = new RunProgress(0);
+  progress.read('evaluator', evaluation(0, 0, 0.25, 0.29));
+  assert.equal(progress.detail(), 'held-out 0.250 at v0 (random 0.290) · best 0.25 at v0', 'not above random yet: no beat-random part');
+  progress.read('evaluator', evaluation(60, 21_400, 0.29, 0.29));
+  assert.equal(progress.beatRandom, undefined, 'equal to random is not above it');
+  progress.read('evaluator', evaluation(70, 24_800, 0.31, 0.29));
+  progress.read('evaluator', evaluation(140, 50_200, 0.62, 0.29));
+  progress.read('evaluator', evaluation(150, 53_900, 0.62, 0.29));
+  progress.read('evaluator', evaluation(160, 57_000, 0.2, 0.29));
+  assert.equal(progress.detail(), 'held-out 0.200 at v160 (random 0.290) · best 0.62 at v140 · beat random (0.29) at v70, 24,800 env steps');
+  progress.read('learner', 'learner: update 160 → v161  loss 0.1000');
+  assert.match(progress.detail(), /^policy v161, held-out 0\.200 at v160/);
+});
+
+test('beat random without env steps when the evaluator did not report them', () => {
+  const progress = new RunProgress(0);
+  progress.read('evaluator', evaluation(3, -1, 0.5, 0.25));
+  assert.equal(progress.detail(), 'held-out 0.500 at v3 (random 0.250) · best 0.50 at v3 · beat random (0.25) at v3');
 });
 
 test('actors: a later iteration is recorded, an earlier or repeated one is not', () => {

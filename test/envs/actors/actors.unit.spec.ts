@@ -1,7 +1,7 @@
 // The actors with an in-memory publisher: what they produce, in which order, with which policy version.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { actorsConfig, RolloutActors, StalenessGate, type ActorsConfigInput } from '../../../envs/actors/index.js';
+import { actorsConfig, PolicyHistory, RolloutActors, StalenessGate, type ActorsConfigInput } from '../../../envs/actors/index.js';
 import { createRandomPolicyProvider, type PolicyProvider } from '../../../envs/policy/index.js';
 import type { PolicyVersionEvent, StepEvent } from '../../../schemas/index.js';
 
@@ -10,13 +10,14 @@ function recorder() {
   return { events, publish: async (event: StepEvent) => void events.push(event) };
 }
 
-function actors(input: Partial<ActorsConfigInput>, deps: { provider?: PolicyProvider; gate?: StalenessGate } = {}) {
+function actors(input: Partial<ActorsConfigInput>, deps: { provider?: PolicyProvider; gate?: StalenessGate; history?: PolicyHistory } = {}) {
   const config = actorsConfig({ runId: 'unit', envName: 'FrozenLake', groups: 3, groupSize: 4, iterations: 2, progressEveryMs: 0, ...input });
   const { events, publish } = recorder();
   let t = 0;
   const run = new RolloutActors(config, {
     provider: deps.provider ?? createRandomPolicyProvider(),
     gate: deps.gate ?? new StalenessGate(config.maxStaleness),
+    ...(deps.history ? { history: deps.history } : {}),
     publish,
     clock: () => ++t,
   });
@@ -130,6 +131,42 @@ test('the staleness bound holds the next iteration until a newer version, which 
   const summary = await done;
   assert.equal(summary.episodes, 12);
   assert.ok(events.filter((e) => e.info.iteration === '2').every((e) => e.policyVersion === 2));
+});
+
+test('at max staleness 1 iteration i samples with exactly version i − 1, even when a newer one has loaded', async () => {
+  const provider = createRandomPolicyProvider();
+  const gate = new StalenessGate(1);
+  const history = new PolicyHistory(provider.current());
+  const { run, events } = actors({ maxStaleness: 1, iterations: 4, groups: 2, groupSize: 2 }, { provider, gate, history });
+  const done = run.run();
+  await until(() => run.stats.episodes === 8 && run.stats.blockedIteration === 2);
+  // What the version follower does for each event: the provider, the history, then the gate. Versions 1 and 2
+  // arrive together: iteration 2 must still sample with version 1.
+  for (const v of [1, 2]) {
+    await provider.onVersion(version(v));
+    history.record(provider.current(), v);
+    gate.observe(v);
+  }
+  const summary = await done;
+  assert.equal(summary.episodes, 16);
+  for (const [iteration, expected] of [
+    ['0', 0],
+    ['1', 0],
+    ['2', 1],
+    ['3', 2],
+  ] as const) {
+    const steps = events.filter((e) => e.info.iteration === iteration);
+    assert.ok(steps.length > 0 && steps.every((e) => e.policyVersion === expected), `iteration ${iteration} sampled with version ${expected}`);
+  }
+  assert.deepEqual(history.versions, [2], 'versions no later iteration needs are let go');
+});
+
+test('max staleness ≥ 1 without a history of versions is refused with a message', () => {
+  const config = actorsConfig({ runId: 'unit', envName: 'Bandit', groups: 1, groupSize: 2, iterations: 3, maxStaleness: 1, progressEveryMs: 0 });
+  assert.throws(
+    () => new RolloutActors(config, { provider: createRandomPolicyProvider(), gate: new StalenessGate(1), publish: async () => {} }),
+    /maxStaleness=1 samples iteration i with version i − 1, which needs the versions' history/,
+  );
 });
 
 test('a failing publish fails the run with that error', async () => {

@@ -2,8 +2,9 @@
 // through the real parts — actors → Kafka → processors → Kafka → learner → policy version → actors — gives the
 // same samples field for field (token ids, loss masks, advantages, behaviour log-probs, step advantages, policy
 // versions, rollout batches) and the same updates (loss, gradient norm, entropy, PPO-KL), for the first
-// iterations, on-policy (max staleness 0, as the in-process loop trains). Whatever differs here is something the
-// real path feeds the trainer that the in-process loop does not.
+// iterations: on-policy (max staleness 0), and one step off-policy (max staleness 1: iteration i sampled with
+// version i − 1 on both paths, whatever the timing). Whatever differs here is something the real path feeds the
+// trainer that the in-process loop does not.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadConfig, topicName, type TrajflowConfig } from '../../../core/config.js';
@@ -23,7 +24,6 @@ import { transformerProvider } from '../../../learner/policy/actors-provider.js'
 import { readEvents, uniqueName } from '../../helpers/kafka.js';
 
 const SEED = 3;
-const ITERATIONS = 2;
 const GROUPS = 3;
 const GROUP_SIZE = 4;
 const ENV_OPTIONS = { slippery: false, maxActionsPerTurn: 1, maxTurns: 6, maxActionsPerEpisode: 6 };
@@ -48,7 +48,22 @@ function readAll<N extends EventName>(config: TrajflowConfig, topic: string, eve
 /** The sample's place in the run (its episode id without the run id), the key both paths share. */
 const placeOf = (sample: TrainingSampleEvent, runId: string) => sample.episodeId.slice(runId.length);
 
+/** The version every sample of `iteration` must carry at max staleness K. */
+const versionOf = (iteration: number, maxStaleness: number) => Math.max(0, iteration - maxStaleness);
+
 test('the real path and the in-process loop give the same samples and the same updates for the same seed', { timeout: 300_000 }, async () => {
+  await assertPathsEqual({ maxStaleness: 0, iterations: 2 });
+});
+
+test('at max staleness 1 both paths sample iteration i with version i − 1 and give the same samples and updates', { timeout: 300_000 }, async () => {
+  const curve = await assertPathsEqual({ maxStaleness: 1, iterations: 4 });
+  // Update 0 moves nothing on this seed (no success in iteration 0), so versions 0 and 1 are the same weights; updates
+  // 1 and 2 move them, so iteration 3 (version 2) would sample differently with version 1 or 3: the lag is checked.
+  for (const update of [1, 2]) assert.ok(curve[update]!.update!.gradNorm > 0, `update ${update} moved the weights`);
+});
+
+/** Runs both paths for `iterations` iterations at `maxStaleness`, compares their samples and updates, and gives the in-process curve. */
+async function assertPathsEqual({ maxStaleness, iterations: ITERATIONS }: { maxStaleness: number; iterations: number }): Promise<CurvePoint[]> {
   const config: TrajflowConfig = { ...loadConfig(), topicPrefix: uniqueName('equiv') };
   await ensureTopics(config);
   const scoped = { ...backbone, config, steps: new StepPublisher(backbone.producer, topicName(config, 'env.steps')) };
@@ -64,14 +79,14 @@ test('the real path and the in-process loop give the same samples and the same u
       envOptions: ENV_OPTIONS,
       model: MODEL,
       optimizer: OPTIMIZER,
-      maxStaleness: 0,
+      maxStaleness,
       maxUpdates: ITERATIONS,
       templateCollapse: { every: 0 },
     }),
     { log: () => {}, onStep: (step) => realSteps.push(step) },
   );
   const processors = await startProcessors(scoped, { consumerGroupId: uniqueName('processors'), processing: PROCESSING, groupSize: GROUP_SIZE, flushIntervalMs: 50 });
-  const provider = await transformerProvider('FrozenLake', { backend: 'wasm', model: MODEL });
+  const provider = await transformerProvider('FrozenLake', { backend: 'wasm', model: MODEL, maxStaleness });
   const actors = await startActors(
     scoped,
     actorsConfig({
@@ -82,7 +97,7 @@ test('the real path and the in-process loop give the same samples and the same u
       groupSize: GROUP_SIZE,
       seedBase: taskSeedBase(SEED),
       iterations: ITERATIONS,
-      maxStaleness: 0,
+      maxStaleness,
       progressEveryMs: 0,
     }),
     { provider, write: () => {} },
@@ -112,6 +127,7 @@ test('the real path and the in-process loop give the same samples and the same u
       model: MODEL,
       optimizer: OPTIMIZER,
       seed: SEED,
+      maxStaleness,
       evalEvery: 1_000,
       evalTasks: 1,
       onBatch: (_, __, out) => localSamples.push(...out.samples),
@@ -119,7 +135,7 @@ test('the real path and the in-process loop give the same samples and the same u
     (point) => curve.push(point),
   );
 
-  assert.equal(real.length, ITERATIONS * GROUPS * GROUP_SIZE, 'every episode of both iterations became one sample');
+  assert.equal(real.length, ITERATIONS * GROUPS * GROUP_SIZE, 'every episode of every iteration became one sample');
   assert.equal(localSamples.length, real.length);
   const realByPlace = new Map(real.map((s) => [placeOf(s, runId), s]));
   for (const local of localSamples) {
@@ -145,11 +161,15 @@ test('the real path and the in-process loop give the same samples and the same u
     assert.equal(other.batch.iteration, local.batch.iteration, `${place}: iteration`);
     assert.equal(other.batch.samples, local.batch.samples, `${place}: batch size`);
   }
-  // Iteration 1 was sampled with version 1 on both paths: the same behaviour log-probs above mean the actors'
-  // version 1 (loaded from the learner's checkpoint) is the in-process loop's updated policy.
+  // Iteration i was sampled with version max(0, i − K) on both paths: the same behaviour log-probs above mean the
+  // actors' versions (loaded from the learner's checkpoints) are the in-process loop's weights after those updates.
+  for (const sample of real) {
+    const iteration = sample.batch!.iteration;
+    assert.equal(sample.policyVersion, versionOf(iteration, maxStaleness), `${placeOf(sample, runId)}: iteration ${iteration} sampled with version i − ${maxStaleness}`);
+  }
   assert.ok(
     real.some((s) => s.policyVersion === 1),
-    'the second iteration was sampled with version 1',
+    'a later iteration was sampled with version 1',
   );
 
   assert.equal(realSteps.length, ITERATIONS);
@@ -167,5 +187,8 @@ test('the real path and the in-process loop give the same samples and the same u
       assert.ok(Math.abs(realValue - localValue) <= 1e-6 * Math.max(1, Math.abs(localValue)), `update ${i}: ${name} ${realValue} (real) vs ${localValue} (in-process)`);
     }
   }
-  console.log(`path equivalence: ${real.length} samples equal field for field, ${ITERATIONS} updates equal (loss ${realSteps.map((s) => s.totalLoss.toFixed(6)).join(', ')})`);
-});
+  console.log(
+    `path equivalence at max staleness ${maxStaleness}: ${real.length} samples equal field for field, ${ITERATIONS} updates equal (loss ${realSteps.map((s) => s.totalLoss.toFixed(6)).join(', ')})`,
+  );
+  return curve;
+}

@@ -214,6 +214,29 @@ test('entropy bonus and KL loss enter the total; returned entropy/kl are masked 
   near(gEntropy!, [-0.01 / 3, -0.01 / 3, 0, -0.01 / 3, 0, 0]);
 });
 
+test('entropyTarget caps the bonus: below the target it pushes as the plain bonus, above it the loss has no entropy term and no entropy gradient', () => {
+  const inputs = maskInputs();
+  const entropy = tf.tensor2d([
+    [1, 2, 50],
+    [3, 50, 50],
+  ]); // masked mean 2
+  for (const [target, bonus, gradient] of [
+    [3, 0.01 * 2, -0.01 / 3],
+    [1.5, 0.01 * 1.5, 0],
+  ] as const) {
+    const config = buildPolicyLossConfig({ entropyCoeff: 0.01, entropyTarget: target });
+    const r = tf.tidy(() => read(policyLoss({ ...inputs, entropy }, config)));
+    near(r.loss, 0.5 / 3 - bonus);
+    near(r.entropy, 2);
+    const [gEntropy] = tf.tidy(() =>
+      tf
+        .grads((h: tf.Tensor) => policyLoss({ ...inputs, entropy: h }, config).loss)([entropy])
+        .map(values),
+    );
+    near(gEntropy!, [gradient, gradient, 0, gradient, 0, 0]);
+  }
+});
+
 test('the entropy and KL terms use the configured aggregation; the logged values stay token means', () => {
   const inputs = maskInputs();
   const entropy = tf.tensor2d([

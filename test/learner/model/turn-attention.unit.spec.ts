@@ -100,7 +100,21 @@ test('splitTurnRows keeps every scored token with its context and log-prob', () 
       }
     }
   });
-  const batch: TrainingBatch = { samples: [], rows, time, ids, targets, mask, advantages, behaviourLogProbs, lossTokens, tokens: 0, skipped: [] };
+  const batch: TrainingBatch = {
+    samples: [],
+    rows,
+    time,
+    ids,
+    targets,
+    mask,
+    advantages,
+    behaviourLogProbs,
+    episodeReward: new Float32Array(rows * time),
+    turnsLeft: new Float32Array(rows * time),
+    lossTokens,
+    tokens: 0,
+    skipped: [],
+  };
   const split = splitTurnRows(batch);
   assert.equal(split.rows, 3 + 5);
   assert.equal(split.lossTokens, lossTokens);
