@@ -47,9 +47,8 @@ export const COLLAPSE_DEFAULTS = Object.freeze({
   collapse: 'grpo',
   stable: 'starpo-s',
   /**
-   * The preset's grid policy without the neighbour stem, as measured on 2026-11-29 (the stem joined the
-   * FrozenLake preset later). With the stem, seed 1's GRPO run does not collapse within 40 iterations
-   * (docs/results/collapse.md), so the default keeps the configuration the curves of docs/results/collapse.md come from.
+   * The preset's grid policy without the neighbour stem: with the stem, GRPO does not collapse within the
+   * bench's iterations (docs/results/collapse.md), so the default keeps the configuration its curves come from.
    */
   model: Object.freeze({ gridNeighbours: false }),
   /**

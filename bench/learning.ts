@@ -19,17 +19,13 @@ import { emitResult } from './results-file.js';
 import { seedsToTarget, seedToTarget } from './learning-summary.js';
 import { TRAIN_EXPECTATIONS } from '../cli/train/expectations.js';
 import { diagnosisLine, diagnosisRecorder, type IterationDiagnosis } from './learning-diagnostics.js';
-import { createPolicyBundle, disposeBundle } from '../learner/policy/bundle.js';
+import { replyVocabulary } from '../learner/policy/reply.js';
+import { trajflowTokenizer } from '../tokenizer/index.js';
 import { createEnv } from '../envs/registry.js';
 
 /** The reply token ids of the env's action words (what a diagnosis counts as action tokens). */
 function actionTokenIds(env: EnvName, envOptions: Record<string, unknown>): Set<number> {
-  const bundle = createPolicyBundle(createEnv(env, envOptions).actionVocabulary);
-  try {
-    return new Set(bundle.vocabulary.tokenIds.slice(1));
-  } finally {
-    disposeBundle(bundle);
-  }
+  return new Set(replyVocabulary(trajflowTokenizer(), createEnv(env, envOptions).actionVocabulary).tokenIds.slice(1));
 }
 
 /** The algorithms of the comparison: estimator plus filters. */

@@ -228,8 +228,8 @@ export interface ProcessorsRound extends ThroughputResult {
 /**
  * Rounds of (raw ceiling, processors) back to back, then the latency. The throughput figures are medians
  * over the rounds, the ratio the median of the per-round ratios: on a shared machine the raw ceiling alone
- * moved 28,900–52,600 events/s between runs minutes apart (2026-12-01), so a ratio of one raw run and one
- * processors run minutes apart said as much about the neighbours as about the processors.
+ * moves widely between runs minutes apart (docs/results/processors.md), so a ratio of one raw run and one
+ * processors run minutes apart says as much about the neighbours as about the processors.
  */
 export async function measureProcessors(
   backbone: Backbone,

@@ -4,8 +4,7 @@
 // transaction coordinator has written the commit's markers, after commit() returned; a broker restart can
 // hold that for seconds. A new generation that fetched its offsets meanwhile re-reads the released episodes,
 // and its first transaction would have deleted their marks (written from here, its generation being the
-// current one) while those episodes were still on their way: written twice (1 of 7 full runs wrote a group's 4
-// trajectories and 4 samples twice in test/faults/broker-restart.int.spec.ts). Dropped, the marks stay on the
+// current one) while those episodes were still on their way: written twice. Dropped, the marks stay on the
 // state topic; the new generation reloads them, and its own commits release them again once its offsets pass
 // them (docs/concepts/exactly-once.md).
 export class MarkReleases {

@@ -5,21 +5,11 @@ import assert from 'node:assert/strict';
 import { selectBackend } from '../../../learner/backend.js';
 import { runLocal, type CurvePoint, type LocalRunConfig } from '../../../learner/local/local-run.js';
 import type { TrainingSampleEvent } from '../../../schemas/index.js';
+import { smallLocalRun } from '../train/helpers.js';
 
 await selectBackend('wasm');
 
-const base: LocalRunConfig = {
-  env: 'FrozenLake',
-  iterations: 3,
-  groups: 2,
-  groupSize: 4,
-  processing: { reward: { terms: [{ kind: 'env_return' }] }, estimator: { name: 'grpo' }, filters: [] },
-  model: { width: 32, layers: 1, heads: 2 },
-  optimizer: { learningRate: 1e-3 },
-  seed: 5,
-  evalEvery: 100,
-  evalTasks: 1,
-};
+const base: LocalRunConfig = smallLocalRun({ groups: 2, evalTasks: 1 });
 
 /** The run's samples by iteration and its curve. */
 async function run(config: LocalRunConfig): Promise<{ samples: TrainingSampleEvent[][]; curve: CurvePoint[] }> {

@@ -1,6 +1,7 @@
 // Shared pieces of the learner's train specs: small policy bundles and synthetic training samples.
 import assert from 'node:assert/strict';
 import { createPolicyBundle, type PolicyBundle } from '../../../learner/policy/bundle.js';
+import type { LocalRunConfig } from '../../../learner/local/local-run.js';
 import { buildBatch, type TrainingBatch } from '../../../learner/train/batch.js';
 import type { UpdateMetrics } from '../../../learner/train/trainer.js';
 import { Rng } from '../../../envs/random.js';
@@ -67,4 +68,21 @@ export function assertSameWeights(a: Map<string, Float32Array>, b: Map<string, F
 export function withoutDuration(m: UpdateMetrics): Omit<UpdateMetrics, 'durationMs'> {
   const { durationMs: _, ...rest } = m;
   return rest;
+}
+
+/** A small, fast in-process FrozenLake run (GRPO, a one-layer width-32 policy, no evaluation until iteration 100). */
+export function smallLocalRun(overrides: Partial<LocalRunConfig> = {}): LocalRunConfig {
+  return {
+    env: 'FrozenLake',
+    iterations: 3,
+    groups: 4,
+    groupSize: 4,
+    processing: { reward: { terms: [{ kind: 'env_return' }] }, estimator: { name: 'grpo' }, filters: [] },
+    model: { width: 32, layers: 1, heads: 2 },
+    optimizer: { learningRate: 1e-3 },
+    seed: 5,
+    evalEvery: 100,
+    evalTasks: 4,
+    ...overrides,
+  };
 }

@@ -5,21 +5,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { selectBackend } from '../../../learner/backend.js';
 import { runLocal, type CurvePoint, type LocalRunConfig } from '../../../learner/local/local-run.js';
+import { smallLocalRun } from './helpers.js';
 
 await selectBackend('wasm');
 
-const base: LocalRunConfig = {
-  env: 'FrozenLake',
-  iterations: 3,
-  groups: 4,
-  groupSize: 4,
-  processing: { reward: { terms: [{ kind: 'env_return' }] }, estimator: { name: 'grpo' }, filters: [] },
-  model: { width: 32, layers: 1, heads: 2 },
-  optimizer: { learningRate: 1e-3 },
-  seed: 5,
-  evalEvery: 100,
-  evalTasks: 4,
-};
+const base: LocalRunConfig = smallLocalRun();
 
 const comparable = (curve: CurvePoint[]) => curve.map((p) => ({ trainSuccess: p.trainSuccess, samples: p.samples, update: p.update && { ...p.update, durationMs: 0 } }));
 
