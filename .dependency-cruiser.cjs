@@ -15,6 +15,33 @@ const LAYERS = [
 
 const folder = (names) => `^(${names.join('|')})/`;
 
+// web/static/ is the dashboard's browser code, served as it is (no build step): it imports uPlot by the URL the
+// page loads it from (web/router.ts serves node_modules/uplot/dist/ there), which no resolver on disk finds.
+const UPLOT_URL = '^/vendor/uplot/uPlot[.]esm[.]js$';
+const browserRules = [
+  {
+    name: 'browser-code-imports-browser-code',
+    comment: 'web/static/ runs in the browser: it may import only other web/static/ files (its JSDoc types included) and the uPlot the page serves',
+    severity: 'error',
+    from: { path: '^web/static/' },
+    to: { pathNot: `^web/static/|${UPLOT_URL}` },
+  },
+  {
+    name: 'browser-not-to-unresolvable',
+    comment: 'an import of the browser code must resolve, but for the uPlot URL the server answers',
+    severity: 'error',
+    from: { path: '^web/static/' },
+    to: { couldNotResolve: true, pathNot: UPLOT_URL },
+  },
+  {
+    name: 'no-import-of-browser-code',
+    comment: 'web/static/ is files the server sends to the browser (web/router.ts), not modules: only tests import it, for its types',
+    severity: 'error',
+    from: { pathNot: '^(web/static|test)/' },
+    to: { path: '^web/static/' },
+  },
+];
+
 const againstTheOrder = LAYERS.slice(0, -1).map((layer, i) => ({
   name: `layer-${layer.join('-')}`,
   comment: `${layer.join(', ')} sit below ${LAYERS.slice(i + 1)
@@ -53,7 +80,7 @@ module.exports = {
       to: { path: '^test/' },
     },
     // test/sdk/app/ runs where the packed SDK is installed: its `import … from 'trajflow'` resolves there (dist/ is built by `npm pack`).
-    { name: 'not-to-unresolvable', severity: 'error', from: { pathNot: '^test/sdk/app/' }, to: { couldNotResolve: true } },
+    { name: 'not-to-unresolvable', severity: 'error', from: { pathNot: '^(test/sdk/app|web/static)/' }, to: { couldNotResolve: true } },
     {
       name: 'sdk-is-an-entry',
       comment: "sdk/ is what another project imports: code in the repository imports the module it needs, never the package's entry",
@@ -63,12 +90,15 @@ module.exports = {
     },
     ...againstTheOrder,
     ...peerRules,
+    ...browserRules,
   ],
   options: {
     tsPreCompilationDeps: true,
+    // The browser code names its types in JSDoc (`@import`): those imports obey the rules too.
+    detectJSDocImports: true,
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: 'node_modules' },
-    exclude: { path: ['node_modules', '^web/static/'] },
+    exclude: { path: ['node_modules'] },
     // tsx and assemblyscript publish subpaths through package.json "exports" conditions.
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
   },

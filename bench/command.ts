@@ -79,7 +79,7 @@ export const benchCommand: Command = {
 };
 
 async function benchProcessors(args: string[], machine: object, eventBytes: number): Promise<number> {
-  // 4,000 groups = 128,000 steps: ≈ 6–8 s of throughput window here (1,500 made it ≈ 2–3 s, much of it the JIT's warm-up).
+  // 4,000 groups = 128,000 steps: a throughput window long enough that the JIT's warm-up is a small part of it (docs/results/processors.md).
   const groups = option(args, '--groups', 4000);
   // Rounds of (raw ceiling, processors), back to back; medians are reported (see measureProcessors).
   const rounds = option(args, '--rounds', 3);

@@ -5,8 +5,8 @@
 // then through the gateway, whose every answer waits for Kafka's acknowledgement of its step. The load comes from
 // this process on undici's request API (cheaper than fetch, the same for both phases). The added latency is the
 // gateway's percentile minus the upstream's, per round; recordedPerCall is the steps on the bench's topic over the
-// calls the gateway answered (its /health), 1 when none is lost. On a 2-core machine the broker, the upstream, the
-// gateway and the load share the cores: the figures hold for that.
+// calls the gateway answered (its /health), 1 when none is lost. The broker, the upstream, the gateway and the
+// load share the machine's cores: the figures hold for a machine shared that way.
 import { spawn } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';

@@ -9,7 +9,7 @@
 //  - effective / matMul: the share of the backend's matMul speed the learner reaches;
 //  - sampling: TransformerPolicy.actBatch on 32 FrozenLake requests, replies/s.
 // The matMuls and the updates alternate round by round (--updates N rounds), so the ratio compares the two
-// under the same conditions of this shared machine; each figure is the median over the rounds, after
+// under the same conditions of the machine, however busy it is; each figure is the median over the rounds, after
 // warm-up, and the ratio the median of the rounds' ratios. Progress goes to stderr; the table (or, with
 // --json, one JSON object) to stdout.
 import { cpus } from 'node:os';
@@ -167,8 +167,8 @@ export interface InterleavedRates {
 
 /**
  * Rounds of [one repetition of each matMul probe, then one PolicyTrainer.update], after `warmup` updates:
- * the two sides alternate, so a slower period of this shared machine slows both (measured one after the
- * other, the matMul reference alone swung 1.7× between runs minutes apart, and the ratio with it).
+ * the two sides alternate, so a slower period of the machine slows both (measured one after the other, the
+ * ratio followed the matMul reference's own swings: docs/results/learner.md).
  */
 export function measureInterleaved(
   bundle: PolicyBundle,

@@ -102,13 +102,14 @@ export async function trainRealPath(
   return { curve, random, stalenessMax, droppedStale, updates: done, seconds: (Date.now() - started) / 1000, exitCode };
 }
 
-/** The in-process loop on the same seed, preset and number of updates, evaluated every `evalEvery` updates. */
+/** The in-process loop on the same seed, preset, number of updates and staleness K, evaluated every `evalEvery` updates. */
 export async function trainInProcess(
   env: EnvName,
   seed: number,
   updates: number,
   evalEvery: number,
   evalTasks: number,
+  maxStaleness: number,
   log: (line: string) => void,
 ): Promise<{ curve: CurveEntry[]; seconds: number }> {
   const preset = TRAIN_PRESETS[env]!;
@@ -131,6 +132,7 @@ export async function trainInProcess(
       evalEvery,
       evalTasks,
       evalAtStart: true,
+      maxStaleness,
       // What `trajflow train` hands the processors for the preset.
       processing: {
         reward: { terms: [{ kind: 'env_return' }] },
@@ -202,7 +204,7 @@ export async function runRealPathBench(args: readonly string[]): Promise<number>
   const results: SeedResult[] = [];
   for (const seed of seeds) {
     const real = skipReal ? null : await trainRealPath(env, seed, updates, evalEvery, evalTasks, maxStaleness, log);
-    const local = skipLocal ? null : await trainInProcess(env, seed, updates, evalEvery, evalTasks, log);
+    const local = skipLocal ? null : await trainInProcess(env, seed, updates, evalEvery, evalTasks, maxStaleness, log);
     results.push({ seed, real: withReach(real, target), inProcess: withReach(local, target) });
   }
   // Over the seeds, per path run: how many reached the target and the median env steps.
@@ -252,7 +254,8 @@ function printSeed({ seed, real, inProcess }: SeedResult, target: number): void 
 
 /** A path over the seeds: how many reached the target, and the median env steps (a seed that never did counts as never). */
 function printSummary(path: string, s: SeedsToTarget): void {
-  const middle = s.medianEnvStepsToTarget === null ? 'never (the median seed did not reach it)' : `${s.medianEnvStepsToTarget.toLocaleString('en-US')} env steps`;
+  const seconds = s.medianWallSecondsToTarget === null ? '' : `, ${Math.round(s.medianWallSecondsToTarget)} s`;
+  const middle = s.medianEnvStepsToTarget === null ? 'never (the median seed did not reach it)' : `${s.medianEnvStepsToTarget.toLocaleString('en-US')} env steps${seconds}`;
   console.log(`${path}: ${s.seedsReachingTarget} of ${s.seeds} seeds reached held-out ≥ ${s.target}; median ${middle}`);
 }
 

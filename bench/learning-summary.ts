@@ -1,5 +1,5 @@
 // When a learning curve first reached a target held-out success (pure): per seed, the env steps and wall seconds of
-// the first evaluation at or above the target, and over seeds how many reached it and the median env steps. Both
+// the first evaluation at or above the target, and over seeds how many reached it and the median env steps and seconds. Both
 // `bench learning` paths map their curves to HeldOutPoint; every figure is reported under a generic name
 // (envStepsToTarget, …) and under the target's own (envStepsTo09 for 0.9, envStepsTo05 for 0.5, …).
 import { median } from './median.js';
@@ -18,12 +18,13 @@ export interface SeedToTarget {
   readonly wallSecondsToTarget: number | null;
 }
 
-/** How the seeds did: how many reached the target and the median env steps (null: the median seed never reached it). */
+/** How the seeds did: how many reached the target and the median env steps and wall seconds (null: the median seed never reached it, or no wall time was recorded). */
 export interface SeedsToTarget {
   readonly target: number;
   readonly seeds: number;
   readonly seedsReachingTarget: number;
   readonly medianEnvStepsToTarget: number | null;
+  readonly medianWallSecondsToTarget: number | null;
 }
 
 /** A figure object with each `…Target` key also under the target's own name (0.9 → `…09`). */
@@ -56,12 +57,15 @@ export function seedToTarget(curve: readonly HeldOutPoint[], target: number): Wi
 
 /** Over seeds (one curve each): how many reached `target`, and the median env steps with a seed that never did counted as +∞. */
 export function seedsToTarget(curves: readonly (readonly HeldOutPoint[])[], target: number): WithTargetNames<SeedsToTarget> {
-  const steps = curves.map((curve) => firstReaching(curve, target)?.envSteps ?? Number.POSITIVE_INFINITY);
-  const middle = median(steps);
+  const reached = curves.map((curve) => firstReaching(curve, target));
+  const steps = reached.map((point) => point?.envSteps ?? Number.POSITIVE_INFINITY);
+  const seconds = reached.map((point) => (point ? (point.seconds ?? Number.NaN) : Number.POSITIVE_INFINITY));
+  const finite = (x: number) => (Number.isFinite(x) ? x : null);
   return withTargetNames({
     target,
     seeds: curves.length,
     seedsReachingTarget: steps.filter(Number.isFinite).length,
-    medianEnvStepsToTarget: Number.isFinite(middle) ? middle : null,
+    medianEnvStepsToTarget: finite(median(steps)),
+    medianWallSecondsToTarget: seconds.some(Number.isNaN) ? null : finite(median(seconds)),
   });
 }

@@ -126,10 +126,10 @@ function latencyQuantiles(latencies: readonly number[]): LatencyQuantiles {
 
 /**
  * Steps at a steady rate for warmUpSeconds + seconds; the figure is over the groups published after the
- * warm-up. Why a warm-up: the issue's figure is the latency at a steady rate, and the first seconds after a
- * start are not steady — the processors' code is still being compiled and each lane's first transaction
- * adds its partitions to the transaction (a timeline on the 2-core VM: groups of the first 2 s took up to
- * 840 ms, later ones at most ≈ 220 ms). `whole` keeps every group, so the cold start stays visible.
+ * warm-up. Why a warm-up: the target is the latency at a steady rate, and the first seconds after a start
+ * are not steady — the processors' code is still being compiled and each lane's first transaction adds its
+ * partitions to the transaction (docs/results/processors.md#how-the-latency-is-measured). `whole` keeps every
+ * group, so the cold start stays visible.
  */
 export async function processorsLatency(backbone: Backbone, stepsPerSecond: number, seconds: number, warmUpSeconds = 5): Promise<LatencyResult> {
   const local = await isolated(backbone);
@@ -202,7 +202,7 @@ export async function deleteProcessorsBenchTopics(config: TrajflowConfig): Promi
   await deleteTopicsUnder(config, RUN_PREFIX);
 }
 
-/** The ratio to the raw ceiling the issue asks of the processors (#3). */
+/** The processors' throughput target, as a share of the raw ceiling (docs/results/processors.md). */
 export const TARGET_RATIO = 0.5;
 
 /** One round of the throughput comparison: the raw ceiling, the exactly-once copy, then the processors, back to back. */
@@ -228,8 +228,9 @@ export interface ProcessorsRound extends ThroughputResult {
 /**
  * Rounds of (raw ceiling, processors) back to back, then the latency. The throughput figures are medians
  * over the rounds, the ratio the median of the per-round ratios: on a shared machine the raw ceiling alone
- * moves widely between runs minutes apart (docs/results/processors.md), so a ratio of one raw run and one
- * processors run minutes apart says as much about the neighbours as about the processors.
+ * moves widely from one measurement to the next (docs/results/processors.md#rounds), so a ratio of a raw
+ * ceiling and a processors rate measured at different times says as much about the neighbours as about the
+ * processors.
  */
 export async function measureProcessors(
   backbone: Backbone,

@@ -24,8 +24,8 @@ export const DEAD_LETTERS = 300;
 export const DATA_VERSION = 1;
 /**
  * Step rows per INSERT (a few parts each; progress between them). Small enough that one INSERT answers well
- * within fetch's 300 s wait for response headers on a busy machine: 1M-row INSERTs took 100–300 s on a shared
- * 2-core VM and one went past it ("fetch failed").
+ * within fetch's 300 s wait for response headers even on a busy machine, where a 1M-row INSERT can outlast it
+ * (docs/results/benchmarks.md#bench-queries).
  */
 export const STEP_CHUNK = 250_000;
 

@@ -1,5 +1,5 @@
 // CPU time of the managed servers (Kafka, ClickHouse) from /proc, so a bench can say how much of the
-// machine each side of a measurement used: on the 2-core VM they share the cores with the code measured.
+// machine each side of a measurement used: on a small machine they share the cores with the code measured.
 import { readFileSync } from 'node:fs';
 import type { TrajflowConfig } from '../core/config.js';
 import { clickHousePaths } from '../infra/clickhouse/server.js';

@@ -88,7 +88,7 @@ const SIDE = fileURLToPath(new URL('./sink-side.ts', import.meta.url));
 
 /** Runs one side in a fresh process; its last stdout line is the result. */
 function runSide(request: SideRequest): Promise<SideResult> {
-  // TRAJFLOW_BENCH_SIDE_NODE_ARGS: node flags for the side processes, e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`.
+  // TRAJFLOW_BENCH_SIDE_NODE_ARGS: node flags for the side processes, e.g. `--cpu-prof --cpu-prof-dir=DIR`.
   const nodeArgs = (process.env.TRAJFLOW_BENCH_SIDE_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', SIDE, JSON.stringify(request)], { stdio: ['ignore', 'pipe', 'inherit'] });

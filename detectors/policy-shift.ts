@@ -8,10 +8,9 @@
 // Why: PPO's clip stops the gradient of tokens whose ratio left [1 − ε, 1 + ε], but several epochs and
 // minibatches at a high learning rate can still carry the policy far away in one update; common PPO
 // implementations stop an update's epochs at a target KL of 0.01–0.05. In `bench collapse` the collapses
-// that gave the other detectors no precursor (docs/results/collapse.md) were single updates with PPO-KL
-// 1.3–4.6, and the update that started the gradual one (seed 1) had 1.78; the runs that did not fall stayed
-// below 0.76 (seed 1, with and without the neighbour stem). The alert comes with the update, before the
-// rollouts of the changed policy show the fall. The 1-nat default was chosen from those four seed-1 runs.
+// that gave the other detectors no precursor were single updates with a PPO-KL above 1 nat, while the runs
+// that did not fall stayed well below it: the default sits between the two (docs/results/collapse.md). The
+// alert comes with the update, before the rollouts of the changed policy show the fall.
 import { Checks, withDefaults } from './config-checks.js';
 import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';

@@ -1,4 +1,4 @@
-// The uniform-random policy: the untrained baseline the learner must beat (issue 4). Each turn it picks
+// The uniform-random policy: the untrained baseline the learner must beat. Each turn it picks
 // how many actions to give (uniformly 1..maxActionsPerTurn) and then each action uniformly from the
 // environment's valid actions, and writes them in the RAGEN format. Seeded; never Math.random.
 import { formatReply } from './actions.js';

@@ -255,9 +255,9 @@ async function partitionsVisible(client: Admin, grown: readonly { topic: string;
 
 /**
  * Deletes every topic under `${prefix}.`. Benches and integration tests isolate each run under a prefix of
- * its own; left behind, their topics pile up on a long-lived broker (≈ 90 `bench processors` runs left 53 GB
- * and 7,400 partition directories) and slow it: the raw ceiling of `bench processors` went from ≈ 45,000 to
- * ≈ 82,000 events/s once they were gone. Call after every producer that wrote to them is closed (a kafkajs
+ * its own; left behind, their topics pile up on a long-lived broker and slow it (leftover bench topics had
+ * depressed the raw ceiling of `bench processors`: docs/results/processors.md). Call after every producer
+ * that wrote to them is closed (a kafkajs
  * producer keeps asking for a deleted topic's metadata; see bench/backbone.ts).
  */
 export async function deleteTopicsUnder(config: TrajflowConfig, prefix: string = config.topicPrefix): Promise<number> {

@@ -62,6 +62,13 @@ function commandOf(json) {
 }
 
 const firstAt = (curve, key, level) => curve.find((p) => p[key] >= level)?.envSteps;
+/** The lowest held-out success from the first evaluation at `level` on: whether the run stayed there. */
+const lowestAfter = (curve, key, level) => {
+  const first = curve.findIndex((p) => p[key] >= level);
+  return first < 0 ? undefined : Math.min(...curve.slice(first).map((p) => p[key]));
+};
+/** The held-out success a file's runs were measured against: its own target, else 0.9. */
+const targetOf = (json) => (typeof json.target === 'number' ? json.target : 0.9);
 
 /** One row per run of a `bench learning` file: the real path, its in-process twin, or an in-process algorithm. */
 function learningRows(file, json) {
@@ -75,7 +82,8 @@ function learningRows(file, json) {
       ]) {
         if (!run) continue;
         const last = run.curve.at(-1) ?? {};
-        const staleness = path === 'real' ? `${json.maxStaleness ?? 0} (max seen ${run.stalenessMax ?? '–'}, dropped ${run.droppedStale ?? '–'})` : '—';
+        const lagged = json.maxStaleness > 0 ? `${json.maxStaleness} (every iteration sampled K versions behind)` : '—';
+        const staleness = path === 'real' ? `${json.maxStaleness ?? 0} (max seen ${run.stalenessMax ?? '–'}, dropped ${run.droppedStale ?? '–'})` : lagged;
         rows.push([
           link,
           json.env,
@@ -85,7 +93,8 @@ function learningRows(file, json) {
           int(last.version),
           int(last.envSteps),
           rate(last.heldOut),
-          int(firstAt(run.curve, 'heldOut', 0.9)),
+          `${rate(targetOf(json))}: ${int(firstAt(run.curve, 'heldOut', targetOf(json)))}`,
+          rate(lowestAfter(run.curve, 'heldOut', targetOf(json))),
           rate(run.random),
           seconds(run.seconds),
         ]);
@@ -101,7 +110,8 @@ function learningRows(file, json) {
         '–',
         int(last.envSteps),
         rate(r.final),
-        int(firstAt(r.curve, 'greedy', 0.9)),
+        `${rate(targetOf(json))}: ${int(firstAt(r.curve, 'greedy', targetOf(json)))}`,
+        rate(lowestAfter(r.curve, 'greedy', targetOf(json))),
         rate(json.random),
         seconds(r.seconds),
       ]);
@@ -156,6 +166,29 @@ function learningDetail(file, json) {
   return out;
 }
 
+/** Over the seeds of each file that records its bench's summary (per path, or per algorithm in process): how many seeds reached the target, and the medians. */
+function summaryTable(files) {
+  const rows = [];
+  for (const [file, json] of files) {
+    for (const [path, s] of Object.entries(json.summary ?? {})) {
+      const seconds = s.medianWallSecondsToTarget ?? s.medianWallSecondsTo09;
+      rows.push(
+        `| [${file}](#${slug(file)}) | ${json.env} | ${path === 'real' ? 'real' : path === 'inProcess' ? 'in-process' : `in-process (${path})`} | ${json.maxStaleness ?? '—'} | ${rate(s.target)} | ${s.seedsReachingTarget} of ${s.seeds} | ${int(s.medianEnvStepsToTarget)} | ${typeof seconds === 'number' ? `${Math.round(seconds)} s` : '–'} |`,
+      );
+    }
+  }
+  if (rows.length === 0) return [];
+  return [
+    '## Over seeds',
+    '',
+    'Per file and path: how many seeds reached the target held-out success, and the median env steps and wall time to it (a seed that never reached it counts as never, so the median is "–" when half of them did not).',
+    '',
+    '| file | env | path | max staleness | target | seeds reaching it | median env steps | median wall time |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows,
+  ];
+}
+
 function learningPage(files) {
   const out = [
     MARKER,
@@ -167,11 +200,11 @@ function learningPage(files) {
     'same code in one process without Kafka. What the runs show, and the runs that have no JSON file:',
     '[learning.md](learning.md).',
     '',
-    '| file | env | seed | path | max staleness | updates | env steps | held-out at the end | first ≥ 0.90 at | random policy | wall time |',
-    '|---|---|---|---|---|---|---|---|---|---|---|',
+    '| file | env | seed | path | max staleness | updates | env steps | held-out at the end | target: first reached at (env steps) | lowest held-out from then on | random policy | wall time |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const [file, json] of files) for (const row of learningRows(file, json)) out.push(`| ${row.join(' | ')} |`);
-  out.push('');
+  out.push('', ...summaryTable(files), '');
   for (const [file, json] of files) out.push(...learningDetail(file, json));
   return out;
 }

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { proseOutsideCode } from './helpers/markdown.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -23,24 +24,7 @@ function markdownFiles(): string[] {
 }
 
 /** The text outside fenced code blocks, inline code spans and HTML comments: links there are not links. */
-function proseOf(markdown: string): string {
-  const lines: string[] = [];
-  let fence: string | undefined;
-  for (const line of markdown.split('\n')) {
-    const opener = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence) {
-      if (opener && opener[0] === fence[0] && opener.length >= fence.length) fence = undefined;
-      lines.push('');
-    } else if (opener) {
-      fence = opener;
-      lines.push('');
-    } else lines.push(line);
-  }
-  return lines
-    .join('\n')
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/(`+)[\s\S]*?\1/g, '');
-}
+const proseOf = (markdown: string): string => proseOutsideCode(markdown);
 
 /** Link targets: inline links and images, reference definitions, autolinks. */
 function linksOf(markdown: string): string[] {

@@ -77,3 +77,29 @@ test('the rules catch a cycle, an import against the order, a peer the rules do 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the browser code imports only browser code and the uPlot URL, and nothing but tests imports it', () => {
+  const dir = tree({
+    'web/static/app.js':
+      "import { h } from './dom.js';\nimport uPlot from '/vendor/uplot/uPlot.esm.js';\n/** @import { Run } from './types.js' */\nexport const app = [h, uPlot];\n",
+    'web/static/dom.js': 'export const h = 1;\n',
+    'web/static/types.d.ts': 'export interface Run { readonly runId: string }\n',
+    'web/static/server-side.js': "import { config } from '../../core/config.js';\n/** @import { Row } from '../../core/row.js' */\nexport const s = config;\n",
+    'web/static/elsewhere.js': "import x from '/vendor/other.js';\nexport const e = x;\n",
+    'core/config.ts': 'export const config = 1;\n',
+    'core/row.ts': 'export interface Row { readonly id: string }\n',
+    'api/page.ts': "import { h } from '../web/static/dom.js';\nexport const page = h;\n",
+    'test/types.ts': "import type { Run } from '../web/static/types.js';\nexport type R = Run;\n",
+  });
+  try {
+    const { status, output } = cruise(dir, ['web', 'core', 'api', 'test']);
+    assert.notEqual(status, 0, output);
+    assert.match(output, /browser-code-imports-browser-code: web\/static\/server-side\.js → core\/config\.ts/);
+    assert.match(output, /browser-code-imports-browser-code: web\/static\/server-side\.js → core\/row\.ts/, 'a JSDoc import counts');
+    assert.match(output, /browser-not-to-unresolvable: web\/static\/elsewhere\.js → \/vendor\/other\.js/);
+    assert.match(output, /no-import-of-browser-code: api\/page\.ts → web\/static\/dom\.js/);
+    assert.doesNotMatch(output, /web\/static\/app\.js|test\/types\.ts/, 'the page itself and a test of its types pass');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -1,15 +1,18 @@
 // Runs the test files through node's test runner, so the run closes with the count of tests.
-// `node test/run.ts [unit|int|e2e ...]` picks tiers by file name (*.unit.spec.ts, *.int.spec.ts, *.e2e.spec.ts).
+// `node test/run.ts [unit|int|e2e ...]` picks tiers by file name (*.unit.spec.ts, *.int.spec.ts, *.e2e.spec.ts);
+// `node test/run.ts test/x.unit.spec.ts …` (or `npm test -- test/x.unit.spec.ts`) runs just those files.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../core/config.js';
 import { deleteTopicsUnder } from '../infra/topics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const tiers = process.argv.slice(2);
-const wanted = tiers.length > 0 ? tiers : ['unit', 'int', 'e2e'];
+const args = process.argv.slice(2);
+const named = args.filter((arg) => arg.endsWith('.spec.ts'));
+const tiers = args.filter((arg) => !arg.endsWith('.spec.ts'));
+const wanted = tiers.length > 0 ? tiers : named.length > 0 ? [] : ['unit', 'int', 'e2e'];
 /** No test and no test file runs longer than this (see the spawn below). */
 const FILE_TIMEOUT_MS = 600_000;
 
@@ -24,9 +27,14 @@ function findSpecs(dir: string): string[] {
   return found;
 }
 
-const files = findSpecs(join(root, 'test'))
-  .map((file) => relative(root, file))
-  .sort();
+const missing = named.filter((file) => !existsSync(join(root, file)));
+if (missing.length > 0) {
+  console.error(`no such test file: ${missing.join(', ')} (give paths from the repository root, e.g. test/bench/learning-summary.unit.spec.ts)`);
+  process.exit(1);
+}
+const files = [
+  ...new Set([...named.map((file) => relative(root, join(root, file))), ...(wanted.length > 0 ? findSpecs(join(root, 'test')).map((file) => relative(root, file)) : [])]),
+].sort();
 if (files.length === 0) {
   console.error(`no test files for tiers ${wanted.join(', ')}`);
   process.exit(1);
@@ -46,7 +54,7 @@ const result = spawnSync(
 // clone starts clean anyway. Only on trajflow's own broker: a cluster given by TRAJFLOW_KAFKA_BROKERS may
 // hold `test.*` topics that are not ours. TRAJFLOW_KEEP_TEST_TOPICS=1 keeps them for a look after a failure.
 const config = loadConfig();
-if (wanted.some((tier) => tier !== 'unit') && config.kafka.managed && !process.env.TRAJFLOW_KEEP_TEST_TOPICS) {
+if ((wanted.some((tier) => tier !== 'unit') || named.some((file) => !file.endsWith('.unit.spec.ts'))) && config.kafka.managed && !process.env.TRAJFLOW_KEEP_TEST_TOPICS) {
   try {
     // Quietly: the run's last lines are the test counts.
     await deleteTopicsUnder(config, 'test');

@@ -1,4 +1,4 @@
-// What `trajflow train` tells a user to expect from a preset on a 2-core machine, as data: the held-out success the
+// What `trajflow train` tells a user to expect from a preset on 2 CPU cores, as data: the held-out success the
 // preset is meant to reach and, once measured with `trajflow bench learning --path real` (docs/results/learning.md),
 // the median env steps and minutes it took there. An env without measured figures gets no line.
 
@@ -12,7 +12,7 @@ export interface TrainExpectation {
 }
 
 export const TRAIN_EXPECTATIONS: Readonly<Record<string, TrainExpectation>> = {
-  FrozenLake: { target: 0.9, envStepsToTarget: 47_000, minutesOn2Cores: undefined },
+  FrozenLake: { target: 0.9, envStepsToTarget: 47_000, minutesOn2Cores: 7 },
   Sokoban: { target: 0.5, envStepsToTarget: undefined, minutesOn2Cores: undefined },
   Bandit: { target: 0.9 },
 };

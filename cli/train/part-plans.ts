@@ -12,7 +12,7 @@ export interface PartPlan {
 
 /**
  * The order parts stop in on Ctrl-C or at the end: the gateway and the actors first (the gateway answers the calls
- * in flight, the actors finish the groups they started and report their last iteration), then the learner and
+ * in flight, the actors finish the iterations they started and report their last iteration), then the learner and
  * the evaluator, then the consumers.
  */
 export const STOP_ORDER = ['gateway', 'actors', 'learner', 'evaluator', 'processors', 'detectors', 'dashboard', 'sink'] as const;

@@ -65,9 +65,9 @@ export function trainSettings(f: TrainFlags): TrainSettings {
   const groupSize = positiveInt('group-size', f['--group-size'], preset.groupSize);
   const lr = numberFlag('lr', f['--lr'], { positive: true }) ?? preset.learningRate;
   // Every sample trained is at most this many versions behind the learner (docs/concepts/versions-and-staleness.md).
-  // Default 0, on-policy: reproducible, and the real path is the in-process loop update for update (bit for bit
-  // over 250 FrozenLake updates); 1 lets the actors sample the next batch while the learner trains (≈ 1.5–1.7× the
-  // updates per second here), but which version samples a batch then depends on timing (docs/results/learning.md).
+  // Default 0, on-policy: reproducible, and the real path is the in-process loop update for update, bit for bit;
+  // 1 lets the actors sample the next batch while the learner trains (more updates per second), but which version
+  // samples a batch then depends on timing (docs/results/learning.md).
   const maxStaleness = String(nonNegativeInt('max-staleness', f['--max-staleness'], 0));
   const envOptions = f['--env-options'] ?? JSON.stringify(preset.envOptions);
   // The run seed: the model's initial weights and the training tasks (seed·1,000,000 on), as the in-process loop

@@ -6,9 +6,10 @@
 //
 // Scheduling: P × G workers take the next episode ordinal in turn; a worker whose next ordinal belongs
 // to an iteration the gate does not allow yet waits for a newer learner version. stop() lets no NEW
-// group start, but every group that has one episode started is completed, so processors never get a
-// group with fewer than G episodes from a graceful stop; done resolves once all their events are
-// acknowledged by the broker.
+// iteration start, but every iteration that has one episode started is completed (all its groups), so a
+// graceful stop never leaves the processors a group with fewer than G episodes nor the learner a rollout
+// batch with fewer than P groups, and a rerun from the next iteration continues the run exactly; done
+// resolves once all their events are acknowledged by the broker.
 import { ConfigError } from '../../core/errors.js';
 import type { Policy } from '../policy/policy.js';
 import type { PolicyProvider } from '../policy/provider.js';
@@ -62,7 +63,9 @@ export class RolloutActors {
   private readonly abort = new AbortController();
   private readonly clock: () => number;
   private next: number;
-  /** Ordinals at or past this one are not started (the end of the run, or of the last started group after stop()). */
+  /** The highest ordinal started (-1: none yet). */
+  private lastStarted = -1;
+  /** Ordinals at or past this one are not started (the end of the run, or of the last started iteration after stop()). */
   private end: number;
   private failure: unknown = null;
   private running: Promise<ActorsSummary> | null = null;
@@ -93,11 +96,12 @@ export class RolloutActors {
     return this.running;
   }
 
-  /** Starts no new group; started groups are completed. Resolves like run(). */
+  /** Starts no new iteration; started iterations are completed. Resolves like run(). */
   stop(): Promise<ActorsSummary> {
     if (!this.abort.signal.aborted) {
-      const G = this.config.groupSize;
-      this.end = Math.min(this.end, Math.ceil(this.next / G) * G);
+      const { groups, groupSize } = this.config;
+      const started = this.lastStarted < 0 ? null : coordinatesOf(this.lastStarted, groups, groupSize).iteration;
+      this.end = Math.min(this.end, started === null ? this.next : firstOrdinalOf(started + 1, groups, groupSize));
       this.abort.abort();
     }
     return this.run();
@@ -118,6 +122,7 @@ export class RolloutActors {
         continue; // another worker may have taken the ordinal meanwhile; look again
       }
       this.stats.blockedIteration = null;
+      this.lastStarted = this.next;
       this.next++;
       try {
         await this.runOne(coordinates);

@@ -2,7 +2,7 @@
 //   trajflow actors --env FrozenLake --groups 8 --group-size 8 [--episodes N | --iterations N]
 //                   [--run-id R] [--seed S] [--max-staleness K] [--env-options JSON] [--first-iteration I]
 //                   [--progress-ms MS]
-// Without --episodes/--iterations it runs until SIGINT/SIGTERM, then completes the started groups,
+// Without --episodes/--iterations it runs until SIGINT/SIGTERM, then completes the started iterations,
 // flushes, and exits.
 import type { Command } from '../../infra/cli/command.js';
 import { loadConfig, topicName } from '../../core/config.js';

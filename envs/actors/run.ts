@@ -29,7 +29,7 @@ export interface ActorsRun {
   readonly gate: StalenessGate;
   /** The run's end: every event acknowledged, the version stream closed. Rejects with the first failure. */
   readonly done: Promise<ActorsSummary>;
-  /** Graceful stop (started groups are completed); resolves like done. */
+  /** Graceful stop (started iterations are completed); resolves like done. */
   stop(): Promise<ActorsSummary>;
 }
 

@@ -68,6 +68,9 @@ export class CheckpointError extends TrajflowError {
   }
 }
 
+/** The checkpoint directory holds no manifest: never written, or pruned (the learner keeps only its last versions). */
+export class CheckpointMissingError extends CheckpointError {}
+
 export type CheckpointInput = Omit<CheckpointManifest, 'format' | 'weights' | 'optimizer' | 'checksum' | 'createdAtMs'> & {
   readonly weights: readonly TensorEntry[];
   readonly optimizer: readonly TensorEntry[];
@@ -128,7 +131,8 @@ async function readManifest(directory: string): Promise<CheckpointManifest> {
   try {
     manifest = JSON.parse(await readFile(join(directory, 'manifest.json'), 'utf8')) as CheckpointManifest;
   } catch (error) {
-    throw new CheckpointError(`no readable checkpoint manifest in ${directory}: ${(error as Error).message}`);
+    const message = `no readable checkpoint manifest in ${directory}: ${(error as Error).message}`;
+    throw (error as NodeJS.ErrnoException).code === 'ENOENT' ? new CheckpointMissingError(message) : new CheckpointError(message);
   }
   if (manifest.format !== 'trajflow-checkpoint-v1') throw new CheckpointError(`${directory}: unknown checkpoint format ${String(manifest.format)}`);
   return manifest;

@@ -61,6 +61,13 @@ export interface PolicyLossConfig {
    * no state explains). Default false.
    */
   readonly centerByAction: boolean;
+  /**
+   * Weight of a bonus on the entropy of the minibatch's average reply-token distribution over its scored positions
+   * (loss −= marginalEntropyCoeff·H(Ā)): keeps the policy using every token across states while each state's own
+   * choice sharpens, against a drift of the state-independent preference (a template collapse) that centring does
+   * not stop once Adam rescales the update per parameter. Applied by the trainer, which holds the logits. Default 0.
+   */
+  readonly marginalEntropyCoeff: number;
 }
 
 export const DEFAULT_POLICY_LOSS_CONFIG: PolicyLossConfig = Object.freeze({
@@ -75,6 +82,7 @@ export const DEFAULT_POLICY_LOSS_CONFIG: PolicyLossConfig = Object.freeze({
   valueCoeff: 0,
   valueDiscount: 1,
   centerByAction: false,
+  marginalEntropyCoeff: 0,
 });
 
 const KNOWN_KEYS = [
@@ -90,6 +98,7 @@ const KNOWN_KEYS = [
   'valueCoeff',
   'valueDiscount',
   'centerByAction',
+  'marginalEntropyCoeff',
 ] as const;
 
 // verl's long names, so the message can say which short name to use.
@@ -132,6 +141,7 @@ export function validatePolicyLossConfig(config: PolicyLossConfig): PolicyLossCo
   checkFinite('klCoeff', config.klCoeff, 'a number ≥ 0 (0 = no KL loss)', (v) => v >= 0, d.klCoeff);
   checkFinite('valueCoeff', config.valueCoeff, 'a number ≥ 0 (0 = no value loss; > 0 needs model.valueHead)', (v) => v >= 0, d.valueCoeff);
   checkFinite('valueDiscount', config.valueDiscount, 'a number in [0, 1]', (v) => v >= 0 && v <= 1, d.valueDiscount);
+  checkFinite('marginalEntropyCoeff', config.marginalEntropyCoeff, 'a number ≥ 0 (0 = no bonus on the average distribution)', (v) => v >= 0, d.marginalEntropyCoeff);
   if (typeof config.centerByAction !== 'boolean') throw new ConfigError(`policy loss centerByAction must be true or false; got ${show(config.centerByAction)}.`);
   if (!isKlEstimator(config.klEstimator)) {
     const verl = typeof config.klEstimator === 'string' ? VERL_KL_NAMES[config.klEstimator] : undefined;

@@ -6,7 +6,7 @@
 // (max staleness K) need at least K kept: keepVersionsFor gives the number.
 import { createPolicyProvider, type PolicyProvider } from '../../envs/policy/provider.js';
 import type { PolicyVersionEvent } from '../../schemas/index.js';
-import { readCheckpoint, CheckpointError, type Checkpoint } from '../checkpoint/checkpoint.js';
+import { readCheckpoint, CheckpointError, CheckpointMissingError, type Checkpoint } from '../checkpoint/checkpoint.js';
 import { versionCheckpoints, type WeightsTopicSource } from '../checkpoint/weights-transport.js';
 import { TOKENIZER_NAME } from '../../tokenizer/index.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from './bundle.js';
@@ -54,7 +54,7 @@ export function createCheckpointPolicyProvider(options: CheckpointPolicyOptions)
   const checkpoints = versionCheckpoints(options.weightsTopic);
   return createPolicyProvider({
     initial: options.initial,
-    onError: options.onError,
+    onError: options.onError ?? reportLoadError,
     close: () => checkpoints.close(),
     load: async (event) => {
       const bundle = bundleFromCheckpoint(await checkpoints.read(event));
@@ -69,4 +69,14 @@ export function createCheckpointPolicyProvider(options: CheckpointPolicyOptions)
       return policy;
     },
   });
+}
+
+/**
+ * A rerun's actors read the version topic from its start, and the learner keeps only its last checkpoints: a
+ * version whose directory is gone is said in one line (a newer version follows); any other failure in full.
+ */
+function reportLoadError(error: unknown, event: PolicyVersionEvent): void {
+  if (error instanceof CheckpointMissingError) {
+    console.error(`actors: policy version ${event.version} skipped: its checkpoint was pruned (the learner keeps its last ones); a newer version follows`);
+  } else console.error(`actors: could not load policy version ${event.version}:`, error);
 }

@@ -1,4 +1,4 @@
-// Which stored trajectories a replay trains on, and reading them back (trajflow replay, issue 5 item 6).
+// Which stored trajectories a replay trains on, and reading them back (`trajflow replay`).
 //
 // A selection names one run and narrows it by event time, Kafka position, policy version, reward and
 // success. Two sources hold trajectories:

@@ -6,7 +6,7 @@
 // (tf.memory().numTensors stays flat across updates, see the leak test).
 import * as tf from '@tensorflow/tfjs-core';
 import { ConfigError } from '../../core/errors.js';
-import { entropyFromLogits, maskedMean, policyLoss, type PolicyLossConfig } from '../loss/index.js';
+import { entropyFromLogits, marginalEntropyFromLogits, maskedMean, policyLoss, type PolicyLossConfig } from '../loss/index.js';
 import { targetLogProbs } from '../model/ops.js';
 import type { ReplyHead, TransformerModel } from '../model/transformer.js';
 import { advantagesCentredByAction, splitTurnRows, type TrainingBatch } from './batch.js';
@@ -57,15 +57,25 @@ export class PolicyTrainer {
     this.adam = tf.train.adam(o.learningRate, o.beta1, o.beta2, o.epsilon);
   }
 
-  /** Adam's state (step count and moments), for checkpoints. */
+  /** Adam's state (step count, moments and its running powers of β₁ and β₂), for checkpoints. */
   async optimizerState(): Promise<{ name: string; values: Float32Array; shape: number[] }[]> {
-    const weights = await this.adam.getWeights();
+    const internals = this.adam as unknown as AdamInternals;
+    const weights = [...(await this.adam.getWeights()), ...ADAM_POWERS.map(([name, field]) => ({ name, tensor: internals[field] }))];
     return Promise.all(weights.map(async (w) => ({ name: w.name, shape: [...w.tensor.shape], values: (await w.tensor.data()) as Float32Array })));
   }
 
   async restoreOptimizerState(state: readonly { name: string; values: Float32Array; shape: readonly number[] }[]): Promise<void> {
     if (state.length === 0) return;
-    await this.adam.setWeights(state.map((s) => ({ name: s.name, tensor: tf.tensor(s.values, [...s.shape], 'float32') })));
+    const powers = new Map<string, number>(ADAM_POWERS.map(([name]) => [name, Number.NaN]));
+    for (const s of state) if (powers.has(s.name)) powers.set(s.name, s.values[0]!);
+    const weights = state.filter((s) => !powers.has(s.name));
+    await this.adam.setWeights(weights.map((s) => ({ name: s.name, tensor: tf.tensor(s.values, [...s.shape], 'float32') })));
+    // The saved powers, not tfjs's recomputed β^(t+1) (which differs in the last bits), so the next steps are an uninterrupted run's.
+    const internals = this.adam as unknown as AdamInternals;
+    for (const [name, field] of ADAM_POWERS) {
+      const value = powers.get(name)!;
+      if (!Number.isNaN(value)) tf.tidy(() => internals[field].assign(tf.scalar(value, 'float32')));
+    }
   }
 
   /**
@@ -182,7 +192,7 @@ export class PolicyTrainer {
     const kept: tf.Scalar[] = [];
     const { value, grads } = tf.variableGrads(() => {
       const ids = rows(dealt.ids)!;
-      const { logp, entropy, values } = this.tokenLogProbs(model, ids, rows(dealt.targets)!, dealt.valueTargets !== undefined);
+      const { logp, entropy, values, logits } = this.tokenLogProbs(model, ids, rows(dealt.targets)!, dealt.valueTargets !== undefined);
       const out = policyLoss(
         {
           logp,
@@ -196,10 +206,12 @@ export class PolicyTrainer {
         lossConfig,
       );
       kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
-      if (!values) return out.loss;
+      let loss = out.loss;
+      if (lossConfig.marginalEntropyCoeff > 0) loss = tf.sub(loss, tf.mul(marginalEntropyFromLogits(logits, rows(dealt.mask)!), lossConfig.marginalEntropyCoeff));
+      if (!values) return loss;
       // The value loss: squared error on the scored positions, a masked mean like the policy loss's token-mean.
       const valueLoss = maskedMean(tf.square(tf.sub(values, rows(dealt.valueTargets)!)), rows(dealt.mask)!);
-      return tf.add(out.loss, tf.mul(valueLoss, lossConfig.valueCoeff)) as tf.Scalar;
+      return tf.add(loss, tf.mul(valueLoss, lossConfig.valueCoeff)) as tf.Scalar;
     }, model.variables());
     const values = [value, ...kept].map((t) => t.dataSync()[0]!);
     tf.dispose([value, ...kept]);
@@ -216,17 +228,34 @@ export class PolicyTrainer {
   }
 
   /** log π(target) and the entropy at every position, over the reply vocabulary, at the sampling temperature. */
-  private tokenLogProbs(model: TransformerModel, ids: tf.Tensor2D, targets: tf.Tensor2D, withValues = false): { logp: tf.Tensor2D; entropy: tf.Tensor2D; values?: tf.Tensor2D } {
+  private tokenLogProbs(
+    model: TransformerModel,
+    ids: tf.Tensor2D,
+    targets: tf.Tensor2D,
+    withValues = false,
+  ): { logp: tf.Tensor2D; entropy: tf.Tensor2D; logits: tf.Tensor3D; values?: tf.Tensor2D } {
     const forward = withValues ? model.logitsAndValues(ids, this.options.head) : { logits: model.logits(ids, this.options.head), values: undefined };
     const logits = tf.div(forward.logits, this.options.optimizer.temperature) as tf.Tensor3D;
     const logp = targetLogProbs(logits, targets, this.options.head.size);
-    return { logp, entropy: entropyFromLogits(logits) as tf.Tensor2D, ...(forward.values ? { values: forward.values } : {}) };
+    return { logp, entropy: entropyFromLogits(logits) as tf.Tensor2D, logits, ...(forward.values ? { values: forward.values } : {}) };
   }
 
   dispose(): void {
     this.adam.dispose();
   }
 }
+
+/** The fields of tfjs's AdamOptimizer that hold its running powers of β₁ and β₂ (private there; getWeights leaves them out). */
+interface AdamInternals {
+  readonly accBeta1: tf.Variable;
+  readonly accBeta2: tf.Variable;
+}
+
+/** Their names in a checkpoint's optimizer state, beside tfjs's `iter` and `<variable>/m`, `<variable>/v`. */
+const ADAM_POWERS = [
+  ['adam/accBeta1', 'accBeta1'],
+  ['adam/accBeta2', 'accBeta2'],
+] as const;
 
 /** The total norm of a step's gradients (before clipping). */
 function gradientNorm(grads: tf.NamedTensorMap): number {

@@ -5,7 +5,8 @@
 //
 // Not a Set evicting its first key: V8's ordered hash tables leave a deleted entry in place until the
 // next rehash, and a table kept at a fixed size rehashes only when full, so finding the oldest key walked
-// over every key evicted since — 6.5 µs per add at 10,000 keys, 33 µs at 100,000 (AMD EPYC 2-core VM).
+// over every key evicted since: an add cost more the more keys the memory held
+// (docs/results/processors.md).
 // Here each add is appended to a queue with its sequence number and the map keeps every key's latest
 // one; evicting pops queue entries, skipping those a later add of the same key made stale. O(1) amortised.
 

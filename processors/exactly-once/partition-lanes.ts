@@ -1,9 +1,9 @@
 // One serial lane of writes per input partition. The processors' output of partition p is written by p's
 // transactional producer, one transaction at a time; the lanes of different partitions do not wait for
-// each other, so a slow transaction on one partition (p99 of 300–500 ms on a loaded 2-core machine, against
-// p50 20–30 ms) holds back only its own partition's output, not every partition's as one flush of all
-// partitions did. What is submitted to a busy lane waits and goes into its next transaction together
-// (natural batching per partition).
+// each other, so a slow transaction on one partition (on a loaded machine the slowest take many times the
+// median: docs/results/processors.md) holds back only its own partition's output, not every partition's as
+// one flush of all partitions did. What is submitted to a busy lane waits and goes into its next transaction
+// together (natural batching per partition).
 //
 // Each lane is a promise chain (`tail`): a submit to a lane with no write scheduled appends one write of
 // whatever the lane has queued when that write starts. So `settled()` can wait on a snapshot of the tails —

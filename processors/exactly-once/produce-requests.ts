@@ -1,8 +1,8 @@
 // A transaction's messages as one or more produce requests. kafkajs sends one record batch per topic-partition
 // per sendBatch, and a broker refuses a batch above the topic's max.message.bytes — 1,048,588 bytes by
 // default on a Kafka cluster (trajflow's own broker allows 16 MiB). A lane's transaction carries whatever
-// queued while its previous one was in flight (≈ 0.5 MB per output topic at full speed on the 2-core VM), so
-// one slow transaction would make the next one too big, fail, and fail again after every restart. Above
+// queued while its previous one was in flight (docs/results/processors.md#transaction-sizes), so one slow
+// transaction would make the next one too big, fail, and fail again after every restart. Above
 // `maxBytes` per topic the messages are split into several sendBatch calls of the same transaction.
 import type { TopicMessages } from './transaction-protocol.js';
 

@@ -130,8 +130,8 @@ async function writeOn(
     const topicMessages = unpackMessages(request.messages);
     const { offsets } = request;
     // kafkajs sends AddOffsetsToTxn once, without its retrier: a transaction of offsets only, begun right after
-    // the previous commit, meets CONCURRENT_TRANSACTIONS while the coordinator still writes that commit's markers
-    // (69 of 100 such transactions here, 2026-12-02), and the pipeline failed over a wait of a few milliseconds.
+    // the previous commit, usually meets CONCURRENT_TRANSACTIONS while the coordinator still writes that commit's
+    // markers (docs/design/kafka-client.md), and the pipeline failed over a wait of a few milliseconds.
     // The Java client retries it; so do we, with the producers' short first pauses.
     const sendOffsets = () =>
       retryRetriable(

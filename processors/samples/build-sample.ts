@@ -6,7 +6,7 @@
 // produce observations, though they stay in the sequence as context. Advantages and behaviour
 // log-probs are aligned with the tokens and 0 wherever the mask is 0.
 //
-// Decisions the issue left open:
+// Decisions the schema leaves open, made here:
 // - policyVersion is the oldest version that sampled any action token kept in the sample (the schema's
 //   definition; it bounds staleness from below). `BuiltSample.policyVersions` also gives the newest.
 // - sampleId depends only on (scope, runId, episodeId), so rebuilding a sample after a restart gives

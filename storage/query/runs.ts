@@ -3,11 +3,11 @@
 // successful episodes), rollout batches, learner steps and published policy versions. One aggregate per
 // table, unioned and summed by run — no JOIN. The small tables count by distinct key (uniqExact), so a row
 // the sink stored twice is counted once without the cost of FINAL. The steps table is the big one (tens of
-// millions of rows): hashing every event id took 4–6 s over 10M rows on a 2-core VM (`trajflow bench
-// queries`), a plain scan 0.4 s, so steps are counted as rows — a step the sink stored twice after a crash
-// counts twice until ClickHouse merges the duplicate away — and episodes as rows of step 0. Assembled
+// millions of rows), where hashing every event id costs many times a plain scan (docs/design/runs-list-counts.md,
+// docs/results/benchmarks.md#bench-queries), so steps are counted as rows — a step the sink stored twice after
+// a crash counts twice until ClickHouse merges the duplicate away — and episodes as rows of step 0. Assembled
 // episodes are distinct 64-bit hashes of their ids (half the time of hashing the strings; two ids collide
-// with a chance of about 1 in 10^7 at a million episodes). Over 10M step rows the query took 974 ms.
+// with a chance of about 1 in 10^7 at a million episodes).
 import { DAY_MS, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
 import { sqlInt } from './sql.js';
 import { int, read, type AnalyticsStore } from './store.js';

@@ -11,9 +11,8 @@ export interface SinkOptions {
   readonly events?: readonly EventName[];
   /**
    * Rows per insert at most (default 20,000). ClickHouse's own work per row falls with larger inserts: each
-   * insert writes a part that background merges rewrite, and fewer, larger parts mean fewer merge levels.
-   * Measured on the steps table (2-core VM, 400,000 rows, merges included): ≈ 9–12 µs of ClickHouse CPU per
-   * row at 20,000 against ≈ 18–22 µs at 5,000.
+   * insert writes a part that background merges rewrite, and fewer, larger parts mean fewer merge levels
+   * (docs/results/sink.md).
    */
   readonly batchRows?: number;
   /**
@@ -36,10 +35,10 @@ export interface SinkOptions {
   readonly maxInFlightBytes?: number;
   /**
    * Transcode steps on a worker thread (default false): the main thread then only reads Kafka, batches,
-   * inserts and acks while the worker walks the steps' Avro bytes into rows. It frees the main thread (its
-   * event-loop utilisation fell from 0.95 to 0.86–0.90) but costs ≈ 3–5 µs more CPU per row (the copies to
-   * and from the worker); on the 2-core VM, where the sink, ClickHouse and the broker already use both
-   * cores, it stored no more rows per second (docs/results/sink.md). For machines with cores to spare.
+   * inserts and acks while the worker walks the steps' Avro bytes into rows. It frees the main thread but
+   * costs more CPU per row (the copies to and from the worker); where the sink, ClickHouse and the broker
+   * already use every core it stores no more rows per second (docs/results/sink.md). For machines with
+   * cores to spare.
    */
   readonly transcodeWorker?: boolean;
   /** Write the token arrays of samples to sample_tokens (default false: counts only). */

@@ -1,12 +1,12 @@
 // Step events straight from their Avro bytes into RowBinary steps rows, without building the event or the row.
 //
 // Why: steps are nearly every row the sink writes, and decoding each into an object (strings, arrays, maps),
-// mapping it to a row object and walking that again to encode it cost ≈ 20 µs a row on the 2-core VM, with
-// the GC behind it. The Avro datum of a step already holds its fields in the order of the steps table's
-// columns, mostly in the same bytes: strings are a length then UTF-8 either way, floats 4 little-endian
-// bytes, doubles 8. So the sink walks each datum once, on arrival, writing its row into a shared chunk
+// mapping it to a row object and walking that again to encode it cost several times what walking the bytes
+// once does, with the GC behind it. The Avro datum of a step already holds its fields in the order of the
+// steps table's columns, mostly in the same bytes: strings are a length then UTF-8 either way, floats 4
+// little-endian bytes, doubles 8. So the sink walks each datum once, on arrival, writing its row into a shared chunk
 // (StepChunks), and an insert copies the rows' byte ranges. The walk itself runs in WebAssembly
-// (step-walk.as.ts): in JS its byte loops cost ≈ 6.5 µs a row, there ≈ 2.5 µs with the copies in and out.
+// (step-walk.as.ts), where its byte loops cost a fraction of V8's (docs/design/wasm-kernels.md).
 //
 // It is an optimisation only, never a second definition of a step: `transcodeStep` writes a row only for
 // bytes that eventDecoder (codec.decode + validateEvent) accepts AND that stepRows + rowBinaryEncoder would

@@ -2,8 +2,8 @@
 //
 // The step transcoder's walk (step-transcoder.ts) in WebAssembly: one step's Avro datum → its RowBinary steps
 // row, without the Kafka columns (the host appends those). Why: the walk is byte loops — string copies, the
-// UTF-8 check, varint token ids — and V8 runs a JS byte loop at ≈ 2 ns a byte on the 2-core VM, so the walk
-// cost ≈ 6.5 µs of the sink's ≈ 22 µs per row. Here a word at a time and without bounds-checked views.
+// UTF-8 check, varint token ids — and V8's JS byte loops made the walk a large share of the sink's CPU per
+// row (docs/design/wasm-kernels.md). Here a word at a time and without bounds-checked views.
 //
 // The contract is step-transcoder.ts's: a row is written only for bytes that the decoding path (eventDecoder →
 // stepRows → rowBinaryEncoder) accepts and would write as the same bytes; anything else returns -1 and the

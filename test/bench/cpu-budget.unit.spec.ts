@@ -24,11 +24,15 @@ test('unit: a CPU meter counts the work inside its window, per item, and refuses
   const meter = new CpuMeter(loadConfig());
   assert.throws(() => meter.perItem(1), /before stop/);
   assert.throws(() => meter.stop(), /before start/);
+  // Spins until this process has used `ms` of CPU (not of wall time, which a loaded machine stretches).
   const spin = (ms: number) => {
-    const until = performance.now() + ms;
+    const start = process.cpuUsage();
     let x = 0;
-    while (performance.now() < until) x += Math.sqrt(x + 1);
-    return x;
+    for (;;) {
+      for (let i = 0; i < 10_000; i++) x += Math.sqrt(x + 1);
+      const used = process.cpuUsage(start);
+      if ((used.user + used.system) / 1000 >= ms) return x;
+    }
   };
   spin(100); // outside the window: not counted
   meter.start();
@@ -36,8 +40,8 @@ test('unit: a CPU meter counts the work inside its window, per item, and refuses
   meter.stop();
   spin(100); // after it: not counted either
   const cpu = meter.perItem(1000);
-  // 60 ms of one busy thread over 1,000 items is ≈ 60 µs each; a loaded machine can steal some of the
-  // wall time, and the 100 ms spins on each side must not leak in (that would be ≥ 160 µs).
+  // 60 ms of CPU over 1,000 items is ≈ 60 µs each (other threads of the process add a little); the 100 ms
+  // spins on each side must not leak in (that would be ≥ 160 µs).
   assert.ok(cpu.processMicros > 20 && cpu.processMicros < 150, `process ${cpu.processMicros} µs per item`);
   if (cpu.mainThreadMicros !== null) {
     assert.ok(cpu.mainThreadMicros > 20 && cpu.mainThreadMicros < 150, `main thread ${cpu.mainThreadMicros} µs per item`);

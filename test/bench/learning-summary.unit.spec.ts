@@ -43,13 +43,33 @@ test('over seeds: the count that reached the target and the median with never as
     seeds: 5,
     seedsReachingTarget: 3,
     medianEnvStepsToTarget: 90_000,
+    medianWallSecondsToTarget: null,
     seedsReaching09: 3,
     medianEnvStepsTo09: 90_000,
+    medianWallSecondsTo09: null,
   });
   assert.equal(seedsToTarget([reaches(48_000), never, never, reaches(30_000), never], 0.9).medianEnvStepsTo09, null, 'the median seed never reached it');
   assert.equal(seedsToTarget([reaches(40_000), reaches(20_000)], 0.9).medianEnvStepsTo09, 30_000, 'even count: the mean of the middle two');
   assert.equal(seedsToTarget([reaches(40_000), never], 0.9).medianEnvStepsTo09, null, 'even count with a middle seed that never reached it');
-  assert.deepEqual(seedsToTarget([], 0.5), { target: 0.5, seeds: 0, seedsReachingTarget: 0, medianEnvStepsToTarget: null, seedsReaching05: 0, medianEnvStepsTo05: null });
+  assert.deepEqual(seedsToTarget([], 0.5), {
+    target: 0.5,
+    seeds: 0,
+    seedsReachingTarget: 0,
+    medianEnvStepsToTarget: null,
+    medianWallSecondsToTarget: null,
+    seedsReaching05: 0,
+    medianEnvStepsTo05: null,
+    medianWallSecondsTo05: null,
+  });
+});
+
+test('over seeds: the median wall seconds to the target, null when a reaching seed recorded none', () => {
+  const timed = (steps: number, seconds: number) => curve([0, 0.1, 1], [steps, 0.92, seconds]);
+  const never = curve([0, 0.1, 1], [50_000, 0.4, 300]);
+  const s = seedsToTarget([timed(48_000, 200), never, timed(30_000, 100)], 0.9);
+  assert.equal(s.medianWallSecondsTo09, 200, 'the middle of 100, 200 and never');
+  assert.equal(seedsToTarget([timed(48_000, 200), never, never], 0.9).medianWallSecondsTo09, null, 'the median seed never reached it');
+  assert.equal(seedsToTarget([timed(48_000, 200), curve([0, 0.1], [640, 0.95])], 0.9).medianWallSecondsTo09, null, 'a reaching seed without wall time');
 });
 
 test('the in-process curve maps as it is; extra fields of a point are ignored', () => {

@@ -1,3 +1,4 @@
+// @ts-check
 // The dashboard's entry: hash routes to pages, one page at a time. Each page gets an AbortSignal (its
 // requests end when the user navigates away) and returns dispose() for its timers and streams.
 //   #/                                        runs
@@ -10,13 +11,33 @@ import { renderOps } from './ops.js';
 import { renderRun } from './run.js';
 import { renderRuns } from './runs.js';
 import { renderTrajectory } from './trajectory.js';
+/** @import { Page, PageContext, Route } from './page-types.js' */
 
-const view = document.getElementById('view');
-const tokenForm = document.getElementById('token-form');
-const tokenInput = document.getElementById('token-input');
+/**
+ * The element of index.html with this id, checked to be of the type the page expects.
+ * @template {HTMLElement} T
+ * @param {string} id
+ * @param {new () => T} type
+ * @returns {T}
+ */
+function element(id, type) {
+  const el = document.getElementById(id);
+  if (!(el instanceof type)) throw new Error(`index.html has no ${type.name} with id ${id}`);
+  return el;
+}
+
+const view = element('view', HTMLElement);
+const tokenForm = element('token-form', HTMLFormElement);
+const tokenInput = element('token-input', HTMLInputElement);
+/** @type {{ abort: AbortController, page: Page } | null} */
 let current = null;
 
+/**
+ * @param {string} hash
+ * @returns {Route}
+ */
 function parseRoute(hash) {
+  /** @type {string[]} */
   let parts;
   try {
     parts = hash
@@ -27,25 +48,44 @@ function parseRoute(hash) {
   } catch {
     return { page: 'missing' };
   }
-  if (parts.length === 0) return { page: 'runs' };
-  if (parts.length === 1 && parts[0] === 'ops') return { page: 'ops' };
-  if (parts[0] === 'runs' && parts.length === 2) return { page: 'run', runId: parts[1] };
-  if (parts[0] === 'runs' && parts.length === 4 && parts[2] === 'trajectories') return { page: 'trajectory', runId: parts[1], episodeId: parts[3] };
+  const [section, runId, sub, episodeId] = parts;
+  if (section === undefined) return { page: 'runs' };
+  if (section === 'ops' && runId === undefined) return { page: 'ops' };
+  if (section === 'runs' && runId !== undefined && sub === undefined) return { page: 'run', runId };
+  if (section === 'runs' && runId !== undefined && sub === 'trajectories' && episodeId !== undefined && parts.length === 4) return { page: 'trajectory', runId, episodeId };
   return { page: 'missing' };
 }
 
-const PAGES = {
-  runs: renderRuns,
-  run: renderRun,
-  trajectory: renderTrajectory,
-  ops: renderOps,
-  missing: (root) => {
-    const heading = h('h1', { tabindex: -1 }, 'Page not found');
-    root.append(heading, h('p', {}, h('a', { href: '#/' }, 'Back to the runs')));
-    return { title: 'Not found', heading, dispose() {} };
-  },
-};
+/** @param {HTMLElement} root */
+function renderMissing(root) {
+  const heading = h('h1', { tabindex: -1 }, 'Page not found');
+  root.append(heading, h('p', {}, h('a', { href: '#/' }, 'Back to the runs')));
+  return { title: 'Not found', heading, dispose() {} };
+}
 
+/**
+ * The route's page, rendered into `root`.
+ * @param {HTMLElement} root
+ * @param {Route} route
+ * @param {PageContext} context
+ * @returns {Page}
+ */
+function render(root, route, context) {
+  switch (route.page) {
+    case 'runs':
+      return renderRuns(root, route, context);
+    case 'run':
+      return renderRun(root, route, context);
+    case 'trajectory':
+      return renderTrajectory(root, route, context);
+    case 'ops':
+      return renderOps(root, route, context);
+    case 'missing':
+      return renderMissing(root);
+  }
+}
+
+/** @param {unknown} error */
 function showError(error) {
   if (isAbort(error)) return;
   const auth = error instanceof ApiError && (error.status === 401 || error.status === 403);
@@ -54,7 +94,7 @@ function showError(error) {
     ? `This server needs an API token for reads (${error.detail}). Enter it above.`
     : error instanceof ApiError
       ? error.detail
-      : `Something went wrong: ${error.message}`;
+      : `Something went wrong: ${error instanceof Error ? error.message : String(error)}`;
   view.querySelector('.page-error')?.remove();
   view.prepend(h('p', { class: 'error page-error', role: 'alert' }, text));
 }
@@ -65,7 +105,7 @@ function navigate() {
   view.replaceChildren();
   const route = parseRoute(location.hash);
   const abort = new AbortController();
-  const page = PAGES[route.page](view, route, { signal: abort.signal, onError: showError });
+  const page = render(view, route, { signal: abort.signal, onError: showError });
   current = { abort, page };
   document.title = `${page.title} · trajflow`;
   for (const link of document.querySelectorAll('header nav a')) {

@@ -1,3 +1,4 @@
+// @ts-check
 // Time-series charts over uPlot. Each chart is a <figure> with a caption, the plot, and a text line of the
 // latest values (what a screen reader gets; the canvas is an image). The figure carries data-points (the
 // number of x values drawn) and data-markers (alert markers in view), so tests and scripts can read them.
@@ -7,11 +8,61 @@
 import uPlot from '/vendor/uplot/uPlot.esm.js';
 import { fmt, h } from './dom.js';
 
+/**
+ * One series of a chart: 'line' (the default), 'band-edge' (an edge of the shaded band), 'spikes' (dots only) or
+ * 'reference' (a flat line at its latest value, version charts only).
+ * @typedef {object} SeriesSpec
+ * @property {string} label
+ * @property {'line' | 'band-edge' | 'spikes' | 'reference'} [kind]
+ * @property {string} [color]
+ * @property {number[]} [dash]
+ */
+/** @typedef {SeriesSpec & { color: string }} ColoredSeries */
+/** @typedef {Array<number | null>} Column */
+/**
+ * A chart: its series, band (1-based positions of the high and low edge), fixed y range, and a text the latest-values
+ * line ends with. `axis` says which kind of chart the page asks for: time (the default) or policy version.
+ * @typedef {object} ChartSpec
+ * @property {string} id
+ * @property {string} title
+ * @property {string} [description]
+ * @property {SeriesSpec[]} series
+ * @property {'time' | 'version'} [axis]
+ * @property {[number, number]} [band]
+ * @property {[number, number]} [yRange]
+ * @property {(xs: readonly number[], columns: readonly Column[]) => string} [summary]
+ */
+/** @typedef {{ readonly t: number, readonly severity: string }} Marker an alert at time t (seconds) */
+/**
+ * What the time charts of a page share: the x range in seconds, the alert markers, a cursor-sync key.
+ * @typedef {object} TimePage
+ * @property {() => [number, number]} xRange
+ * @property {() => Marker[]} markers
+ * @property {string} sync
+ */
+/**
+ * What the page holds of a chart.
+ * @typedef {object} Chart
+ * @property {HTMLElement} figure
+ * @property {(xs: number[], columns: Column[]) => void} update redraws with x values (seconds, or versions) and one array per series
+ * @property {() => void} resize
+ * @property {() => void} destroy
+ */
+/** @typedef {{ plot: HTMLDivElement, latest: HTMLParagraphElement, figure: HTMLElement, colored: ColoredSeries[] }} ChartParts */
+
+/** The series colours, in turn, of series that name none. @type {readonly [string, ...string[]]} */
 export const COLORS = ['#1f6feb', '#d1242f', '#1a7f37', '#9a6700', '#8250df', '#bf3989', '#0a7f86', '#57606a'];
-const SEVERITY_COLORS = { critical: '#d1242f', warning: '#bc4c00', info: '#57606a' };
+const WARNING_COLOR = '#bc4c00';
+/** Alert colours by severity; an unknown severity is drawn as a warning. @type {Readonly<Record<string, string>>} */
+const SEVERITY_COLORS = { critical: '#d1242f', warning: WARNING_COLOR, info: '#57606a' };
 const HEIGHT = 200;
 
-/** Draws the page's alerts as dashed vertical lines; `markers()` gives [{ t (seconds), severity }]. */
+/**
+ * Draws the page's alerts as dashed vertical lines; `counted(n)` gets how many are in view.
+ * @param {() => Marker[]} markers
+ * @param {(shown: number) => void} counted
+ * @returns {uPlot.Plugin}
+ */
 function markersPlugin(markers, counted) {
   return {
     hooks: {
@@ -25,7 +76,7 @@ function markersPlugin(markers, counted) {
             if (!(x >= left && x <= left + width)) continue;
             shown++;
             ctx.save();
-            ctx.strokeStyle = SEVERITY_COLORS[marker.severity] ?? SEVERITY_COLORS.warning;
+            ctx.strokeStyle = SEVERITY_COLORS[marker.severity] ?? WARNING_COLOR;
             ctx.lineWidth = 2 * uPlot.pxRatio;
             ctx.setLineDash([6 * uPlot.pxRatio, 4 * uPlot.pxRatio]);
             ctx.beginPath();
@@ -45,6 +96,9 @@ function markersPlugin(markers, counted) {
  * Draws each 'reference' series as a dashed horizontal line across the whole plot at its latest value,
  * labelled with the series label: a baseline such as the random policy's success is one number, and drawn
  * as a path it would vanish while there is a single x value. The figure's data-reference holds the value.
+ * @param {readonly ColoredSeries[]} series
+ * @param {HTMLElement} figure
+ * @returns {uPlot.Plugin}
  */
 function referencePlugin(series, figure) {
   return {
@@ -81,31 +135,38 @@ function referencePlugin(series, figure) {
   };
 }
 
-/** uPlot series options for one of our series specs. */
-function seriesOptions(spec, i) {
-  const color = spec.color ?? COLORS[i % COLORS.length];
+/**
+ * uPlot series options for one of our series specs.
+ * @param {ColoredSeries} spec
+ * @returns {uPlot.Series}
+ */
+function seriesOptions(spec) {
+  const { color } = spec;
   if (spec.kind === 'reference') {
     // Drawn by referencePlugin; here only its legend entry and value.
-    return { label: spec.label, stroke: color, width: 1.5, dash: [6, 4], paths: () => null, points: { show: false }, value: (_u, v) => fmt(v) };
+    return { label: spec.label, stroke: color, width: 1.5, dash: [6, 4], paths: () => null, points: { show: false }, value: valueText };
   }
   if (spec.kind === 'spikes') {
-    return { label: spec.label, stroke: color, paths: () => null, points: { show: true, size: 11, width: 2, stroke: color, fill: color }, value: (_u, v) => fmt(v) };
+    return { label: spec.label, stroke: color, paths: () => null, points: { show: true, size: 11, width: 2, stroke: color, fill: color }, value: valueText };
   }
   if (spec.kind === 'band-edge') {
-    return { label: spec.label, stroke: color, width: 1, dash: [3, 3], points: { show: false }, value: (_u, v) => fmt(v) };
+    return { label: spec.label, stroke: color, width: 1, dash: [3, 3], points: { show: false }, value: valueText };
   }
-  return { label: spec.label, stroke: color, width: 2, points: { size: 5 }, spanGaps: false, value: (_u, v) => fmt(v), ...(spec.dash ? { dash: spec.dash } : {}) };
+  return { label: spec.label, stroke: color, width: 2, points: { size: 5 }, spanGaps: false, value: valueText, ...(spec.dash ? { dash: spec.dash } : {}) };
 }
 
 /**
- * A chart in `parent`. spec: { id, title, description, series: [{ label, kind?: 'line'|'band-edge'|'spikes',
- * color? }], band?: [hiIndex, loIndex] (1-based series positions), yRange?: [min, max] }.
- * page: { xRange(): [min, max] in seconds, markers(), sync: a cursor-sync key }.
+ * A chart over time in `parent`, sharing the page's x range, alert markers and cursor.
+ * @param {HTMLElement} parent
+ * @param {ChartSpec} spec
+ * @param {TimePage} page
+ * @returns {Chart}
  */
 export function createTimeChart(parent, spec, page) {
   const parts = chartFigure(parent, spec, `${spec.title} over time`);
   const { plot, figure, colored } = parts;
   figure.setAttribute('data-markers', '0');
+  /** @type {uPlot.Options} */
   const options = {
     width: Math.max(240, plot.clientWidth || figure.clientWidth || 480),
     height: HEIGHT,
@@ -130,10 +191,14 @@ export function createTimeChart(parent, spec, page) {
  * A chart in `parent` with policy versions on its x axis (integers, a little padding either side) and no
  * alert markers or shared cursor (those are times). spec: as createTimeChart's, and a series may be of
  * kind 'reference': a flat line at its latest value, labelled (referencePlugin).
+ * @param {HTMLElement} parent
+ * @param {ChartSpec} spec
+ * @returns {Chart}
  */
 export function createVersionChart(parent, spec) {
   const parts = chartFigure(parent, spec, `${spec.title} by policy version`);
   const { plot, figure, colored } = parts;
+  /** @type {uPlot.Options} */
   const options = {
     width: Math.max(240, plot.clientWidth || figure.clientWidth || 480),
     height: HEIGHT,
@@ -154,7 +219,13 @@ export function createVersionChart(parent, spec) {
   return chartHandle(new uPlot(options, [[], ...colored.map(() => [])], plot), spec, parts);
 }
 
-/** The <figure> of a chart (caption, hint, plot, latest-values line) appended to `parent`, and its series with colours. */
+/**
+ * The <figure> of a chart (caption, hint, plot, latest-values line) appended to `parent`, and its series with colours.
+ * @param {HTMLElement} parent
+ * @param {ChartSpec} spec
+ * @param {string} label
+ * @returns {ChartParts}
+ */
 function chartFigure(parent, spec, label) {
   const plot = h('div', { class: 'plot', role: 'img', 'aria-label': label });
   const latest = h('p', { class: 'latest', 'data-latest': '' }, 'no data yet');
@@ -167,15 +238,20 @@ function chartFigure(parent, spec, label) {
     latest,
   );
   parent.append(figure);
-  const colored = spec.series.map((s, i) => ({ ...s, color: s.color ?? COLORS[i % COLORS.length] }));
+  const colored = spec.series.map((s, i) => ({ ...s, color: s.color ?? COLORS[i % COLORS.length] ?? COLORS[0] }));
   return { plot, latest, figure, colored };
 }
 
-/** What the page holds of a chart: update (x values and one array per series), resize, destroy. */
+/**
+ * What the page holds of a chart: update (x values and one array per series), resize, destroy.
+ * @param {uPlot} chart
+ * @param {ChartSpec} spec
+ * @param {ChartParts} parts
+ * @returns {Chart}
+ */
 function chartHandle(chart, spec, { plot, latest, figure, colored }) {
   return {
     figure,
-    /** Redraws with x values (seconds, or versions) and one array per series. */
     update(xs, columns) {
       chart.setData([xs, ...columns]);
       figure.setAttribute('data-points', String(xs.length));
@@ -196,11 +272,18 @@ function chartHandle(chart, spec, { plot, latest, figure, colored }) {
   };
 }
 
-const two = (n) => String(n).padStart(2, '0');
+const two = (/** @type {number} */ n) => String(n).padStart(2, '0');
 
-/** Tick labels of the time axis (seconds): time of day within a day, else month-day and time; 24-hour clock. */
+/** A value in a legend: the series' number, '–' where it has none. @type {uPlot.Series.Value} */
+const valueText = (_u, v) => fmt(v);
+
+/**
+ * Tick labels of the time axis (seconds): time of day within a day, else month-day and time; 24-hour clock.
+ * @param {uPlot} u
+ * @param {number[]} ticks
+ */
 function timeTicks(u, ticks) {
-  const span = (u.scales.x.max ?? 0) - (u.scales.x.min ?? 0);
+  const span = (u.scales.x?.max ?? 0) - (u.scales.x?.min ?? 0);
   return ticks.map((t) => {
     const d = new Date(t * 1000);
     const time = span < 600 ? `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}` : `${two(d.getHours())}:${two(d.getMinutes())}`;
@@ -208,7 +291,14 @@ function timeTicks(u, ticks) {
   });
 }
 
+/**
+ * The last value of a column that is not missing; null when none is.
+ * @param {ArrayLike<number | null | undefined> | undefined} column
+ */
 function lastValue(column) {
-  for (let i = (column?.length ?? 0) - 1; i >= 0; i--) if (column[i] !== null && column[i] !== undefined) return column[i];
+  for (let i = (column?.length ?? 0) - 1; i >= 0; i--) {
+    const value = column?.[i];
+    if (value !== null && value !== undefined) return value;
+  }
   return null;
 }

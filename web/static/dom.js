@@ -1,16 +1,24 @@
+// @ts-check
 // Small DOM helpers. Everything shown is set as text (never as HTML), so event text from environments
 // cannot inject markup.
+
+/** @import { Attrs, Child } from './page-types.js' */
 
 /**
  * Creates an element: h('a', { href: '#/', class: 'x', 'data-k': 1, onclick: fn }, 'text', child, [more]).
  * Null, undefined and false children are skipped; strings and numbers become text.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attrs} [attrs]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[K]}
  */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith('on') && typeof value === 'function') el.addEventListener(name.slice(2), value);
-    else if (name === 'class') el.className = value;
+    else if (name === 'class') el.className = String(value);
     else if (value === true) el.setAttribute(name, '');
     else el.setAttribute(name, String(value));
   }
@@ -18,6 +26,10 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/**
+ * @param {HTMLElement} el
+ * @param {readonly Child[]} children
+ */
 function append(el, children) {
   for (const child of children) {
     if (child === undefined || child === null || child === false) continue;
@@ -26,7 +38,11 @@ function append(el, children) {
   }
 }
 
-/** A number for display: '–' when missing, fixed digits below 1000, grouped above. */
+/**
+ * A number for display: '–' when missing, fixed digits below 1000, grouped above.
+ * @param {number | null | undefined} value
+ * @returns {string}
+ */
 export function fmt(value, digits = 3) {
   if (value === null || value === undefined || Number.isNaN(value)) return '–';
   if (!Number.isFinite(value)) return String(value);
@@ -35,20 +51,32 @@ export function fmt(value, digits = 3) {
   return Number.isInteger(value) ? String(value) : value.toFixed(digits);
 }
 
-/** A percentage of a 0..1 rate. */
+/**
+ * A percentage of a 0..1 rate.
+ * @param {number | null | undefined} rate
+ */
 export function pct(rate) {
   return rate === null || rate === undefined ? '–' : `${(100 * rate).toFixed(1)} %`;
 }
 
-/** Local date and time of an epoch-ms time, to the second. */
+/**
+ * Local date and time of an epoch-ms time, to the second.
+ * @param {number | null | undefined} ms
+ */
 export function fmtTime(ms) {
   if (ms === null || ms === undefined) return '–';
   const d = new Date(ms);
-  const two = (n) => String(n).padStart(2, '0');
+  const two = (/** @type {number} */ n) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())}`;
 }
 
-/** A table with a caption, header cells and rows of cells (a cell is text or a node). */
+/**
+ * A table with a caption, header cells and rows of cells (a cell is text or a node).
+ * @param {string} caption
+ * @param {readonly string[]} headers
+ * @param {ReadonlyArray<readonly Child[]>} rows
+ * @param {Attrs} [attrs]
+ */
 export function table(caption, headers, rows, attrs = {}) {
   return h(
     'table',
@@ -77,7 +105,11 @@ export function table(caption, headers, rows, attrs = {}) {
   );
 }
 
-/** A <dl> of [term, value] pairs. */
+/**
+ * A <dl> of [term, value] pairs.
+ * @param {ReadonlyArray<readonly [string, Child]>} pairs
+ * @param {Attrs} [attrs]
+ */
 export function facts(pairs, attrs = {}) {
   return h(
     'dl',

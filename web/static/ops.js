@@ -1,15 +1,25 @@
+// @ts-check
 // The pipeline page: lag and throughput of each consumer group (GET /v1/lag, polled; throughput is the
 // growth of a group's committed offsets between two polls), and the dead letters with their reasons.
-import { getJson } from './api.js';
+import { ApiError, getJson } from './api.js';
 import { fmt, fmtTime, h, table } from './dom.js';
+/** @import { Page, PageContext } from './page-types.js' */
+/** @import { DeadLettersResponse, GroupLag, LagResponse } from './types.js' */
 
 const POLL_MS = 5000;
 
-/** Records a group has committed, over every partition (unknown offsets count as 0). */
+/**
+ * Records a group has committed, over every partition (unknown offsets count as 0).
+ * @param {GroupLag} group
+ */
 function committed(group) {
   return group.topics.reduce((sum, topic) => sum + topic.partitions.reduce((n, p) => n + (p.committedOffset ?? 0), 0), 0);
 }
 
+/**
+ * @param {LagResponse} report
+ * @param {ReadonlyMap<string, number>} rates records per second by group id
+ */
 function lagTable(report, rates) {
   return table(
     `Consumer groups under ${report.prefix}. (total lag ${fmt(report.totalLag)} records)`,
@@ -37,8 +47,10 @@ function lagTable(report, rates) {
   );
 }
 
+/** @param {DeadLettersResponse} body */
 function deadLetters(body) {
   if (body.deadLetters.length === 0) return h('p', { class: 'empty', 'data-dead-letters': 0 }, 'No dead letters in the last 24 hours.');
+  /** @type {Map<string, number>} */
   const byReason = new Map();
   for (const letter of body.deadLetters) byReason.set(letter.reason, (byReason.get(letter.reason) ?? 0) + 1);
   return h(
@@ -64,7 +76,13 @@ function deadLetters(body) {
   );
 }
 
-export function renderOps(root, _params, { signal, onError }) {
+/**
+ * @param {HTMLElement} root
+ * @param {unknown} _route
+ * @param {PageContext} context
+ * @returns {Page}
+ */
+export function renderOps(root, _route, { signal, onError }) {
   const heading = h('h1', { tabindex: -1 }, 'Pipeline');
   const lagBox = h('div', {}, h('p', {}, 'Loading…'));
   const deadBox = h('div', {}, h('p', {}, 'Loading…'));
@@ -80,11 +98,13 @@ export function renderOps(root, _params, { signal, onError }) {
     h('section', { 'aria-labelledby': 'dead-h' }, h('h2', { id: 'dead-h' }, 'Dead letters (last 24 hours)'), deadBox),
   );
 
+  /** @type {{ at: number, committed: Map<string, number> } | null} */
   let previous = null;
   async function pollLag() {
     try {
       const report = await getJson('/v1/lag', { signal });
       const now = performance.now();
+      /** @type {Map<string, number>} */
       const rates = new Map();
       if (previous !== null) {
         const seconds = (now - previous.at) / 1000;
@@ -96,7 +116,7 @@ export function renderOps(root, _params, { signal, onError }) {
       previous = { at: now, committed: new Map(report.groups.map((g) => [g.groupId, committed(g)])) };
       lagBox.replaceChildren(lagTable(report, rates));
     } catch (error) {
-      if (error?.status === 503) lagBox.replaceChildren(h('p', { class: 'error' }, `Consumer lag is not available: ${error.detail}`));
+      if (error instanceof ApiError && error.status === 503) lagBox.replaceChildren(h('p', { class: 'error' }, `Consumer lag is not available: ${error.detail}`));
       else throw error;
     }
   }

@@ -1,3 +1,4 @@
+// @ts-check
 // One run: learning curves, held-out evaluations by policy version, the collapse panel with its alerts, and
 // the run's trajectories, kept current by the run's event stream. The data lives in `state`; every change
 // schedules one redraw of all charts.
@@ -6,41 +7,80 @@ import { createTimeChart, createVersionChart } from './charts.js';
 import { alertsTable, spikeFlags } from './collapse.js';
 import { fmt, fmtTime, h, pct, table } from './dom.js';
 import { subscribe } from './live.js';
+/** @import { Chart, ChartSpec, TimePage } from './charts.js' */
+/** @import { Page, PageContext } from './page-types.js' */
+/** @import { AlertView, CurvePoint, EpisodeOutcomes, EvaluationView, LearnerMetricsView, OnLiveEvent, RolloutStatsView } from './types.js' */
+/** @typedef {{ [K in keyof CurvePoint]: CurvePoint[K] extends number | null ? K : never }[keyof CurvePoint]} CurveField a field of the curve with a number */
 
 /** The stream starts this long before the newest row loaded, so rows stored a little late are not missed. */
 const STREAM_OVERLAP_MS = 60_000;
 /** Points kept per series while the page stays open (the oldest go first). */
 const MAX_POINTS = 5000;
 
-const seconds = (ms) => ms / 1000;
-const byTime = (a, b) => a.timeMs - b.timeMs;
+const seconds = (/** @type {number} */ ms) => ms / 1000;
+const byTime = (/** @type {CurvePoint} */ a, /** @type {CurvePoint} */ b) => a.timeMs - b.timeMs;
 
-/** A curve point from a live rollout-stats row (the curve's per-batch point has the same fields). */
+/**
+ * A curve point from a live rollout-stats row: the batch as one point, as the curve has it without buckets (the
+ * run's cumulative env steps are not known from one row).
+ * @param {RolloutStatsView} row
+ * @returns {CurvePoint}
+ */
 function pointOfBatch(row) {
-  const low = row.rewardMean === null || row.rewardStd === null ? null : row.rewardMean - row.rewardStd;
-  const high = row.rewardMean === null || row.rewardStd === null ? null : row.rewardMean + row.rewardStd;
-  const closed = row.closedBy ?? {};
+  const { rewardMean: mean, rewardStd: std, meanLength } = row;
+  const closed = (/** @type {string} */ reason) => row.closedBy[reason] ?? 0;
   return {
     ...row,
     timeMs: row.eventTimeMs,
-    rewardLow: low,
-    rewardHigh: high,
-    closedTimeout: row.closedTimeout ?? closed.timeout ?? 0,
-    closedIdle: row.closedIdle ?? closed.idle ?? 0,
+    batches: 1,
+    lastEventTimeMs: row.eventTimeMs,
+    rewardLow: mean === null || std === null ? null : mean - std,
+    rewardHigh: mean === null || std === null ? null : mean + std,
+    envSteps: meanLength === null ? null : Math.round(meanLength * row.trajectories),
+    cumulativeEnvSteps: null,
+    closedFull: closed('full'),
+    closedIdle: closed('idle'),
+    closedTimeout: closed('timeout'),
+    closedEvicted: closed('evicted'),
   };
 }
 
+/**
+ * Replaces the item with the same key, or appends it.
+ * @template T
+ * @param {T[]} list
+ * @param {T} item
+ * @param {(x: T) => string | number | null} key
+ */
 function upsert(list, item, key) {
   const at = list.findIndex((x) => key(x) === key(item));
   if (at >= 0) list[at] = item;
   else list.push(item);
 }
 
+/**
+ * A learner step's template-collapse scores, when it has them: MI over its upper bound log N, retrieval accuracy and
+ * chance. Null for a step the cross-scoring skipped.
+ * @param {LearnerMetricsView} step
+ */
+function templateScores(step) {
+  const mi = step.metrics['template.mi'];
+  const bound = step.metrics['template.miUpperBound'];
+  if (typeof mi !== 'number' || !Number.isFinite(mi) || typeof bound !== 'number' || !(bound > 0)) return null;
+  return { time: seconds(step.eventTimeMs), mi: mi / bound, retrieval: step.metrics['template.retrievalAccuracy'] ?? null, chance: step.metrics['template.chance'] ?? null };
+}
+
+/**
+ * Every k of a pass map over the points, in numeric order.
+ * @param {readonly CurvePoint[]} points
+ * @param {'passAtK' | 'passHatK'} field
+ */
 const sortedKs = (points, field) => [...new Set(points.flatMap((p) => Object.keys(p[field] ?? {})))].sort((a, b) => Number(a) - Number(b));
 
 /**
  * How the run's episodes ended, and — for a run fed by the OpenAI-compatible gateway — how many its agents finished
  * and how many timed out (the gateway publishes those as truncated; docs/design/gateway-recording.md).
+ * @param {EpisodeOutcomes} outcomes
  */
 function outcomesSummary({ trajectories: t, gateway: g }) {
   const lines = [
@@ -62,15 +102,24 @@ function outcomesSummary({ trajectories: t, gateway: g }) {
   return lines;
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {{ readonly runId: string }} route
+ * @param {PageContext} context
+ * @returns {Page}
+ */
 export function renderRun(root, { runId }, { signal, onError }) {
+  /** @type {{ curve: CurvePoint[], bucketMs: number | null, learner: LearnerMetricsView[], alerts: AlertView[], evaluations: EvaluationView[] }} */
   const state = { curve: [], bucketMs: null, learner: [], alerts: [], evaluations: [] };
+  /** @type {Map<string, { key: string, chart: Chart }>} */
   const charts = new Map();
   const heading = h('h1', { tabindex: -1 }, 'Run ', h('code', {}, runId));
   const liveStatus = h('p', { class: 'live', role: 'status', 'data-live': 'off' }, 'Live updates: starting…');
   const curveNote = h('p', { class: 'hint' });
   // One slot per chart, so the charts keep this order whichever data arrives first.
+  /** @type {Map<string, HTMLDivElement>} */
   const slots = new Map();
-  const grid = (ids) =>
+  const grid = (/** @type {string[]} */ ids) =>
     h(
       'div',
       { class: 'charts' },
@@ -105,6 +154,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
     h('section', { 'aria-labelledby': 'trajectories-h' }, h('h2', { id: 'trajectories-h' }, 'Trajectories'), trajectoriesBox),
   );
 
+  /** @type {TimePage} */
   const page = {
     sync: `run:${runId}`,
     markers: () => state.alerts.map((a) => ({ t: seconds(a.eventTimeMs), severity: a.severity })),
@@ -118,9 +168,13 @@ export function renderRun(root, { runId }, { signal, onError }) {
     },
   };
 
-  /** Creates the chart once (again when its series change, as when a new k appears). */
+  /**
+   * Creates the chart once (again when its series change, as when a new k appears).
+   * @param {ChartSpec} spec
+   */
   function chart(spec) {
     const parent = slots.get(spec.id);
+    if (!parent) throw new Error(`No place on the page for the chart ${spec.id}`);
     const key = `${spec.id}|${spec.series.map((s) => s.label).join(',')}`;
     const existing = charts.get(spec.id);
     if (existing?.key === key) return existing.chart;
@@ -133,7 +187,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
   function drawCurves() {
     const points = state.curve;
     const xs = points.map((p) => seconds(p.timeMs));
-    const col = (field) => points.map((p) => p[field] ?? null);
+    const col = (/** @type {CurveField} */ field) => points.map((p) => p[field] ?? null);
     chart({
       id: 'reward',
       title: 'Reward (mean ± std)',
@@ -158,7 +212,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
       yRange: [0, 1],
     }).update(xs, [...atKs.map((k) => points.map((p) => p.passAtK?.[k] ?? null)), ...hatKs.map((k) => points.map((p) => p.passHatK?.[k] ?? null))]);
     // Groups the assembly completed without waiting for all their members (docs/design/group-completion.md).
-    const total = (field) => points.reduce((n, p) => n + (p[field] ?? 0), 0);
+    const total = (/** @type {CurveField} */ field) => points.reduce((n, p) => n + (p[field] ?? 0), 0);
     const closedTimeout = total('closedTimeout');
     const closedIdle = total('closedIdle');
     const closed = chart({
@@ -213,7 +267,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
     grad.update(xs, [norms, norms.map((v, i) => (flags[i] ? v : null))]);
     grad.figure.setAttribute('data-spikes', String(spikes));
     // RAGEN-2 cross-scoring runs every few updates: only those steps are points.
-    const scored = steps.filter((s) => Number.isFinite(s.metrics?.['template.mi']) && s.metrics?.['template.miUpperBound'] > 0);
+    const scored = steps.map(templateScores).filter((t) => t !== null);
     chart({
       id: 'template',
       title: 'Input dependence (RAGEN-2 MI, retrieval)',
@@ -225,12 +279,8 @@ export function renderRun(root, { runId }, { signal, onError }) {
       ],
       yRange: [0, 1],
     }).update(
-      scored.map((s) => seconds(s.eventTimeMs)),
-      [
-        scored.map((s) => s.metrics['template.mi'] / s.metrics['template.miUpperBound']),
-        scored.map((s) => s.metrics['template.retrievalAccuracy'] ?? null),
-        scored.map((s) => s.metrics['template.chance'] ?? null),
-      ],
+      scored.map((t) => t.time),
+      [scored.map((t) => t.mi), scored.map((t) => t.retrieval), scored.map((t) => t.chance)],
     );
     chart({
       id: 'importance',
@@ -346,15 +396,18 @@ export function renderRun(root, { runId }, { signal, onError }) {
   }
 
   // Live rows: per-batch curves take the batch as a point; bucketed curves are fetched again (throttled).
-  let refetch = null;
+  /** @type {number | undefined} */
+  let refetch;
+  /** @param {() => Promise<unknown>} work */
   function later(work) {
-    if (refetch) return;
+    if (refetch !== undefined) return;
     refetch = setTimeout(() => {
-      refetch = null;
+      refetch = undefined;
       work().then(draw, onError);
     }, 2000);
   }
-  function onEvent(type, data) {
+  /** @type {OnLiveEvent} */
+  const onEvent = (type, data) => {
     if (type === 'rollout-stats') {
       if (state.bucketMs === null) upsert(state.curve, pointOfBatch(data), (p) => p.batchId);
       later(async () => {
@@ -364,12 +417,15 @@ export function renderRun(root, { runId }, { signal, onError }) {
     else if (type === 'alert') upsert(state.alerts, data, (a) => a.alertId);
     else if (type === 'evaluation') upsert(state.evaluations, data, (e) => e.policyVersion);
     draw();
-  }
+  };
 
+  /** @type {() => void} */
   let unsubscribe = () => undefined;
+  /** @type {number | undefined} */
+  let resizeTimer;
   const onResize = () => {
-    clearTimeout(onResize.timer);
-    onResize.timer = setTimeout(() => charts.forEach(({ chart: c }) => c.resize()), 150);
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => charts.forEach(({ chart: c }) => c.resize()), 150);
   };
   window.addEventListener('resize', onResize);
 
@@ -402,7 +458,7 @@ export function renderRun(root, { runId }, { signal, onError }) {
     dispose() {
       unsubscribe();
       clearTimeout(refetch);
-      clearTimeout(onResize.timer);
+      clearTimeout(resizeTimer);
       window.removeEventListener('resize', onResize);
       charts.forEach(({ chart: c }) => c.destroy());
     },

@@ -1,10 +1,18 @@
+// @ts-check
 // The list of runs (GET /v1/runs), newest activity first, refreshed every 15 s.
 import { enc, getJson } from './api.js';
 import { fmtTime, h, pct, table } from './dom.js';
+/** @import { Page, PageContext } from './page-types.js' */
 
 const REFRESH_MS = 15_000;
 
-export function renderRuns(root, _params, { signal, onError }) {
+/**
+ * @param {HTMLElement} root
+ * @param {unknown} _route
+ * @param {PageContext} context
+ * @returns {Page}
+ */
+export function renderRuns(root, _route, { signal, onError }) {
   const heading = h('h1', { tabindex: -1 }, 'Runs');
   const body = h('div', {}, h('p', {}, 'Loading…'));
   root.append(heading, h('p', { class: 'hint' }, 'Runs with events in the last 30 days. Open one for its learning curves, collapse warnings and trajectories.'), body);

@@ -99,10 +99,10 @@ test('Bandit rollouts of one group draw their own high-arm rewards (rewardSeedOf
   assert.equal(new Set(hi).size, 2, `high-arm rewards ${JSON.stringify(hi)}`);
 });
 
-test('stop() starts no new group but completes the started ones', async () => {
+test('stop() starts no new iteration but completes the started ones, every group of them', async () => {
   const { run, events } = actors({ iterations: null, groups: 2, groupSize: 3 });
   const done = run.run();
-  // Let some work happen, then stop: every group seen must have all 3 episodes.
+  // Let some work happen, then stop: every group seen must have all 3 episodes, every iteration seen both groups.
   await until(() => run.stats.episodes >= 10);
   const summary = await run.stop();
   assert.equal(summary.stopped, true);
@@ -110,7 +110,38 @@ test('stop() starts no new group but completes the started ones', async () => {
   const perGroup = new Map<string, Set<string>>();
   for (const e of events) perGroup.set(e.groupId, (perGroup.get(e.groupId) ?? new Set()).add(e.episodeId));
   for (const [group, episodes] of perGroup) assert.equal(episodes.size, 3, group);
+  assert.equal(perGroup.size, 2 * (summary.iteration + 1), `iterations 0 … ${summary.iteration}, two groups each`);
   assert.equal(summary.episodes, perGroup.size * 3);
+});
+
+test('a stop right after the first episode of an iteration run ahead into completes that iteration, every group of it', async () => {
+  // 2 groups × 2 per iteration, one ahead of the learner. Group 1's episodes are held (their publishes wait), so
+  // group 0's workers move on to iteration 1 alone; the stop comes at its first step, before its second group started.
+  const config = actorsConfig({ runId: 'unit', envName: 'FrozenLake', groups: 2, groupSize: 2, iterations: null, maxStaleness: 1, progressEveryMs: 0 });
+  const provider = createRandomPolicyProvider();
+  const events: StepEvent[] = [];
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let stopped: Promise<unknown> | undefined;
+  const run: RolloutActors = new RolloutActors(config, {
+    provider,
+    gate: new StalenessGate(1),
+    history: new PolicyHistory(provider.current()),
+    publish: async (event) => {
+      events.push(event);
+      if (event.info.iteration === '1') stopped ??= run.stop();
+      if (event.groupId === 'unit/g1') await held;
+    },
+  });
+  const done = run.run();
+  await until(() => stopped !== undefined);
+  release();
+  const summary = await done;
+  assert.equal(summary.iteration, 1);
+  const groupsOf = (iteration: string) => new Set(events.filter((e) => e.info.iteration === iteration).map((e) => e.groupId));
+  assert.deepEqual([...groupsOf('1')].sort(), ['unit/g2', 'unit/g3'], 'both groups of iteration 1');
+  assert.equal(new Set(events.filter((e) => e.info.iteration === '1').map((e) => e.episodeId)).size, 4, 'all four episodes of iteration 1');
+  assert.equal(groupsOf('2').size, 0, 'no later iteration started');
 });
 
 test('the staleness bound holds the next iteration until a newer version, which the freed episodes use', async () => {

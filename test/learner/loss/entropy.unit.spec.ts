@@ -1,8 +1,9 @@
-// entropyFromLogits (docs/algorithms.md §8): logsumexp(z) − Σ softmax(z)·z against hand values, its gradient, stability and shapes.
+// entropyFromLogits (docs/algorithms.md §8): logsumexp(z) − Σ softmax(z)·z against hand values, its gradient, stability and shapes;
+// marginalEntropyFromLogits: the entropy of the average distribution over the masked positions.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TrajflowError } from '../../../core/errors.js';
-import { entropyFromLogits } from '../../../learner/loss/index.js';
+import { entropyFromLogits, marginalEntropyFromLogits } from '../../../learner/loss/index.js';
 import { near, tf, values } from './setup.js';
 
 const LN2 = Math.LN2;
@@ -69,4 +70,50 @@ test('logits must be [B, T, V]; no tensor is left behind', () => {
   assert.equal(tf.memory().numTensors, before);
   assert.equal(logits.isDisposed, false);
   logits.dispose();
+});
+
+test('marginal entropy: sure but different choices at two positions average to ln 2; masked positions do not count', () => {
+  // Position 1 sure of token 0, position 2 sure of token 1, position 3 (masked out) sure of token 2.
+  const logits = tf.tensor3d([
+    [
+      [30, 0, 0],
+      [0, 30, 0],
+      [0, 0, 30],
+    ],
+  ]);
+  const mask = tf.tensor2d([[1, 1, 0]]);
+  const h = marginalEntropyFromLogits(logits, mask);
+  near(values(h), [LN2]);
+  const perToken = tf.tidy(() => entropyFromLogits(logits));
+  assert.ok(Math.max(...values(perToken)) < 1e-9, 'each position on its own is sure');
+  const same = tf.tidy(() =>
+    marginalEntropyFromLogits(
+      tf.tensor3d([
+        [
+          [30, 0, 0],
+          [30, 0, 0],
+        ],
+      ]),
+      tf.tensor2d([[1, 1]]),
+    ),
+  );
+  assert.ok(values(same)[0]! < 1e-9, 'the same sure choice everywhere: no spread');
+  tf.dispose([logits, mask, h, perToken, same]);
+});
+
+test('marginal entropy: its gradient pushes a shared preference back towards the other tokens', () => {
+  const logits = tf.variable(
+    tf.tensor3d([
+      [
+        [1, 0],
+        [1, 0],
+      ],
+    ]),
+  );
+  const mask = tf.tensor2d([[1, 1]]);
+  const { grads } = tf.variableGrads(() => tf.neg(marginalEntropyFromLogits(logits, mask)), [logits]);
+  const g = values(grads[logits.name]!);
+  assert.ok(g[0]! > 0 && g[1]! < 0, `minimising −H lowers the preferred token's logit: ${g.join(', ')}`);
+  assert.throws(() => marginalEntropyFromLogits(tf.tensor2d([[1, 0]]), mask), TrajflowError);
+  tf.dispose([logits, mask, ...Object.values(grads)]);
 });

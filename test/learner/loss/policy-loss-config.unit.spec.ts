@@ -28,6 +28,7 @@ test('defaults: DAPO clip 0.2/0.28, dual clip 3, token-mean, no entropy bonus, n
       valueCoeff: 0,
       valueDiscount: 1,
       centerByAction: false,
+      marginalEntropyCoeff: 0,
     },
   );
   assert.ok(Object.isFrozen(config));
@@ -75,6 +76,7 @@ test("KL estimator: verl's long names get pointed at the short one", () => {
 
 test('coefficients, lossScaleFactor and unknown options', () => {
   rejects({ entropyCoeff: -0.001 }, /entropyCoeff must be a number ≥ 0; got -0\.001/);
+  rejects({ marginalEntropyCoeff: -1 }, /marginalEntropyCoeff must be a number ≥ 0 \(0 = no bonus on the average distribution\); got -1/);
   rejects({ entropyTarget: 0 }, /entropyTarget must be a number of nats > 0, or null for an uncapped bonus; got 0/);
   rejects({ klCoeff: Number.NaN }, /klCoeff must be a number ≥ 0 \(0 = no KL loss\); got NaN/);
   rejects(
@@ -83,7 +85,7 @@ test('coefficients, lossScaleFactor and unknown options', () => {
   );
   rejects(
     { clipRatio: 0.2 },
-    /unknown policy loss option 'clipRatio': the options are clipRatioLow, clipRatioHigh, clipRatioC, lossAggMode, lossScaleFactor, entropyCoeff, entropyTarget, klCoeff, klEstimator, valueCoeff, valueDiscount, centerByAction\./,
+    /unknown policy loss option 'clipRatio': the options are clipRatioLow, clipRatioHigh, clipRatioC, lossAggMode, lossScaleFactor, entropyCoeff, entropyTarget, klCoeff, klEstimator, valueCoeff, valueDiscount, centerByAction, marginalEntropyCoeff\./,
   );
 });
 

@@ -1,9 +1,9 @@
-// PolicyTrainer.update on WASM: no tensor leak across updates, bit-for-bit determinism for the same seed (and different weights for another model seed), shuffled minibatches as a seeded row order, and a non-finite gradient (NaN or ±Infinity advantage on a trained token) skips the optimizer step leaving the weights untouched.
+// PolicyTrainer.update on WASM: no tensor leak across updates, bit-for-bit determinism for the same seed (and different weights for another model seed), the same next updates after a restore of its state, shuffled minibatches as a seeded row order, and a non-finite gradient (NaN or ±Infinity advantage on a trained token) skips the optimizer step leaving the weights untouched.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
-import { buildPolicyLossConfig } from '../../../learner/loss/index.js';
+import { buildPolicyLossConfig, marginalEntropyFromLogits } from '../../../learner/loss/index.js';
 import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../../../learner/policy/bundle.js';
 import { buildBatch, shuffledRows, type TrainingBatch } from '../../../learner/train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../../../learner/train/config.js';
@@ -86,6 +86,28 @@ for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINIT
     }
   });
 }
+
+test("resume: a trainer restored from another's weights, Adam state and update count makes its next updates bit for bit", async () => {
+  const stopped = smallBundle();
+  const never = trainerFor(stopped);
+  const batch = syntheticBatch(stopped);
+  // Five Adam steps: tfjs's own restore recomputes β^(t+1) as a power, which here differs in the last bits from the product the steps accumulated.
+  for (let i = 0; i < 5; i++) never.update(batch);
+  const { vocabSize: _, ...shape } = stopped.model.config;
+  const resumedBundle = createPolicyBundle(stopped.vocabulary.words, shape, await weightsOf(stopped));
+  const resumed = trainerFor(resumedBundle);
+  try {
+    await resumed.restoreOptimizerState(await never.optimizerState());
+    resumed.updates = never.updates;
+    for (let i = 0; i < 3; i++) assert.deepEqual(withoutDuration(resumed.update(batch)), withoutDuration(never.update(batch)), `update ${5 + i}`);
+    assertSameWeights(await weightsOf(resumedBundle), await weightsOf(stopped), 'after 3 updates past the resume');
+  } finally {
+    never.dispose();
+    resumed.dispose();
+    disposeBundle(stopped);
+    disposeBundle(resumedBundle);
+  }
+});
 
 test('turnRows: one row per turn for a turn-attention policy with token-mean; a batch wider than the context is refused with the fix in the message', () => {
   const plain = smallBundle();
@@ -194,4 +216,44 @@ test('targetKl: a minibatch whose PPO-KL passes 1.5 × targetKl takes no step an
   assert.deepEqual(withoutDuration(high.metrics), withoutDuration(off.metrics));
   assertSameWeights(high.after, off.after, 'a targetKl never reached');
   assert.throws(() => buildOptimizerConfig({ targetKl: 0 }), /learner\.targetKl must be a positive number/);
+});
+
+test('marginalEntropyCoeff: with no advantage signal the update spreads the average reply distribution; without it nothing moves', () => {
+  const marginal = (bundle: PolicyBundle, batch: TrainingBatch) =>
+    tf.tidy(() => {
+      const ids = tf.tensor2d(batch.ids, [batch.rows, batch.time], 'int32');
+      return marginalEntropyFromLogits(bundle.model.logits(ids, bundle.head), tf.tensor2d(batch.mask, [batch.rows, batch.time])).dataSync()[0]!;
+    });
+  const after = (marginalEntropyCoeff: number) => {
+    const bundle = smallBundle();
+    // A policy that prefers one reply token everywhere: its output bias raised by 3 nats.
+    const bias = bundle.model.variables().find((v) => v.name.startsWith('head/bias'))!;
+    const preferred = bundle.head.tokenIds[0]!;
+    tf.tidy(() =>
+      bias.assign(
+        tf.add(
+          bias,
+          tf
+            .oneHot(tf.tensor1d([preferred], 'int32'), bias.shape[0]!)
+            .reshape(bias.shape)
+            .mul(3),
+        ),
+      ),
+    );
+    const flat = syntheticBatch(bundle);
+    const batch = { ...flat, advantages: new Float32Array(flat.advantages.length) };
+    const trainer = new PolicyTrainer({ ...bundle, optimizer: buildOptimizerConfig({ learningRate: 1e-2 }), loss: buildPolicyLossConfig({ marginalEntropyCoeff }) });
+    try {
+      const before = marginal(bundle, batch);
+      for (let i = 0; i < 5; i++) trainer.update(batch);
+      return { before, after: marginal(bundle, batch) };
+    } finally {
+      trainer.dispose();
+      disposeBundle(bundle);
+    }
+  };
+  const off = after(0);
+  assert.equal(off.after, off.before, 'zero advantages and no bonus: the policy stays');
+  const on = after(1);
+  assert.ok(on.after > on.before + 1e-4, `the bonus raises H(Ā): ${on.before} → ${on.after}`);
 });
