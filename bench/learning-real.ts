@@ -74,6 +74,12 @@ export async function trainRealPath(
     String(await freePort()),
   ];
   const child = spawn(process.execPath, args, { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: `bench.learning.${stamp}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A bench stopped by a signal stops its run the way Ctrl-C stops `trajflow train`, so no part outlives it, and then ends.
+  const forward = (signal: NodeJS.Signals) => {
+    child.once('exit', () => process.exit(130));
+    child.kill(signal);
+  };
+  process.once('SIGINT', forward).once('SIGTERM', forward);
   const curve: CurveEntry[] = [];
   let random = Number.NaN;
   let stalenessMax = 0;
@@ -99,6 +105,7 @@ export async function trainRealPath(
   child.stdout.on('data', read);
   child.stderr.on('data', read);
   const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  process.off('SIGINT', forward).off('SIGTERM', forward);
   return { curve, random, stalenessMax, droppedStale, updates: done, seconds: (Date.now() - started) / 1000, exitCode };
 }
 

@@ -50,12 +50,13 @@ export const TRAIN_PRESETS: Record<string, TrainPreset> = {
     envOptions: { slippery: false, ...GRID_PUZZLE.envOptions },
     // Without the neighbour stem GiGPO stayed ≤ 0.22 held-out (docs/results/learning.md).
     // 2 epochs × 2 minibatches: 4 × 4 at lr 1e-3 overshot (PPO-KL up to 2 per update with oracle advantages), 1 × 2 learned nothing by 30k steps.
-    optimizer: { epochs: 2, minibatches: 2, schedule: 'cosine', totalUpdates: 300 },
+    optimizer: { epochs: 2, minibatches: 2, schedule: 'cosine', totalUpdates: 400 },
     // γ 0.7, ω 3: the advantage that correlates best with the optimal action on untrained rollouts (0.31 vs 0.24 for the defaults).
     estimatorOptions: { omega: 3, gamma: 0.7 },
     // Advantages centred per action, so updates cannot drift the map-independent preference and must read the map;
-    // an entropy floor, so a group's rollouts keep disagreeing; a rate that decays over ≈ 75k env steps and then
-    // stays at a tenth (docs/results/learning-diagnosis.md).
+    // an entropy floor, so a group's rollouts keep disagreeing; a rate that decays over ≈ 90k env steps and then
+    // stays at a tenth: over 300 updates it reached its floor before the slowest seeds' last few percent
+    // (docs/results/learning-diagnosis.md).
     loss: { centerByAction: true, entropyCoeff: 0.2, entropyTarget: 0.7 },
   },
   // 6×6, one box. On BFS-optimal labels the model reached 0.80 held-out with the neighbour stem and 0.18

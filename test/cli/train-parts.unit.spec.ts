@@ -34,7 +34,7 @@ test('FrozenLake with --updates 20: every part and its flags', () => {
       '--model',
       MODEL,
       '--optimizer',
-      '{"epochs":2,"minibatches":2,"schedule":"cosine","totalUpdates":300}',
+      '{"epochs":2,"minibatches":2,"schedule":"cosine","totalUpdates":400}',
       '--loss',
       '{"centerByAction":true,"entropyCoeff":0.2,"entropyTarget":0.7}',
       '--updates',
