@@ -171,7 +171,7 @@ function summaryTable(files) {
   const rows = [];
   for (const [file, json] of files) {
     for (const [path, s] of Object.entries(json.summary ?? {})) {
-      const seconds = s.medianWallSecondsToTarget ?? s.medianWallSecondsTo09;
+      const seconds = s.medianWallSecondsToTarget;
       rows.push(
         `| [${file}](#${slug(file)}) | ${json.env} | ${path === 'real' ? 'real' : path === 'inProcess' ? 'in-process' : `in-process (${path})`} | ${json.maxStaleness ?? '—'} | ${rate(s.target)} | ${s.seedsReachingTarget} of ${s.seeds} | ${int(s.medianEnvStepsToTarget)} | ${typeof seconds === 'number' ? `${Math.round(seconds)} s` : '–'} |`,
       );

@@ -65,7 +65,7 @@ export interface PolicyLossConfig {
    * Weight of a bonus on the entropy of the minibatch's average reply-token distribution over its scored positions
    * (loss −= marginalEntropyCoeff·H(Ā)): keeps the policy using every token across states while each state's own
    * choice sharpens, against a drift of the state-independent preference (a template collapse) that centring does
-   * not stop once Adam rescales the update per parameter. Applied by the trainer, which holds the logits. Default 0.
+   * not stop once Adam rescales the update per parameter. H(Ā) comes from the logits (marginalEntropyFromLogits). Default 0.
    */
   readonly marginalEntropyCoeff: number;
 }
@@ -173,6 +173,8 @@ export interface PolicyLossInputs {
   entropy?: tf.Tensor;
   /** Reference policy's log-probs, [B, T]; required when klCoeff > 0, logged when given. */
   refLogp?: tf.Tensor;
+  /** H(Ā) of these rows (marginalEntropyFromLogits), the tensor the gradient flows through; required when marginalEntropyCoeff > 0. */
+  marginalEntropy?: tf.Scalar;
 }
 
 export interface PolicyLossOptions {
@@ -192,7 +194,7 @@ export type PolicyLossMetrics = {
 };
 
 export type PolicyLossOutput = {
-  /** What to minimise: agg(pg) − entropyCoeff·agg(entropy) + klCoeff·agg(kl). */
+  /** What to minimise: agg(pg) − entropyCoeff·agg(entropy) + klCoeff·agg(kl) − marginalEntropyCoeff·H(Ā). */
   loss: tf.Scalar;
   /** agg(pg) alone. */
   pgLoss: tf.Scalar;
@@ -206,7 +208,7 @@ export type PolicyLossOutput = {
 /** The PPO actor loss and its metrics. Pure: disposes none of its inputs, no dataSync; intermediates are freed. */
 export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, options: PolicyLossOptions = {}): PolicyLossOutput {
   validatePolicyLossConfig(config);
-  const { logp, oldLogp, advantages, mask, isWeights, entropy, refLogp } = inputs;
+  const { logp, oldLogp, advantages, mask, isWeights, entropy, refLogp, marginalEntropy } = inputs;
   assertSameShape2d('logp', logp, mask);
   assertSameShape2d('oldLogp', oldLogp, mask);
   assertSameShape2d('advantages', advantages, mask);
@@ -216,6 +218,11 @@ export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, o
   if (config.klCoeff > 0 && refLogp === undefined) {
     throw new ConfigError(
       `policy loss klCoeff is ${config.klCoeff} but no refLogp was given: pass the reference policy's log-probs, or set klCoeff to 0 to train without a KL loss.`,
+    );
+  }
+  if (config.marginalEntropyCoeff > 0 && marginalEntropy === undefined) {
+    throw new ConfigError(
+      `policy loss marginalEntropyCoeff is ${config.marginalEntropyCoeff} but no marginalEntropy was given: pass marginalEntropyFromLogits of the rows, or set marginalEntropyCoeff to 0.`,
     );
   }
   const agg = { lossScaleFactor: config.lossScaleFactor, tokenCount: options.tokenCount };
@@ -266,6 +273,7 @@ export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, o
       klMean = maskedMean(kl, m);
       if (config.klCoeff !== 0) loss = tf.add(loss, tf.mul(aggLoss(kl, m, config.lossAggMode, agg), config.klCoeff));
     }
+    if (marginalEntropy !== undefined && config.marginalEntropyCoeff !== 0) loss = tf.sub(loss, tf.mul(marginalEntropy, config.marginalEntropyCoeff));
 
     const clipFracHigh = maskedMean(tf.cast(tf.logicalAnd(tf.greater(adv, 0), tf.greater(ratio, upper)), 'float32'), m);
     const clipFracLow = maskedMean(tf.cast(tf.logicalAnd(advNegative, tf.less(ratio, lower)), 'float32'), m);

@@ -66,15 +66,14 @@ export class PolicyTrainer {
 
   async restoreOptimizerState(state: readonly { name: string; values: Float32Array; shape: readonly number[] }[]): Promise<void> {
     if (state.length === 0) return;
-    const powers = new Map<string, number>(ADAM_POWERS.map(([name]) => [name, Number.NaN]));
-    for (const s of state) if (powers.has(s.name)) powers.set(s.name, s.values[0]!);
-    const weights = state.filter((s) => !powers.has(s.name));
+    const isPower = (name: string) => ADAM_POWERS.some(([power]) => power === name);
+    const weights = state.filter((s) => !isPower(s.name));
     await this.adam.setWeights(weights.map((s) => ({ name: s.name, tensor: tf.tensor(s.values, [...s.shape], 'float32') })));
     // The saved powers, not tfjs's recomputed β^(t+1) (which differs in the last bits), so the next steps are an uninterrupted run's.
     const internals = this.adam as unknown as AdamInternals;
     for (const [name, field] of ADAM_POWERS) {
-      const value = powers.get(name)!;
-      if (!Number.isNaN(value)) tf.tidy(() => internals[field].assign(tf.scalar(value, 'float32')));
+      const saved = state.find((s) => s.name === name);
+      if (saved) tf.tidy(() => internals[field].assign(tf.scalar(saved.values[0]!, 'float32')));
     }
   }
 
@@ -202,16 +201,15 @@ export class PolicyTrainer {
           isWeights: rows(dealt.isWeights),
           entropy,
           refLogp: rows(dealt.refLogp),
+          ...(lossConfig.marginalEntropyCoeff > 0 ? { marginalEntropy: marginalEntropyFromLogits(logits, rows(dealt.mask)!) } : {}),
         },
         lossConfig,
       );
       kept.push(...[out.pgLoss, out.entropy, out.kl, out.metrics.ppoKl, out.metrics.clipFracHigh, out.metrics.clipFracLow, out.metrics.clipFracDual].map((t) => tf.keep(t)));
-      let loss = out.loss;
-      if (lossConfig.marginalEntropyCoeff > 0) loss = tf.sub(loss, tf.mul(marginalEntropyFromLogits(logits, rows(dealt.mask)!), lossConfig.marginalEntropyCoeff));
-      if (!values) return loss;
+      if (!values) return out.loss;
       // The value loss: squared error on the scored positions, a masked mean like the policy loss's token-mean.
       const valueLoss = maskedMean(tf.square(tf.sub(values, rows(dealt.valueTargets)!)), rows(dealt.mask)!);
-      return tf.add(loss, tf.mul(valueLoss, lossConfig.valueCoeff)) as tf.Scalar;
+      return tf.add(out.loss, tf.mul(valueLoss, lossConfig.valueCoeff)) as tf.Scalar;
     }, model.variables());
     const values = [value, ...kept].map((t) => t.dataSync()[0]!);
     tf.dispose([value, ...kept]);

@@ -278,6 +278,18 @@ test('klCoeff > 0 without refLogp is an error that says what to do', () => {
   );
 });
 
+test('marginalEntropyCoeff: −coeff·H(Ā) joins the loss; without the marginal entropy it is an error that says what to do', () => {
+  const inputs = maskInputs();
+  const config = buildPolicyLossConfig({ marginalEntropyCoeff: 0.5 });
+  const bare = tf.tidy(() => read(policyLoss(inputs, defaults)));
+  const withBonus = tf.tidy(() => read(policyLoss({ ...inputs, marginalEntropy: tf.scalar(1.2) }, config)));
+  near(withBonus.loss, bare.loss - 0.6);
+  assert.throws(
+    () => policyLoss(inputs, config),
+    (e: unknown) => e instanceof ConfigError && /marginalEntropyCoeff is 0\.5 but no marginalEntropy was given/.test(e.message),
+  );
+});
+
 test('inputs of another shape than the mask are rejected', () => {
   const inputs = maskInputs();
   assert.throws(() => policyLoss({ ...inputs, advantages: tf.zeros([2, 4]) }, defaults), /advantages must be \[B, T\] with the shape of mask \[2, 3\]; got \[2, 4\]/);
