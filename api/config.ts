@@ -114,43 +114,34 @@ export function isLoopback(host: string): boolean {
   return bare === 'localhost' || bare === '::1' || bare === '::ffff:127.0.0.1' || /^127(?:\.\d{1,3}){3}$/.test(bare);
 }
 
-/**
- * Builds the API config from `env` (default process.env) and `overrides`, checking every field.
- * Throws ConfigError with a message saying what to change.
- */
-export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, env: Env = process.env): DashboardConfig {
-  const d = defaultDashboardConfig;
-  const host = overrides.host ?? (env[ENV.host]?.trim() || d.host);
+/** The interface to bind: the override, else the environment, else loopback; a host name or an IP address. */
+function hostOf(override: string | undefined, env: Env): string {
+  const host = override ?? (env[ENV.host]?.trim() || defaultDashboardConfig.host);
   if (!HOST.test(host)) {
     throw new ConfigError(`the dashboard host '${host}' is not a host name or IP address: pass --host 127.0.0.1 (or set ${ENV.host}).`);
   }
-  const port = integerIn(`the dashboard port (--port or ${ENV.port})`, overrides.port ?? envNumber(env, ENV.port) ?? d.port, 0, 65535, d.port);
-  const rawTokens =
-    overrides.tokens ??
+  return host;
+}
+
+/** The bearer tokens: the override, else the environment's comma-separated list; each checked, none twice. */
+function tokensOf(override: readonly string[] | undefined, env: Env): readonly string[] {
+  const raw =
+    override ??
     (env[ENV.tokens] ?? '')
       .split(',')
       .map((t) => t.trim())
       .filter((t) => t !== '');
-  const tokens = checkTokens(overrides.tokens ? 'the configured tokens' : ENV.tokens, rawTokens);
-  const maxBodyBytes = integerIn(`${ENV.maxBodyBytes}`, overrides.maxBodyBytes ?? envNumber(env, ENV.maxBodyBytes) ?? d.maxBodyBytes, 1024, 64 * 1024 * 1024, d.maxBodyBytes);
-  const maxStepsPerRequest = integerIn(
-    `${ENV.maxStepsPerRequest}`,
-    overrides.maxStepsPerRequest ?? envNumber(env, ENV.maxStepsPerRequest) ?? d.maxStepsPerRequest,
-    1,
-    100_000,
-    d.maxStepsPerRequest,
-  );
-  const stepsPerSecond = overrides.rateLimit?.stepsPerSecond ?? envNumber(env, ENV.stepsPerSecond) ?? d.rateLimit.stepsPerSecond;
+  return checkTokens(override ? 'the configured tokens' : ENV.tokens, raw);
+}
+
+/** The per-token bucket: a positive rate, and a burst (default at least a full batch) that a full batch fits in. */
+function rateLimitOf(override: Partial<RateLimitConfig> | undefined, env: Env, maxStepsPerRequest: number): RateLimitConfig {
+  const d = defaultDashboardConfig.rateLimit;
+  const stepsPerSecond = override?.stepsPerSecond ?? envNumber(env, ENV.stepsPerSecond) ?? d.stepsPerSecond;
   if (!(stepsPerSecond > 0) || !Number.isFinite(stepsPerSecond)) {
-    throw new ConfigError(`${ENV.stepsPerSecond} is ${stepsPerSecond}: set it to a rate above 0 steps per second (default ${d.rateLimit.stepsPerSecond}).`);
+    throw new ConfigError(`${ENV.stepsPerSecond} is ${stepsPerSecond}: set it to a rate above 0 steps per second (default ${d.stepsPerSecond}).`);
   }
-  const burst = integerIn(
-    `${ENV.burst}`,
-    overrides.rateLimit?.burst ?? envNumber(env, ENV.burst) ?? Math.max(d.rateLimit.burst, maxStepsPerRequest),
-    1,
-    10_000_000,
-    d.rateLimit.burst,
-  );
+  const burst = integerIn(`${ENV.burst}`, override?.burst ?? envNumber(env, ENV.burst) ?? Math.max(d.burst, maxStepsPerRequest), 1, 10_000_000, d.burst);
   if (burst < maxStepsPerRequest) {
     // A request bigger than the bucket could never be admitted; it would be told to retry forever.
     throw new ConfigError(
@@ -158,13 +149,12 @@ export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, en
         `Raise the burst or lower the batch size.`,
     );
   }
-  const publishTimeoutMs = integerIn(
-    `${ENV.publishTimeoutMs}`,
-    overrides.publishTimeoutMs ?? envNumber(env, ENV.publishTimeoutMs) ?? d.publishTimeoutMs,
-    100,
-    300_000,
-    d.publishTimeoutMs,
-  );
+  return Object.freeze({ stepsPerSecond, burst });
+}
+
+/** The event stream limits, in all and per client (default at most the total); per client never above the total. */
+function eventStreamLimitsOf(overrides: DashboardConfigOverrides, env: Env): Pick<DashboardConfig, 'maxEventStreams' | 'maxEventStreamsPerClient'> {
+  const d = defaultDashboardConfig;
   const maxEventStreams = integerIn(`${ENV.maxEventStreams}`, overrides.maxEventStreams ?? envNumber(env, ENV.maxEventStreams) ?? d.maxEventStreams, 1, 10_000, d.maxEventStreams);
   const maxEventStreamsPerClient = integerIn(
     `${ENV.maxEventStreamsPerClient}`,
@@ -178,13 +168,42 @@ export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, en
       `${ENV.maxEventStreamsPerClient} (${maxEventStreamsPerClient}) is above ${ENV.maxEventStreams} (${maxEventStreams}): one client could still take every stream. Lower it.`,
     );
   }
+  return { maxEventStreams, maxEventStreamsPerClient };
+}
+
+/**
+ * Builds the API config from `env` (default process.env) and `overrides`, checking every field.
+ * Throws ConfigError with a message saying what to change.
+ */
+export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, env: Env = process.env): DashboardConfig {
+  const d = defaultDashboardConfig;
+  const host = hostOf(overrides.host, env);
+  const port = integerIn(`the dashboard port (--port or ${ENV.port})`, overrides.port ?? envNumber(env, ENV.port) ?? d.port, 0, 65535, d.port);
+  const tokens = tokensOf(overrides.tokens, env);
+  const maxBodyBytes = integerIn(`${ENV.maxBodyBytes}`, overrides.maxBodyBytes ?? envNumber(env, ENV.maxBodyBytes) ?? d.maxBodyBytes, 1024, 64 * 1024 * 1024, d.maxBodyBytes);
+  const maxStepsPerRequest = integerIn(
+    `${ENV.maxStepsPerRequest}`,
+    overrides.maxStepsPerRequest ?? envNumber(env, ENV.maxStepsPerRequest) ?? d.maxStepsPerRequest,
+    1,
+    100_000,
+    d.maxStepsPerRequest,
+  );
+  const rateLimit = rateLimitOf(overrides.rateLimit, env, maxStepsPerRequest);
+  const publishTimeoutMs = integerIn(
+    `${ENV.publishTimeoutMs}`,
+    overrides.publishTimeoutMs ?? envNumber(env, ENV.publishTimeoutMs) ?? d.publishTimeoutMs,
+    100,
+    300_000,
+    d.publishTimeoutMs,
+  );
+  const { maxEventStreams, maxEventStreamsPerClient } = eventStreamLimitsOf(overrides, env);
   return Object.freeze({
     host,
     port,
     tokens,
     maxBodyBytes,
     maxStepsPerRequest,
-    rateLimit: Object.freeze({ stepsPerSecond, burst }),
+    rateLimit,
     publishTimeoutMs,
     maxEventStreams,
     maxEventStreamsPerClient,

@@ -13,7 +13,8 @@ import express, { type Request, type RequestHandler, type Response, type Router 
 import { ClickHouseError } from '../infra/clickhouse/http.js';
 import { clickHouseProblem } from './dead-letters-route.js';
 import { methodNotAllowed, type Logger } from './error-handler.js';
-import { HttpProblem, problemTypes, problemTypeUri } from '../core/problem.js';
+import { problemTypes, problemTypeUri } from '../core/problem.js';
+import { StreamSlots } from './event-slots.js';
 import { DEFAULT_LOOKBACK_MS, EVENT_PAGE, StreamCursor, eventSql, eventView, parseEventsQuery, type EventRow, type EventType, type EventsQuery } from '../storage/query/events.js';
 import type { RawQuery } from '../storage/query/params.js';
 import { read, type AnalyticsStore } from '../storage/query/store.js';
@@ -166,68 +167,57 @@ class EventStream {
   }
 }
 
-export function eventsRouter(deps: EventsRouteDeps): EventsRouter {
-  const settings: Required<EventStreamOptions> = {
-    pollMs: deps.options?.pollMs ?? 1000,
-    heartbeatMs: deps.options?.heartbeatMs ?? 15_000,
-    maxStreams: deps.options?.maxStreams ?? DEFAULT_MAX_STREAMS,
-    maxStreamsPerClient: deps.options?.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS_PER_CLIENT,
-    lookbackMs: deps.options?.lookbackMs ?? DEFAULT_LOOKBACK_MS,
+/** The options with their defaults filled in. */
+export function eventStreamSettings(options: EventStreamOptions = {}): Required<EventStreamOptions> {
+  return {
+    pollMs: options.pollMs ?? 1000,
+    heartbeatMs: options.heartbeatMs ?? 15_000,
+    maxStreams: options.maxStreams ?? DEFAULT_MAX_STREAMS,
+    maxStreamsPerClient: options.maxStreamsPerClient ?? DEFAULT_MAX_STREAMS_PER_CLIENT,
+    lookbackMs: options.lookbackMs ?? DEFAULT_LOOKBACK_MS,
   };
-  // Each open stream, and the client it counts against.
-  const streams = new Map<EventStream, string>();
-  const perClient = new Map<string, number>();
-  const release = (stream: EventStream): void => {
-    const client = streams.get(stream);
-    if (client === undefined) return;
-    streams.delete(stream);
-    const left = (perClient.get(client) ?? 1) - 1;
-    if (left > 0) perClient.set(client, left);
-    else perClient.delete(client);
-  };
-  const router = express.Router();
-  router.get('/v1/events', deps.readAuth, async (req, res) => {
+}
+
+/** GET /v1/events: checks the query and the limits, holds a slot, primes the cursors, then streams. */
+function openStream(deps: EventsRouteDeps, settings: Required<EventStreamOptions>, slots: StreamSlots<EventStream>): RequestHandler {
+  return async (req, res) => {
     const query = parseEventsQuery(req.query as RawQuery, req.get('last-event-id'), settings.lookbackMs);
     // Streams hold a slot for as long as they are open: without a per-client limit one client could take
     // every slot and shut everyone else out. A client is its remote address (behind a proxy: the proxy's).
     const client = clientOf(req);
-    if (streams.size >= settings.maxStreams) {
-      throw new HttpProblem(problemTypes.tooManyStreams, `${settings.maxStreams} event streams are open, the most this server keeps; retry later`, {}, { 'Retry-After': '10' });
-    }
-    if ((perClient.get(client) ?? 0) >= settings.maxStreamsPerClient) {
-      throw new HttpProblem(
-        problemTypes.tooManyStreams,
-        `this client has ${settings.maxStreamsPerClient} event streams open, the most one client may; close one, or retry later`,
-        {},
-        { 'Retry-After': '10' },
-      );
-    }
-    const stream: EventStream = new EventStream(res, deps.analytics, query, settings, deps.now, deps.log, () => release(stream));
+    const refusal = slots.refusal(client, settings);
+    if (refusal) throw refusal;
+    const stream: EventStream = new EventStream(res, deps.analytics, query, settings, deps.now, deps.log, () => slots.release(stream));
     // Hold the slot while priming, so concurrent opens cannot pass the limits.
-    streams.set(stream, client);
-    perClient.set(client, (perClient.get(client) ?? 0) + 1);
+    slots.take(stream, client);
     try {
       await stream.prime();
     } catch (error) {
-      release(stream);
+      slots.release(stream);
       if (error instanceof ClickHouseError) throw clickHouseProblem(error, deps.log, 'GET /v1/events');
       throw error;
     }
-    if (res.destroyed || req.socket.destroyed || !streams.has(stream)) {
+    if (res.destroyed || req.socket.destroyed || !slots.has(stream)) {
       // The client left (or the server closed) while the cursors were being set.
       stream.close();
       return;
     }
     stream.start();
-  });
+  };
+}
+
+export function eventsRouter(deps: EventsRouteDeps): EventsRouter {
+  const settings = eventStreamSettings(deps.options);
+  const slots = new StreamSlots<EventStream>();
+  const router = express.Router();
+  router.get('/v1/events', deps.readAuth, openStream(deps, settings, slots));
   router.all('/v1/events', methodNotAllowed(['GET']));
   return {
     router,
-    open: () => streams.size,
+    open: () => slots.size,
     closeAll() {
-      for (const stream of [...streams.keys()]) stream.close();
-      streams.clear();
-      perClient.clear();
+      for (const stream of slots.keys()) stream.close();
+      slots.clear();
     },
   };
 }

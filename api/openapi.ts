@@ -958,158 +958,208 @@ function ingestPaths(): Record<string, PathItem> {
             },
           },
         },
-        responses: {
-          '202': jsonResponse('Every step was acknowledged by Kafka.', ref('Accepted'), []),
-          '400': problemResponse(
-            'invalid-body (not JSON, not UTF-8, a key twice in one object, not an object, empty, undecodable Avro, a bad `steps`) or invalid-step (a field of a step: `field`, and `index` in a batch). Carries `reason` and `deadLettered`.',
-            [
-              [problemTypes.invalidBody, 'the body is not valid JSON: Unexpected end of JSON input'],
-              [problemTypes.invalidStep, 'steps[2].actionLogProbs[0]: log-prob must be finite and <= 0, got 0.5'],
-            ],
-          ),
-          '413': problemResponse('The body (or its declared Content-Length) is over the byte limit, a batch has too many steps, or a step is over the event size limit.', [
-            [problemTypes.tooLarge, `the batch has ${MAX_STEPS + 1} steps, more than the ${MAX_STEPS} allowed per request: split it`],
-          ]),
-          '415': problemResponse(
-            'Content-Type is neither of the two accepted (or the body uses an unknown Content-Encoding or charset).',
-            [
-              [
-                problemTypes.unsupportedMediaType,
-                `Content-Type 'text/plain' is not accepted: send ${JSON_TYPE} (one step or {"steps": [...]}) or ${AVRO_TYPE} (one Avro single-object step event)`,
-              ],
-            ],
-            ['Accept-Post'],
-          ),
-          '429': problemResponse(
-            "The token's step budget is spent (a token bucket per token: TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND, TRAJFLOW_DASHBOARD_RATE_BURST). Nothing was published.",
-            [[problemTypes.rateLimited, 'this token may publish 500 more step(s) in about 2 s']],
-            ['Retry-After'],
-          ),
-          '503': problemResponse(
-            'Kafka did not acknowledge in time (TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS); retrying is safe.',
-            [[problemTypes.kafkaUnavailable, 'Kafka did not acknowledge the steps; some may have been written. Retry later: consumers drop duplicates by eventId.']],
-            ['Retry-After'],
-          ),
-          ...common(WRITE),
-        },
+        responses: postStepsResponses(),
       },
     },
+  };
+}
+
+/** What POST /v1/steps answers, from 202 to the problems of each check. */
+function postStepsResponses(): Responses {
+  return {
+    '202': jsonResponse('Every step was acknowledged by Kafka.', ref('Accepted'), []),
+    '400': problemResponse(
+      'invalid-body (not JSON, not UTF-8, a key twice in one object, not an object, empty, undecodable Avro, a bad `steps`) or invalid-step (a field of a step: `field`, and `index` in a batch). Carries `reason` and `deadLettered`.',
+      [
+        [problemTypes.invalidBody, 'the body is not valid JSON: Unexpected end of JSON input'],
+        [problemTypes.invalidStep, 'steps[2].actionLogProbs[0]: log-prob must be finite and <= 0, got 0.5'],
+      ],
+    ),
+    '413': problemResponse('The body (or its declared Content-Length) is over the byte limit, a batch has too many steps, or a step is over the event size limit.', [
+      [problemTypes.tooLarge, `the batch has ${MAX_STEPS + 1} steps, more than the ${MAX_STEPS} allowed per request: split it`],
+    ]),
+    '415': problemResponse(
+      'Content-Type is neither of the two accepted (or the body uses an unknown Content-Encoding or charset).',
+      [
+        [
+          problemTypes.unsupportedMediaType,
+          `Content-Type 'text/plain' is not accepted: send ${JSON_TYPE} (one step or {"steps": [...]}) or ${AVRO_TYPE} (one Avro single-object step event)`,
+        ],
+      ],
+      ['Accept-Post'],
+    ),
+    '429': problemResponse(
+      "The token's step budget is spent (a token bucket per token: TRAJFLOW_DASHBOARD_RATE_STEPS_PER_SECOND, TRAJFLOW_DASHBOARD_RATE_BURST). Nothing was published.",
+      [[problemTypes.rateLimited, 'this token may publish 500 more step(s) in about 2 s']],
+      ['Retry-After'],
+    ),
+    '503': problemResponse(
+      'Kafka did not acknowledge in time (TRAJFLOW_DASHBOARD_PUBLISH_TIMEOUT_MS); retrying is safe.',
+      [[problemTypes.kafkaUnavailable, 'Kafka did not acknowledge the steps; some may have been written. Retry later: consumers drop duplicates by eventId.']],
+      ['Retry-After'],
+    ),
+    ...common(WRITE),
   };
 }
 
 /** Dead letters, runs and the series of a run. */
 function runPaths(): Record<string, PathItem> {
   return {
-    '/v1/dead-letters': read({
-      id: 'listDeadLetters',
-      summary: 'Dead letters',
-      description: 'Records consumers (and POST /v1/steps) rejected, as the sink stored them in ClickHouse, newest first by default. Unknown or repeated parameters are a 400.',
-      tags: ['reads'],
-      parameters: [
-        limit(DEAD_LETTERS_DEFAULT_LIMIT, DEAD_LETTERS_MAX_LIMIT),
-        ...windowQuery('the time the record was dead-lettered', { defaultWindowMs: DEAD_LETTERS_DEFAULT_WINDOW_MS, maxWindowMs: DEAD_LETTERS_MAX_WINDOW_MS }),
-        query('order', order('desc'), 'By time.'),
-        query('reason', str(undefined, { pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), 'Only this reason code.', { example: 'invalid-value' }),
-      ],
-      ok: ref('DeadLetterList'),
-    }),
-    '/v1/runs': read({
-      id: 'listRuns',
-      summary: 'Runs',
-      description: 'Every run with events in the window, newest activity first, with its counts.',
-      tags: ['runs'],
-      parameters: [limit(RUNS_DEFAULT_LIMIT), ...windowQuery("the runs' event times", { defaultWindowMs: RUNS_DEFAULT_WINDOW_MS, maxWindowMs: RUNS_MAX_WINDOW_MS })],
-      ok: ref('RunList'),
-    }),
-    '/v1/runs/{runId}/curve': read({
-      id: 'getRunCurve',
-      summary: 'Learning curve',
-      description: `One point per rollout batch, or per time bucket with bucketMs. Without bucketMs a window with more batches than \`limit\` is bucketed automatically (autoBucketed).`,
-      tags: ['runs'],
-      pathIds: true,
-      parameters: [
-        RUN_ID,
-        ...windowQuery(RUN_TIME, RUN_WINDOW),
-        query('bucketMs', int(undefined, { minimum: MIN_BUCKET_MS, maximum: MAX_BUCKET_MS }), 'Bucket width in ms; absent: one point per batch.', { example: 60_000 }),
-        limit(CURVE_DEFAULT_LIMIT),
-      ],
-      ok: ref('Curve'),
-    }),
-    '/v1/runs/{runId}/rollout-stats': read({
-      id: 'listRolloutStats',
-      summary: 'Rollout statistics',
-      description: "The processors' statistics per rollout batch (scope=batch) or per group (scope=group).",
-      tags: ['runs'],
-      pathIds: true,
-      parameters: [
-        RUN_ID,
-        query('scope', str(undefined, { enum: ['batch', 'group'], default: 'batch' }), 'Batch rows or group rows.'),
-        limit(ROLLOUT_STATS_DEFAULT_LIMIT),
-        ...windowQuery(RUN_TIME, RUN_WINDOW),
-        query('order', order('asc'), 'By event time.'),
-        query('batchId', idSchema(), `Only this batch (${ID_DESCRIPTION}).`),
-        query('groupId', idSchema(), `Only this group (${ID_DESCRIPTION}).`),
-      ],
-      ok: ref('RolloutStatsList'),
-    }),
-    '/v1/runs/{runId}/learner-metrics': read({
-      id: 'listLearnerMetrics',
-      summary: 'Learner metrics',
-      description: 'One row per learner step: losses, KL, entropy, clipping, staleness.',
-      tags: ['runs'],
-      pathIds: true,
-      parameters: [RUN_ID, limit(LEARNER_METRICS_DEFAULT_LIMIT), ...windowQuery(RUN_TIME, RUN_WINDOW), query('order', order('asc'), 'By step.')],
-      ok: ref('LearnerStepList'),
-    }),
-    '/v1/runs/{runId}/alerts': read({
-      id: 'listAlerts',
-      summary: 'Collapse alerts',
-      description: 'What the collapse detectors raised for the run.',
-      tags: ['runs'],
-      pathIds: true,
-      parameters: [
-        RUN_ID,
-        limit(ALERTS_DEFAULT_LIMIT),
-        ...windowQuery(RUN_TIME, RUN_WINDOW),
-        query('order', order('desc'), 'By event time.'),
-        query('kind', str(undefined, { pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }), 'Only this detector kind.', { example: 'entropy_collapse' }),
-        query('severity', str(undefined, { pattern: '^[a-z]{1,32}$' }), 'Only this severity.', { example: 'warning' }),
-      ],
-      ok: ref('AlertList'),
-    }),
-    '/v1/runs/{runId}/episode-outcomes': read({
-      id: 'getEpisodeOutcomes',
-      summary: 'How the episodes ended',
-      description: "Assembled trajectories by outcome, and the gateway's episodes by how they were ended (finished by the agent or timed out).",
-      tags: ['runs'],
-      pathIds: true,
-      parameters: [RUN_ID, ...windowQuery(RUN_TIME, RUN_WINDOW)],
-      ok: ref('EpisodeOutcomes'),
-    }),
-    '/v1/runs/{runId}/pass-at-k': read({
-      id: 'getPassAtK',
-      summary: 'pass@k and pass^k',
-      description: 'The latest batch that reported them, the window pooled (weighted by group count), and the series over time (bucketed as the curve).',
-      tags: ['runs'],
-      pathIds: true,
-      parameters: [
-        RUN_ID,
-        ...windowQuery(RUN_TIME, RUN_WINDOW),
-        query('bucketMs', int(undefined, { minimum: MIN_BUCKET_MS, maximum: MAX_BUCKET_MS }), 'Bucket width in ms; absent: one point per batch.'),
-        limit(CURVE_DEFAULT_LIMIT),
-      ],
-      ok: ref('PassAtK'),
-    }),
-    '/v1/runs/{runId}/evaluations': read({
-      id: 'listEvaluations',
-      summary: 'Held-out evaluations',
-      description: "The evaluator's results per policy version.",
-      tags: ['runs'],
-      pathIds: true,
-      parameters: [RUN_ID, limit(EVALUATIONS_DEFAULT_LIMIT), ...windowQuery(RUN_TIME, RUN_WINDOW), query('order', order('asc'), 'By event time.')],
-      ok: ref('EvaluationList'),
-    }),
+    '/v1/dead-letters': deadLettersPath(),
+    '/v1/runs': runsPath(),
+    '/v1/runs/{runId}/curve': curvePath(),
+    '/v1/runs/{runId}/rollout-stats': rolloutStatsPath(),
+    '/v1/runs/{runId}/learner-metrics': learnerMetricsPath(),
+    '/v1/runs/{runId}/alerts': alertsPath(),
+    '/v1/runs/{runId}/episode-outcomes': episodeOutcomesPath(),
+    '/v1/runs/{runId}/pass-at-k': passAtKPath(),
+    '/v1/runs/{runId}/evaluations': evaluationsPath(),
   };
+}
+
+/** GET /v1/dead-letters. */
+function deadLettersPath(): PathItem {
+  return read({
+    id: 'listDeadLetters',
+    summary: 'Dead letters',
+    description: 'Records consumers (and POST /v1/steps) rejected, as the sink stored them in ClickHouse, newest first by default. Unknown or repeated parameters are a 400.',
+    tags: ['reads'],
+    parameters: [
+      limit(DEAD_LETTERS_DEFAULT_LIMIT, DEAD_LETTERS_MAX_LIMIT),
+      ...windowQuery('the time the record was dead-lettered', { defaultWindowMs: DEAD_LETTERS_DEFAULT_WINDOW_MS, maxWindowMs: DEAD_LETTERS_MAX_WINDOW_MS }),
+      query('order', order('desc'), 'By time.'),
+      query('reason', str(undefined, { pattern: '^[a-z0-9][a-z0-9-]{0,63}$' }), 'Only this reason code.', { example: 'invalid-value' }),
+    ],
+    ok: ref('DeadLetterList'),
+  });
+}
+
+/** GET /v1/runs. */
+function runsPath(): PathItem {
+  return read({
+    id: 'listRuns',
+    summary: 'Runs',
+    description: 'Every run with events in the window, newest activity first, with its counts.',
+    tags: ['runs'],
+    parameters: [limit(RUNS_DEFAULT_LIMIT), ...windowQuery("the runs' event times", { defaultWindowMs: RUNS_DEFAULT_WINDOW_MS, maxWindowMs: RUNS_MAX_WINDOW_MS })],
+    ok: ref('RunList'),
+  });
+}
+
+/** GET /v1/runs/{runId}/curve. */
+function curvePath(): PathItem {
+  return read({
+    id: 'getRunCurve',
+    summary: 'Learning curve',
+    description: `One point per rollout batch, or per time bucket with bucketMs. Without bucketMs a window with more batches than \`limit\` is bucketed automatically (autoBucketed).`,
+    tags: ['runs'],
+    pathIds: true,
+    parameters: [
+      RUN_ID,
+      ...windowQuery(RUN_TIME, RUN_WINDOW),
+      query('bucketMs', int(undefined, { minimum: MIN_BUCKET_MS, maximum: MAX_BUCKET_MS }), 'Bucket width in ms; absent: one point per batch.', { example: 60_000 }),
+      limit(CURVE_DEFAULT_LIMIT),
+    ],
+    ok: ref('Curve'),
+  });
+}
+
+/** GET /v1/runs/{runId}/rollout-stats. */
+function rolloutStatsPath(): PathItem {
+  return read({
+    id: 'listRolloutStats',
+    summary: 'Rollout statistics',
+    description: "The processors' statistics per rollout batch (scope=batch) or per group (scope=group).",
+    tags: ['runs'],
+    pathIds: true,
+    parameters: [
+      RUN_ID,
+      query('scope', str(undefined, { enum: ['batch', 'group'], default: 'batch' }), 'Batch rows or group rows.'),
+      limit(ROLLOUT_STATS_DEFAULT_LIMIT),
+      ...windowQuery(RUN_TIME, RUN_WINDOW),
+      query('order', order('asc'), 'By event time.'),
+      query('batchId', idSchema(), `Only this batch (${ID_DESCRIPTION}).`),
+      query('groupId', idSchema(), `Only this group (${ID_DESCRIPTION}).`),
+    ],
+    ok: ref('RolloutStatsList'),
+  });
+}
+
+/** GET /v1/runs/{runId}/learner-metrics. */
+function learnerMetricsPath(): PathItem {
+  return read({
+    id: 'listLearnerMetrics',
+    summary: 'Learner metrics',
+    description: 'One row per learner step: losses, KL, entropy, clipping, staleness.',
+    tags: ['runs'],
+    pathIds: true,
+    parameters: [RUN_ID, limit(LEARNER_METRICS_DEFAULT_LIMIT), ...windowQuery(RUN_TIME, RUN_WINDOW), query('order', order('asc'), 'By step.')],
+    ok: ref('LearnerStepList'),
+  });
+}
+
+/** GET /v1/runs/{runId}/alerts. */
+function alertsPath(): PathItem {
+  return read({
+    id: 'listAlerts',
+    summary: 'Collapse alerts',
+    description: 'What the collapse detectors raised for the run.',
+    tags: ['runs'],
+    pathIds: true,
+    parameters: [
+      RUN_ID,
+      limit(ALERTS_DEFAULT_LIMIT),
+      ...windowQuery(RUN_TIME, RUN_WINDOW),
+      query('order', order('desc'), 'By event time.'),
+      query('kind', str(undefined, { pattern: '^[a-z0-9][a-z0-9_-]{0,63}$' }), 'Only this detector kind.', { example: 'entropy_collapse' }),
+      query('severity', str(undefined, { pattern: '^[a-z]{1,32}$' }), 'Only this severity.', { example: 'warning' }),
+    ],
+    ok: ref('AlertList'),
+  });
+}
+
+/** GET /v1/runs/{runId}/episode-outcomes. */
+function episodeOutcomesPath(): PathItem {
+  return read({
+    id: 'getEpisodeOutcomes',
+    summary: 'How the episodes ended',
+    description: "Assembled trajectories by outcome, and the gateway's episodes by how they were ended (finished by the agent or timed out).",
+    tags: ['runs'],
+    pathIds: true,
+    parameters: [RUN_ID, ...windowQuery(RUN_TIME, RUN_WINDOW)],
+    ok: ref('EpisodeOutcomes'),
+  });
+}
+
+/** GET /v1/runs/{runId}/pass-at-k. */
+function passAtKPath(): PathItem {
+  return read({
+    id: 'getPassAtK',
+    summary: 'pass@k and pass^k',
+    description: 'The latest batch that reported them, the window pooled (weighted by group count), and the series over time (bucketed as the curve).',
+    tags: ['runs'],
+    pathIds: true,
+    parameters: [
+      RUN_ID,
+      ...windowQuery(RUN_TIME, RUN_WINDOW),
+      query('bucketMs', int(undefined, { minimum: MIN_BUCKET_MS, maximum: MAX_BUCKET_MS }), 'Bucket width in ms; absent: one point per batch.'),
+      limit(CURVE_DEFAULT_LIMIT),
+    ],
+    ok: ref('PassAtK'),
+  });
+}
+
+/** GET /v1/runs/{runId}/evaluations. */
+function evaluationsPath(): PathItem {
+  return read({
+    id: 'listEvaluations',
+    summary: 'Held-out evaluations',
+    description: "The evaluator's results per policy version.",
+    tags: ['runs'],
+    pathIds: true,
+    parameters: [RUN_ID, limit(EVALUATIONS_DEFAULT_LIMIT), ...windowQuery(RUN_TIME, RUN_WINDOW), query('order', order('asc'), 'By event time.')],
+    ok: ref('EvaluationList'),
+  });
 }
 
 /** Trajectories, listed and one by one. */
@@ -1163,81 +1213,96 @@ function trajectoryPaths(): Record<string, PathItem> {
 /** Consumer lag and the live event stream. */
 function streamPaths(): Record<string, PathItem> {
   return {
-    '/v1/lag': {
-      get: {
-        operationId: 'getLag',
-        summary: 'Consumer lag',
-        description: `Lag of the project's consumer groups (${PROJECT_GROUPS.join(', ')}, and others under the topic prefix; at most ${MAX_LAG_GROUPS}), per topic and partition, read from Kafka.`,
-        tags: ['operations'],
-        security: READ,
-        parameters: [query('group', str(undefined, { pattern: GROUP_PATTERN.source }), 'Only this consumer group.', { example: 'processors' })],
-        responses: {
-          '200': jsonResponse('The lag report.', ref('Lag')),
-          '400': ref$('responses', 'InvalidQuery'),
-          '503': problemResponse(
-            'Kafka did not answer, or this server has no Kafka admin client.',
-            [[problemTypes.kafkaUnavailable, 'Kafka did not answer the offset requests; is it running (trajflow status)?']],
-            ['Retry-After'],
-          ),
-          ...common(READ),
-        },
-      },
-    },
-    '/v1/events': {
-      get: {
-        operationId: 'streamEvents',
-        summary: 'Live events of a run (server-sent events)',
-        description: [
-          `A text/event-stream of one run's new rows, found by polling ClickHouse. It opens with \`retry: 2000\` and an \`event: ready\` (data: {runId, types, sinceMs}); then events named ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}, whose data is the JSON of the REST endpoint of the type (RolloutStats, LearnerStep, Alert, Evaluation) and whose \`id\` is the event time in ms; a \`: heartbeat\` comment while idle; an \`event: problem\` (a Problem) when ClickHouse fails, polling going on.`,
-          'Without sinceMs only rows that arrive after `ready` are sent. An EventSource that reconnects sends Last-Event-ID and resumes a lookback before it. Parameters are checked, and ClickHouse asked once, before the 200: those errors are problem JSON.',
-        ].join('\n\n'),
-        tags: ['reads'],
-        security: READ,
-        parameters: [
-          query('runId', idSchema(), `The run (${ID_DESCRIPTION}).`, { required: true, example: 'frozenlake-s1' }),
-          query(
-            'types',
-            { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, minItems: 1, uniqueItems: true, default: [...EVENT_TYPES] },
-            'Comma-separated event types (default all).',
-            { style: 'form', explode: false, example: ['rollout-stats', 'alert'] },
-          ),
-          query('sinceMs', int(undefined, { minimum: 0, maximum: MAX_TIME_MS }), 'Send rows from this event time on (a replay of the past, then live).'),
-          {
-            name: 'Last-Event-ID',
-            in: 'header',
-            required: false,
-            description: 'Sent by an EventSource that reconnects: the id (event time) of the last event it got; overrides sinceMs.',
-            schema: str(undefined, { pattern: '^\\d{1,16}$' }),
-          },
-        ],
-        responses: {
-          '200': {
-            description: 'The stream; it stays open until the client leaves or the server shuts down.',
-            headers: { 'Cache-Control': ref$('headers', 'Cache-Control') },
-            content: {
-              'text/event-stream': {
-                schema: str('Server-sent events, as described above.'),
-                example: 'retry: 2000\n\nevent: ready\ndata: {"runId":"frozenlake-s1","types":["alert"],"sinceMs":null}\n\n: heartbeat 1767225615000\n\n',
-              },
-            },
-          },
-          '400': ref$('responses', 'InvalidQuery'),
-          '503': problemResponse(
-            `ClickHouse failed, or the server has as many streams open as it keeps (default ${defaultDashboardConfig.maxEventStreams}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS), or this client (its remote address; behind a proxy, the proxy's) has as many open as one client may (default ${defaultDashboardConfig.maxEventStreamsPerClient}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT).`,
-            [
-              [problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?'],
-              [
-                problemTypes.tooManyStreams,
-                `this client has ${defaultDashboardConfig.maxEventStreamsPerClient} event streams open, the most one client may; close one, or retry later`,
-              ],
-            ],
-            ['Retry-After'],
-          ),
-          ...common(READ),
-        },
+    '/v1/lag': lagPath(),
+    '/v1/events': eventsPath(),
+  };
+}
+
+/** GET /v1/lag. */
+function lagPath(): PathItem {
+  return {
+    get: {
+      operationId: 'getLag',
+      summary: 'Consumer lag',
+      description: `Lag of the project's consumer groups (${PROJECT_GROUPS.join(', ')}, and others under the topic prefix; at most ${MAX_LAG_GROUPS}), per topic and partition, read from Kafka.`,
+      tags: ['operations'],
+      security: READ,
+      parameters: [query('group', str(undefined, { pattern: GROUP_PATTERN.source }), 'Only this consumer group.', { example: 'processors' })],
+      responses: {
+        '200': jsonResponse('The lag report.', ref('Lag')),
+        '400': ref$('responses', 'InvalidQuery'),
+        '503': problemResponse(
+          'Kafka did not answer, or this server has no Kafka admin client.',
+          [[problemTypes.kafkaUnavailable, 'Kafka did not answer the offset requests; is it running (trajflow status)?']],
+          ['Retry-After'],
+        ),
+        ...common(READ),
       },
     },
   };
+}
+
+/** GET /v1/events (server-sent events). */
+function eventsPath(): PathItem {
+  return {
+    get: {
+      operationId: 'streamEvents',
+      summary: 'Live events of a run (server-sent events)',
+      description: [
+        `A text/event-stream of one run's new rows, found by polling ClickHouse. It opens with \`retry: 2000\` and an \`event: ready\` (data: {runId, types, sinceMs}); then events named ${EVENT_TYPES.map((t) => `\`${t}\``).join(', ')}, whose data is the JSON of the REST endpoint of the type (RolloutStats, LearnerStep, Alert, Evaluation) and whose \`id\` is the event time in ms; a \`: heartbeat\` comment while idle; an \`event: problem\` (a Problem) when ClickHouse fails, polling going on.`,
+        'Without sinceMs only rows that arrive after `ready` are sent. An EventSource that reconnects sends Last-Event-ID and resumes a lookback before it. Parameters are checked, and ClickHouse asked once, before the 200: those errors are problem JSON.',
+      ].join('\n\n'),
+      tags: ['reads'],
+      security: READ,
+      parameters: eventsParameters(),
+      responses: {
+        '200': {
+          description: 'The stream; it stays open until the client leaves or the server shuts down.',
+          headers: { 'Cache-Control': ref$('headers', 'Cache-Control') },
+          content: {
+            'text/event-stream': {
+              schema: str('Server-sent events, as described above.'),
+              example: 'retry: 2000\n\nevent: ready\ndata: {"runId":"frozenlake-s1","types":["alert"],"sinceMs":null}\n\n: heartbeat 1767225615000\n\n',
+            },
+          },
+        },
+        '400': ref$('responses', 'InvalidQuery'),
+        '503': problemResponse(
+          `ClickHouse failed, or the server has as many streams open as it keeps (default ${defaultDashboardConfig.maxEventStreams}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS), or this client (its remote address; behind a proxy, the proxy's) has as many open as one client may (default ${defaultDashboardConfig.maxEventStreamsPerClient}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT).`,
+          [
+            [problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?'],
+            [
+              problemTypes.tooManyStreams,
+              `this client has ${defaultDashboardConfig.maxEventStreamsPerClient} event streams open, the most one client may; close one, or retry later`,
+            ],
+          ],
+          ['Retry-After'],
+        ),
+        ...common(READ),
+      },
+    },
+  };
+}
+
+/** The run, the event types, and where to start: sinceMs or, on reconnect, Last-Event-ID. */
+function eventsParameters(): Parameter[] {
+  return [
+    query('runId', idSchema(), `The run (${ID_DESCRIPTION}).`, { required: true, example: 'frozenlake-s1' }),
+    query(
+      'types',
+      { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, minItems: 1, uniqueItems: true, default: [...EVENT_TYPES] },
+      'Comma-separated event types (default all).',
+      { style: 'form', explode: false, example: ['rollout-stats', 'alert'] },
+    ),
+    query('sinceMs', int(undefined, { minimum: 0, maximum: MAX_TIME_MS }), 'Send rows from this event time on (a replay of the past, then live).'),
+    {
+      name: 'Last-Event-ID',
+      in: 'header',
+      required: false,
+      description: 'Sent by an EventSource that reconnects: the id (event time) of the last event it got; overrides sinceMs.',
+      schema: str(undefined, { pattern: '^\\d{1,16}$' }),
+    },
+  ];
 }
 
 /** Replays. */
@@ -1294,92 +1359,112 @@ function replayPaths(): Record<string, PathItem> {
   };
 }
 
+/** How a client proves it may call: static bearer tokens. */
+function securitySchemes(): OpenApiDocument['components']['securitySchemes'] {
+  return {
+    bearerAuth: {
+      type: 'http',
+      scheme: 'bearer',
+      description: [
+        'Static bearer tokens (RFC 6750, Authorization header only: never in the URL), configured in TRAJFLOW_DASHBOARD_TOKENS (comma-separated; each at least 16 characters from A-Z a-z 0-9 - . _ ~ + /). They are opaque shared secrets, not JWTs, and carry no scopes: any configured token may do everything.',
+        'When a token is needed: writes (POST /v1/steps, POST /v1/replay, GET /v1/replays/{replayId}) whenever at least one token is configured; reads (the other /v1 endpoints) only when the server is bound beyond loopback — `security: [{bearerAuth: []}, {}]` marks them, the empty alternative being a loopback server. A server bound beyond loopback refuses to start without tokens, and one on loopback without tokens accepts everything.',
+        'No or malformed Authorization header: 401 `unauthenticated`; a token that is not configured: 403 `forbidden`; both with WWW-Authenticate: Bearer realm="trajflow". An Authorization header is checked wherever it is sent, whenever the server has tokens: a read on loopback needs none, but a wrong one is a 403 there too. The rate limit of POST /v1/steps is per token.',
+      ].join('\n\n'),
+    },
+  };
+}
+
+/** Every named schema, in the order the reference page lists them. */
+function schemas(): OpenApiDocument['components']['schemas'] {
+  return {
+    Problem: PROBLEM,
+    Health: HEALTH,
+    StepEvent: stepSchema(),
+    StepBatch: {
+      type: 'object',
+      description: `Several steps in one request (at most TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST, default ${MAX_STEPS}: more is a 413), published all or none. Nothing may stand next to "steps".`,
+      properties: { steps: arrayOf(ref('StepEvent')) },
+      required: ['steps'],
+      additionalProperties: false,
+    },
+    Accepted: shape<{ accepted: number }>({ accepted: int('Steps published.', { minimum: 1 }) }),
+    DeadLetter: DEAD_LETTER,
+    Run: RUN,
+    CurvePoint: CURVE_POINT,
+    RolloutStats: ROLLOUT_STATS,
+    LearnerStep: LEARNER_STEP,
+    Alert: ALERT,
+    PassAtK: PASS_AT_K,
+    EpisodeOutcomes: EPISODE_OUTCOMES,
+    ...ENVELOPES,
+    Evaluation: EVALUATION,
+    Trajectory: TRAJECTORY,
+    Episode: EPISODE,
+    Lag: LAG,
+    ReplayRequest: REPLAY_REQUEST,
+    ReplayReport: REPLAY_REPORT,
+    ReplayState: REPLAY_STATE,
+  };
+}
+
+/** The response headers the operations name. */
+function headers(): OpenApiDocument['components']['headers'] {
+  return {
+    'WWW-Authenticate': { description: 'Bearer realm="trajflow" (with error="invalid_token" on 403).', schema: str() },
+    'Retry-After': { description: 'Seconds to wait before retrying.', schema: int(undefined, { minimum: 1 }) },
+    Allow: { description: 'The methods the path has.', schema: str() },
+    'Accept-Post': { description: `The accepted media types: ${JSON_TYPE}, ${AVRO_TYPE} (POST /v1/steps); ${JSON_TYPE} (POST /v1/replay).`, schema: str() },
+    Location: { description: "GET this for the replay's state: /v1/replays/{replayId}.", schema: str() },
+    'Cache-Control': { description: 'no-store: reads are live.', schema: str() },
+  };
+}
+
+/** The problem responses several operations share. */
+function sharedResponses(): OpenApiDocument['components']['responses'] {
+  return {
+    InvalidQuery: problemResponse('A query parameter is unknown, given twice, or not valid (`field` names it).', [
+      [problemTypes.invalidQuery, 'limit: must be between 1 and 1000, got 5000'],
+    ]),
+    InvalidPathOrQuery: problemResponse('A path id or a query parameter is not valid (`field` names it).', [
+      [problemTypes.invalidPath, `runId: must be an id of ${ID_DESCRIPTION} (percent-encode '/' as %2F), got 'a b'`],
+      [problemTypes.invalidQuery, "order: must be one of asc, desc, got 'up'"],
+    ]),
+    Unauthenticated: problemResponse(
+      'No Authorization: Bearer header (or another scheme).',
+      [[problemTypes.unauthenticated, 'this endpoint needs an `Authorization: Bearer <token>` header']],
+      ['WWW-Authenticate'],
+    ),
+    Forbidden: problemResponse(
+      'The bearer token is not one the server has (`forbidden`, with WWW-Authenticate), or the Host or Origin header is not one the server answers for (`host-not-allowed`, `field` naming the header).',
+      [
+        [problemTypes.forbidden, 'the bearer token is not one this server accepts'],
+        [hostNotAllowed, HOST_REFUSED],
+      ],
+      ['WWW-Authenticate'],
+    ),
+    HostNotAllowed: problemResponse('The Host or Origin header is not one the server answers for (`field` names the header).', [[hostNotAllowed, HOST_REFUSED]]),
+    MethodNotAllowed: problemResponse('The path does not have this method.', [[problemTypes.methodNotAllowed, 'DELETE is not allowed here; use GET']], ['Allow']),
+    ClickHouseUnavailable: problemResponse(
+      'ClickHouse is not reachable or could not answer (its message goes to the server log).',
+      [[problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?']],
+      ['Retry-After'],
+    ),
+    Internal: problemResponse('An unexpected error; the server log has it under `errorId`.', [
+      [problemTypes.internal, 'an unexpected error occurred; the server log has it under id 0b9f6c1e-2f4a-4d8e-9c1a-7e5d3b2a1f00'],
+    ]),
+  };
+}
+
 function components(): OpenApiDocument['components'] {
   return {
-    securitySchemes: {
-      bearerAuth: {
-        type: 'http',
-        scheme: 'bearer',
-        description: [
-          'Static bearer tokens (RFC 6750, Authorization header only: never in the URL), configured in TRAJFLOW_DASHBOARD_TOKENS (comma-separated; each at least 16 characters from A-Z a-z 0-9 - . _ ~ + /). They are opaque shared secrets, not JWTs, and carry no scopes: any configured token may do everything.',
-          'When a token is needed: writes (POST /v1/steps, POST /v1/replay, GET /v1/replays/{replayId}) whenever at least one token is configured; reads (the other /v1 endpoints) only when the server is bound beyond loopback — `security: [{bearerAuth: []}, {}]` marks them, the empty alternative being a loopback server. A server bound beyond loopback refuses to start without tokens, and one on loopback without tokens accepts everything.',
-          'No or malformed Authorization header: 401 `unauthenticated`; a token that is not configured: 403 `forbidden`; both with WWW-Authenticate: Bearer realm="trajflow". An Authorization header is checked wherever it is sent, whenever the server has tokens: a read on loopback needs none, but a wrong one is a 403 there too. The rate limit of POST /v1/steps is per token.',
-        ].join('\n\n'),
-      },
-    },
-    schemas: {
-      Problem: PROBLEM,
-      Health: HEALTH,
-      StepEvent: stepSchema(),
-      StepBatch: {
-        type: 'object',
-        description: `Several steps in one request (at most TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST, default ${MAX_STEPS}: more is a 413), published all or none. Nothing may stand next to "steps".`,
-        properties: { steps: arrayOf(ref('StepEvent')) },
-        required: ['steps'],
-        additionalProperties: false,
-      },
-      Accepted: shape<{ accepted: number }>({ accepted: int('Steps published.', { minimum: 1 }) }),
-      DeadLetter: DEAD_LETTER,
-      Run: RUN,
-      CurvePoint: CURVE_POINT,
-      RolloutStats: ROLLOUT_STATS,
-      LearnerStep: LEARNER_STEP,
-      Alert: ALERT,
-      PassAtK: PASS_AT_K,
-      EpisodeOutcomes: EPISODE_OUTCOMES,
-      ...ENVELOPES,
-      Evaluation: EVALUATION,
-      Trajectory: TRAJECTORY,
-      Episode: EPISODE,
-      Lag: LAG,
-      ReplayRequest: REPLAY_REQUEST,
-      ReplayReport: REPLAY_REPORT,
-      ReplayState: REPLAY_STATE,
-    },
+    securitySchemes: securitySchemes(),
+    schemas: schemas(),
     parameters: {
       runId: pathId('runId', 'The run', 'frozenlake-s1'),
       episodeId: pathId('episodeId', 'The episode', 'episode-0'),
     },
-    headers: {
-      'WWW-Authenticate': { description: 'Bearer realm="trajflow" (with error="invalid_token" on 403).', schema: str() },
-      'Retry-After': { description: 'Seconds to wait before retrying.', schema: int(undefined, { minimum: 1 }) },
-      Allow: { description: 'The methods the path has.', schema: str() },
-      'Accept-Post': { description: `The accepted media types: ${JSON_TYPE}, ${AVRO_TYPE} (POST /v1/steps); ${JSON_TYPE} (POST /v1/replay).`, schema: str() },
-      Location: { description: "GET this for the replay's state: /v1/replays/{replayId}.", schema: str() },
-      'Cache-Control': { description: 'no-store: reads are live.', schema: str() },
-    },
-    responses: {
-      InvalidQuery: problemResponse('A query parameter is unknown, given twice, or not valid (`field` names it).', [
-        [problemTypes.invalidQuery, 'limit: must be between 1 and 1000, got 5000'],
-      ]),
-      InvalidPathOrQuery: problemResponse('A path id or a query parameter is not valid (`field` names it).', [
-        [problemTypes.invalidPath, `runId: must be an id of ${ID_DESCRIPTION} (percent-encode '/' as %2F), got 'a b'`],
-        [problemTypes.invalidQuery, "order: must be one of asc, desc, got 'up'"],
-      ]),
-      Unauthenticated: problemResponse(
-        'No Authorization: Bearer header (or another scheme).',
-        [[problemTypes.unauthenticated, 'this endpoint needs an `Authorization: Bearer <token>` header']],
-        ['WWW-Authenticate'],
-      ),
-      Forbidden: problemResponse(
-        'The bearer token is not one the server has (`forbidden`, with WWW-Authenticate), or the Host or Origin header is not one the server answers for (`host-not-allowed`, `field` naming the header).',
-        [
-          [problemTypes.forbidden, 'the bearer token is not one this server accepts'],
-          [hostNotAllowed, HOST_REFUSED],
-        ],
-        ['WWW-Authenticate'],
-      ),
-      HostNotAllowed: problemResponse('The Host or Origin header is not one the server answers for (`field` names the header).', [[hostNotAllowed, HOST_REFUSED]]),
-      MethodNotAllowed: problemResponse('The path does not have this method.', [[problemTypes.methodNotAllowed, 'DELETE is not allowed here; use GET']], ['Allow']),
-      ClickHouseUnavailable: problemResponse(
-        'ClickHouse is not reachable or could not answer (its message goes to the server log).',
-        [[problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?']],
-        ['Retry-After'],
-      ),
-      Internal: problemResponse('An unexpected error; the server log has it under `errorId`.', [
-        [problemTypes.internal, 'an unexpected error occurred; the server log has it under id 0b9f6c1e-2f4a-4d8e-9c1a-7e5d3b2a1f00'],
-      ]),
-    },
+    headers: headers(),
+    responses: sharedResponses(),
   };
 }
 

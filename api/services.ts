@@ -4,14 +4,11 @@
 // kafkajs' reconnect backoff the way the producer (rightly) does. Consumer lag (GET /v1/lag) has its own
 // client too — a couple of retries (group coordinators move), short timeouts, a deadline over the whole.
 import { startReplay } from '../learner/replay/run-replay.js';
-import type { Admin } from 'kafkajs';
 import { clickHouseClient } from '../infra/clickhouse/http.js';
 import { createKafka, type Backbone } from '../streams/index.js';
 import type { ApiDeps } from './app.js';
-import { withDeadline } from './deadline.js';
 import { timed, type HealthProbes } from './health-route.js';
-import type { LagSource } from './lag-route.js';
-import { consumerLag } from '../storage/query/lag.js';
+import { kafkaProbe, lagReporter, type KafkaProbe } from './kafka-admins.js';
 
 export type ApiServices = Omit<ApiDeps, 'config'> & {
   /** Closes what the services opened (the probe's admin client), not the backbone. */
@@ -25,79 +22,40 @@ export interface ApiServicesOptions {
   readonly lagTimeoutMs?: number;
 }
 
+/** /health's probes: Kafka through its own probe, ClickHouse by /ping, each failure said in one line. */
+function healthProbes(kafka: KafkaProbe, clickhouse: ReturnType<typeof clickHouseClient>, brokers: readonly string[], timeoutMs: number): HealthProbes {
+  return {
+    kafka: () =>
+      timed(
+        () => kafka.answers(),
+        (error) => `brokers ${brokers.join(',')} did not answer${error instanceof Error ? `: ${error.message}` : ''}`,
+      ),
+    clickhouse: () =>
+      timed(
+        () => clickhouse.ping(timeoutMs),
+        () => `ClickHouse at ${clickhouse.url} did not answer /ping`,
+      ),
+  };
+}
+
 export function createApiServices(backbone: Backbone, options: ApiServicesOptions = {}): ApiServices {
   const { probeTimeoutMs = 2000, lagTimeoutMs = 5000 } = options;
   const probeKafka = createKafka(backbone.config, { clientId: 'trajflow-dashboard-health', retries: 0, connectionTimeoutMs: 1000, quiet: true });
   const lagKafka = createKafka(backbone.config, { clientId: 'trajflow-dashboard-lag', retries: 2, connectionTimeoutMs: 1000, quiet: true });
   const clickhouse = clickHouseClient(backbone.config);
-  let admin: Admin | null = null;
-  let lagAdmin: Admin | null = null;
-  let inFlight: Promise<boolean> | null = null;
-
-  async function kafkaAnswers(): Promise<boolean> {
-    admin ??= probeKafka.admin();
-    const current = admin;
-    try {
-      await current.connect();
-      const cluster = await current.describeCluster();
-      return cluster.brokers.length > 0;
-    } catch (error) {
-      // Start from a fresh client next time rather than a half-open one.
-      admin = null;
-      await current.disconnect().catch(() => undefined);
-      throw error;
-    }
-  }
-
-  const probes: HealthProbes = {
-    kafka: () =>
-      timed(
-        () => {
-          // Concurrent health checks share one probe.
-          inFlight ??= withDeadline(kafkaAnswers(), probeTimeoutMs, 'the Kafka probe').finally(() => (inFlight = null));
-          return inFlight;
-        },
-        (error) => `brokers ${backbone.config.kafka.brokers.join(',')} did not answer${error instanceof Error ? `: ${error.message}` : ''}`,
-      ),
-    clickhouse: () =>
-      timed(
-        () => clickhouse.ping(probeTimeoutMs),
-        () => `ClickHouse at ${clickhouse.url} did not answer /ping`,
-      ),
-  };
-
-  const lag: LagSource = {
-    async report(query) {
-      lagAdmin ??= lagKafka.admin();
-      const current = lagAdmin;
-      const work = (async () => {
-        await current.connect();
-        return consumerLag(current, backbone.config.topicPrefix, query);
-      })();
-      try {
-        return await withDeadline(work, lagTimeoutMs, 'the consumer lag requests');
-      } catch (error) {
-        if (lagAdmin === current) lagAdmin = null;
-        work.catch(() => undefined);
-        await current.disconnect().catch(() => undefined);
-        throw error;
-      }
-    },
-  };
-
+  const kafka = kafkaProbe(() => probeKafka.admin(), probeTimeoutMs);
+  const lag = lagReporter(() => lagKafka.admin(), backbone.config.topicPrefix, lagTimeoutMs);
   return {
     codec: backbone.codec,
     steps: backbone.steps,
     deadLetters: backbone.deadLetters,
     analytics: clickhouse,
-    probes,
-    lag,
+    probes: healthProbes(kafka, clickhouse, backbone.config.kafka.brokers, probeTimeoutMs),
+    lag: { report: (query) => lag.report(query) },
     replay: (selection, processing, replayId) => startReplay(backbone, selection, { ...processing, replayId }),
     async close() {
-      await admin?.disconnect().catch(() => undefined);
-      await lagAdmin?.disconnect().catch(() => undefined);
-      admin = null;
-      lagAdmin = null;
+      await kafka.close();
+      await lag.close();
     },
   };
 }

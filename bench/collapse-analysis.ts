@@ -7,11 +7,8 @@
 // before the fall. Lead time = fall iteration − iteration at which the first alert was raised: positive
 // means the warning came first.
 //
-// Why 5 and 0.15: a batch of 64 episodes has a sampling std of up to 0.5/√64 = 0.0625 in its success rate,
-// a mean of 5 batches up to 0.028; the running peak is a maximum over many such means, so it sits ~2 std
-// above the level. A 0.15 drop is ≥ 5 std of a rolling mean: noise around a flat curve does not pass it, and
-// one bad batch (a single 0.5 among 0.8s moves the mean of 5 by 0.06) does not either. Measured: with a window
-// of 3 and a 0.1 margin, flat runs at 0.2–0.35 and one run with a single 0.52 batch among 0.8s "fell".
+// The window and the margins keep sampling noise around a flat curve, and one bad batch, from counting as a fall
+// (the reasoning, and what a smaller window and margin did: docs/results/collapse.md).
 
 export interface FallRule {
   /** Trailing window of the rolling mean, in iterations. */

@@ -7,7 +7,8 @@ import { ensureUp } from '../infra/commands.js';
 import { connectBackbone } from '../streams/index.js';
 import { measureCodec } from './codec.js';
 import { deleteBenchTopics, measureBackbone } from './backbone.js';
-import { deleteProcessorsBenchTopics, measureProcessors, TARGET_RATIO } from './processors.js';
+import { deleteProcessorsBenchTopics, measureProcessors } from './processors.js';
+import { latencyLines, processorsFlags, roundLines, throughputLines } from './processors-report.js';
 import { measureSink } from './sink.js';
 import { SINK_DEFAULTS } from '../storage/sink/sink.js';
 import { fmt, option } from './args.js';
@@ -79,14 +80,7 @@ export const benchCommand: Command = {
 };
 
 async function benchProcessors(args: string[], machine: object, eventBytes: number): Promise<number> {
-  // 4,000 groups = 128,000 steps: a throughput window long enough that the JIT's warm-up is a small part of it (docs/results/processors.md).
-  const groups = option(args, '--groups', 4000);
-  // Rounds of (raw ceiling, processors), back to back; medians are reported (see measureProcessors).
-  const rounds = option(args, '--rounds', 3);
-  // How long the steady 5,000 steps/s of the latency figure lasts (10 s ≈ 1,560 groups: its p99 is the 16 slowest).
-  const latencySeconds = option(args, '--latency-seconds', 10);
-  // Seconds at that rate before the measured ones (start-up is not steady; see processorsLatency).
-  const warmUpSeconds = option(args, '--warm-up-seconds', 5);
+  const { groups, rounds, latencySeconds, warmUpSeconds } = processorsFlags(args);
   const config = loadConfig();
   await ensureUp(config);
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench' });
@@ -99,40 +93,7 @@ async function benchProcessors(args: string[], machine: object, eventBytes: numb
       warmUpSeconds,
       progress: (line) => console.error(`bench: ${line}`),
     });
-    const { latency } = result;
-    const µs = (process: number, broker: number | null) => `${process.toFixed(1)}${broker === null ? '' : ` + ${broker.toFixed(1)} broker`}`;
-    result.rounds.forEach((r, i) =>
-      console.log(
-        `  round ${i + 1}: raw ${fmt(r.rawStepsPerSecond)} events/s, exactly-once copy ${fmt(r.copyStepsPerSecond)} steps/s, processors ${fmt(r.stepsPerSecond)} steps/s, ratio ${r.ratio.toFixed(2)} (to the copy ${r.ratioToCopy.toFixed(2)}); CPU µs per step: raw ${µs(r.rawCpuMicrosPerEvent, r.rawBrokerCpuMicrosPerEvent)}, copy ${µs(r.copyCpuMicrosPerStep, r.copyBrokerCpuMicrosPerStep)}, processors ${µs(r.processorsCpuMicrosPerStep, r.brokerCpuMicrosPerStep)}${r.mainThreadCpuMicrosPerStep === null ? '' : ` (main thread ${r.mainThreadCpuMicrosPerStep.toFixed(1)})`}; ${TARGET_RATIO} of raw leaves ${r.budgetMicrosPerStep.toFixed(1)}`,
-      ),
-    );
-    console.log(`raw kafkajs produce→consume: ${fmt(result.rawStepsPerSecond)} events/s (median of ${rounds} rounds)`);
-    console.log(`processors steps→samples (${groups} groups of 8 × 4 steps, GRPO, exactly-once): ${fmt(result.processorsStepsPerSecond)} steps/s (median)`);
-    console.log(`ratio processors/raw: ${result.ratio.toFixed(2)} (median of the rounds' ratios; target ≥ ${TARGET_RATIO.toFixed(2)})`);
-    console.log(
-      `exactly-once copy (the processors' reads and transactional writes of ≈ 2× the bytes, no decode, no processing): ${fmt(result.copyStepsPerSecond)} steps/s (median), ${result.copyRatio.toFixed(2)} of raw; processors/copy ${result.ratioToCopy.toFixed(2)}; CPU per step ${result.copyCpuMicrosPerStep.toFixed(1)} µs`,
-    );
-    const broker = result.brokerCpuMicrosPerStep === null ? "not measured (not trajflow's broker)" : `${result.brokerCpuMicrosPerStep.toFixed(1)} µs`;
-    const main =
-      result.mainThreadCpuMicrosPerStep === null
-        ? ''
-        : ` (main thread ${result.mainThreadCpuMicrosPerStep.toFixed(1)} µs, other threads ${(result.processorsCpuMicrosPerStep - result.mainThreadCpuMicrosPerStep).toFixed(1)} µs)`;
-    console.log(`CPU per step in the throughput windows (medians): processors (this process) ${result.processorsCpuMicrosPerStep.toFixed(1)} µs${main}, broker ${broker}`);
-    // The budget line: what the target allows per step on these cores, beside what each side spent (cpu-budget.ts).
-    const total = (process: number, broker: number | null) => (broker === null ? `${process.toFixed(1)} µs (broker not measured)` : `${(process + broker).toFixed(1)} µs`);
-    console.log(
-      `CPU budget: ${TARGET_RATIO} of the raw ceiling on ${result.cores} cores leaves ${result.budgetMicrosPerStep.toFixed(1)} µs per step for everything (median); spent per step, process + broker: raw ${total(result.rawCpuMicrosPerEvent, result.rawBrokerCpuMicrosPerEvent)} per event, exactly-once copy ${total(result.copyCpuMicrosPerStep, result.copyBrokerCpuMicrosPerStep)}, processors ${total(result.processorsCpuMicrosPerStep, result.brokerCpuMicrosPerStep)}`,
-    );
-    console.log(
-      `latency last step → samples readable at ${fmt(latency.stepsPerSecond)} steps/s, ${latency.groups} groups after ${latency.warmUpSeconds} s of warm-up: p50 ${latency.p50Ms.toFixed(0)} ms, p99 ${latency.p99Ms.toFixed(0)} ms, max ${latency.maxMs.toFixed(0)} ms (target p99 ≤ 200 ms)`,
-    );
-    const { whole } = latency;
-    console.log(`  every group, the warm-up's included (${whole.groups}): p50 ${whole.p50Ms.toFixed(0)} ms, p99 ${whole.p99Ms.toFixed(0)} ms, max ${whole.maxMs.toFixed(0)} ms`);
-    const { count, phases } = latency.transactions;
-    const phase = (name: string, q: { p50Ms: number; p99Ms: number }) => `${name} ${q.p50Ms.toFixed(1)} / ${q.p99Ms.toFixed(1)}`;
-    console.log(
-      `its ${count} transactions, p50 / p99 ms of each step: ${phase('begin', phases.beginMs)}, ${phase('sendBatch', phases.sendMs)}, ${phase('sendOffsets (the rest once the produce returned)', phases.offsetsMs)}, ${phase('commit', phases.commitMs)}; the hand-over to the producers' worker thread and back ${phase('', phases.handOffMs).trim()}`,
-    );
+    for (const line of [...roundLines(result), ...throughputLines(result, rounds, groups), ...latencyLines(result)]) console.log(line);
     emitResult(args, { bench: 'processors', machine, groups, ...result });
     return 0;
   } finally {

@@ -5,7 +5,7 @@
 // transaction in flight through TransactionClient (the processors' own worker thread), the consumer
 // offsets inside it, and what arrived meanwhile in the next. Every 4 consecutive steps of a partition
 // become one message written to two topics: one trajectory and one sample per 4-step episode, ≈ 2 KB of
-// output per 1 KB step, as the processors write (their output measured 1.9 KB per step).
+// output per 1 KB step, as the processors write (docs/results/processors.md).
 //
 // Why it is reported: the raw ceiling is a non-transactional produce→consume of one copy of the bytes. The
 // processors move three copies (one in, two out) under transactions; this measures what that costs with
@@ -17,55 +17,21 @@ import { TransactionClient } from '../processors/exactly-once/transaction-client
 import type { TopicMessages } from '../processors/exactly-once/transaction-protocol.js';
 import type { Backbone } from '../streams/index.js';
 import { CpuMeter, type CpuPerItem } from './server-cpu.js';
+import { batchDelivered, copyMessages, emptyCopy, writeCommitted, type CopyWrite } from './exactly-once-copy-state.js';
 
 /** Consecutive steps of a partition written as one message (the bench's episodes have 4 steps). */
 const STEPS_PER_MESSAGE = 4;
 /** The steps topic's partitions, as ensureTopics creates them: one transactional producer each. */
 const PARTITIONS = Array.from({ length: topicSpecs.find((spec) => spec.name === 'env.steps')!.partitions }, (_, p) => p);
 
-interface Pending {
-  readonly values: Buffer[];
-  lastOffset: string;
-}
-
 /** Steps/s and the CPU per step (this process's, the broker's), over `stepCount` steps already on `local`'s steps topic. */
 export async function exactlyOnceCopyThroughput(local: Backbone, stepCount: number): Promise<{ stepsPerSecond: number; cpu: CpuPerItem }> {
   const steps = topicName(local.config, 'env.steps');
-  const outputs = [topicName(local.config, 'trajectories'), topicName(local.config, 'samples')];
   const groupId = `bench-copy-${randomUUID()}`;
   const client = new TransactionClient({ kafka: local.config.kafka, clientId: 'trajflow-bench-copy', transactionalIdPrefix: `${groupId}.${steps}`, generation: 0 });
   const consumer = local.kafka.consumer({ groupId, maxWaitTimeInMs: 200 });
-  const pending = new Map<number, Pending>();
-  const inFlight = new Set<number>();
-  let written = 0;
-  let failure: Error | null = null;
-  let finish!: () => void;
-  const finished = new Promise<void>((resolve) => (finish = resolve));
-
-  const write = (partition: number): void => {
-    const batch = pending.get(partition);
-    if (inFlight.has(partition) || batch === undefined) return;
-    pending.delete(partition);
-    inFlight.add(partition);
-    const messages: { key: null; value: Buffer }[] = [];
-    for (let i = 0; i < batch.values.length; i += STEPS_PER_MESSAGE) messages.push({ key: null, value: Buffer.concat(batch.values.slice(i, i + STEPS_PER_MESSAGE)) });
-    const topicMessages: TopicMessages[] = outputs.map((topic) => ({ topic, messages }));
-    const offsets = { consumerGroupId: groupId, topics: [{ topic: steps, partitions: [{ partition, offset: (BigInt(batch.lastOffset) + 1n).toString() }] }] };
-    client
-      .write(partition, 0, topicMessages, offsets)
-      .then(({ outcome }) => {
-        if (outcome !== 'committed') throw new Error(`bench: an exactly-once copy transaction ended ${outcome}`);
-        inFlight.delete(partition);
-        written += batch.values.length;
-        if (written >= stepCount) finish();
-        else write(partition);
-      })
-      .catch((error: Error) => {
-        failure = error;
-        finish();
-      });
-  };
-
+  const outputs = [topicName(local.config, 'trajectories'), topicName(local.config, 'samples')];
+  const writer = copyWriter(client, { groupId, steps, outputs, stepCount });
   try {
     await client.fence(PARTITIONS);
     await consumer.connect();
@@ -81,14 +47,15 @@ export async function exactlyOnceCopyThroughput(local: Backbone, stepCount: numb
           meter.start();
         }
         if (batch.messages.length === 0) return;
-        const queued = pending.get(batch.partition) ?? { values: [], lastOffset: '' };
-        for (const message of batch.messages) queued.values.push(message.value!);
-        queued.lastOffset = batch.messages[batch.messages.length - 1]!.offset;
-        pending.set(batch.partition, queued);
-        write(batch.partition);
+        writer.delivered(
+          batch.partition,
+          batch.messages.map((message) => message.value!),
+          batch.messages[batch.messages.length - 1]!.offset,
+        );
       },
     });
-    await finished;
+    await writer.finished;
+    const failure = writer.failure();
     if (failure) throw failure;
     const seconds = Number(process.hrtime.bigint() - start!) / 1e9;
     meter.stop();
@@ -97,4 +64,49 @@ export async function exactlyOnceCopyThroughput(local: Backbone, stepCount: numb
     await consumer.disconnect();
     await client.close();
   }
+}
+
+/**
+ * Writes what is delivered through `client`, per input partition one transaction in flight with the consumer offsets
+ * inside it (exactly-once-copy-state.ts decides what each transaction carries), until `stepCount`
+ * steps are written or a transaction failed.
+ */
+function copyWriter(client: TransactionClient, copy: { groupId: string; steps: string; outputs: readonly string[]; stepCount: number }) {
+  let state = emptyCopy<Buffer>();
+  let failure: Error | null = null;
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const write = (next: CopyWrite<Buffer> | null): void => {
+    if (next === null) return;
+    const messages = copyMessages(next.values, STEPS_PER_MESSAGE);
+    const topicMessages: TopicMessages[] = copy.outputs.map((topic) => ({ topic, messages }));
+    const offsets = {
+      consumerGroupId: copy.groupId,
+      topics: [{ topic: copy.steps, partitions: [{ partition: next.partition, offset: (BigInt(next.lastOffset) + 1n).toString() }] }],
+    };
+    client
+      .write(next.partition, 0, topicMessages, offsets)
+      .then(({ outcome }) => {
+        if (outcome !== 'committed') throw new Error(`bench: an exactly-once copy transaction ended ${outcome}`);
+        const step = writeCommitted(state, next.partition, next.values.length, copy.stepCount);
+        state = step.state;
+        if (step.finished) finish();
+        else write(step.write);
+      })
+      .catch((error: Error) => {
+        failure = error;
+        finish();
+      });
+  };
+  return {
+    delivered(partition: number, values: readonly Buffer[], lastOffset: string): void {
+      const step = batchDelivered(state, partition, values, lastOffset);
+      state = step.state;
+      write(step.write);
+    },
+    /** Settles once every step is written or a transaction failed. */
+    finished,
+    /** The first failed transaction's error, if one failed. */
+    failure: (): Error | null => failure,
+  };
 }

@@ -30,7 +30,7 @@ export function quantile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
-interface Phase {
+export interface Phase {
   readonly answered: number;
   readonly failed: number;
   readonly callsPerSec: number;
@@ -130,44 +130,13 @@ export async function runGatewayBench(args: string[]): Promise<number> {
   try {
     const gateway = await startGatewayProcess(stub.url, config.topicPrefix, rate);
     try {
-      const episode = (round: number) => (i: number) => ({ 'x-trajflow-episode': `r${round}-c${i}`, 'x-trajflow-group': `r${round}-g${Math.floor(i / 8)}` });
-      // Warm-up: connections, the producer's metadata, and the JIT — after 1 s (200 calls) the first round's p99
-      // still held the gateway's compilation (72 ms against 15–23 ms in the rounds after it).
-      await phase(agent, `${stub.url}/chat/completions`, rate, 1, () => ({}));
-      await phase(agent, `${gateway.url}/v1/chat/completions`, rate, 3, episode(-1));
-      const results: Array<{ upstream: Phase; gateway: Phase; addedP50Ms: number; addedP99Ms: number }> = [];
-      for (let round = 0; round < rounds; round++) {
-        const upstream = await phase(agent, `${stub.url}/chat/completions`, rate, seconds, () => ({}));
-        const through = await phase(agent, `${gateway.url}/v1/chat/completions`, rate, seconds, episode(round));
-        results.push({ upstream, gateway: through, addedP50Ms: through.p50Ms - upstream.p50Ms, addedP99Ms: through.p99Ms - upstream.p99Ms });
-        console.error(
-          `bench: round ${round + 1}: upstream alone p50 ${upstream.p50Ms.toFixed(2)} ms p99 ${upstream.p99Ms.toFixed(2)} ms; through the gateway ${through.callsPerSec.toFixed(0)} calls/s p50 ${through.p50Ms.toFixed(2)} ms p99 ${through.p99Ms.toFixed(2)} ms (${through.failed} failed)`,
-        );
-      }
+      const results = await gatewayRounds(agent, { upstream: stub.url, gateway: gateway.url }, rate, seconds, rounds);
       const health = (await (await request(`${gateway.url}/health`, { dispatcher: agent })).body.json()) as { answeredCalls: number; recordedSteps: number };
       const offsets = await admin.fetchTopicOffsets(topicName(config, 'env.steps'));
       const recorded = offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
-      const answered = health.answeredCalls;
-      const summary = {
-        bench: 'gateway',
-        machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version },
-        rate,
-        seconds,
-        rounds: results,
-        callsPerSec: median(results.map((r) => r.gateway.callsPerSec)),
-        upstreamP50Ms: median(results.map((r) => r.upstream.p50Ms)),
-        upstreamP99Ms: median(results.map((r) => r.upstream.p99Ms)),
-        gatewayP50Ms: median(results.map((r) => r.gateway.p50Ms)),
-        gatewayP99Ms: median(results.map((r) => r.gateway.p99Ms)),
-        addedP50Ms: median(results.map((r) => r.addedP50Ms)),
-        addedP99Ms: median(results.map((r) => r.addedP99Ms)),
-        answeredCalls: answered,
-        recordedSteps: recorded,
-        recordedPerCall: answered === 0 ? 0 : recorded / answered,
-      };
-      console.log(
-        `gateway at ${rate} calls/s: ${summary.callsPerSec.toFixed(0)} calls/s answered, added latency p50 ${summary.addedP50Ms.toFixed(2)} ms, p99 ${summary.addedP99Ms.toFixed(2)} ms (median of ${rounds} rounds; target p99 ≤ 20 ms); ${recorded} steps for ${answered} answered calls`,
-      );
+      const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
+      const summary = gatewaySummary({ machine, rate, seconds }, results, health.answeredCalls, recorded);
+      console.log(summaryLine(summary, rounds));
       emitResult(args, summary);
       return 0;
     } finally {
@@ -181,4 +150,64 @@ export async function runGatewayBench(args: string[]): Promise<number> {
     await admin.disconnect();
     await backbone.close();
   }
+}
+
+export interface GatewayRound {
+  readonly upstream: Phase;
+  readonly gateway: Phase;
+  readonly addedP50Ms: number;
+  readonly addedP99Ms: number;
+}
+
+/** A warm-up, then each round: the upstream alone, then through the gateway, at the same rate. */
+async function gatewayRounds(agent: Agent, urls: { upstream: string; gateway: string }, rate: number, seconds: number, rounds: number): Promise<GatewayRound[]> {
+  const episode = (round: number) => (i: number) => ({ 'x-trajflow-episode': `r${round}-c${i}`, 'x-trajflow-group': `r${round}-g${Math.floor(i / 8)}` });
+  // Warm-up: connections, the producer's metadata, and the JIT, long enough that the first round's p99 does not
+  // hold the gateway's compilation (docs/results/benchmarks.md#bench-gateway).
+  await phase(agent, `${urls.upstream}/chat/completions`, rate, 1, () => ({}));
+  await phase(agent, `${urls.gateway}/v1/chat/completions`, rate, 3, episode(-1));
+  const results: GatewayRound[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const upstream = await phase(agent, `${urls.upstream}/chat/completions`, rate, seconds, () => ({}));
+    const through = await phase(agent, `${urls.gateway}/v1/chat/completions`, rate, seconds, episode(round));
+    results.push(gatewayRound(upstream, through));
+    console.error(roundLine(round, upstream, through));
+  }
+  return results;
+}
+
+export function gatewayRound(upstream: Phase, through: Phase): GatewayRound {
+  return { upstream, gateway: through, addedP50Ms: through.p50Ms - upstream.p50Ms, addedP99Ms: through.p99Ms - upstream.p99Ms };
+}
+
+/** A round's progress line. */
+export function roundLine(round: number, upstream: Phase, through: Phase): string {
+  return `bench: round ${round + 1}: upstream alone p50 ${upstream.p50Ms.toFixed(2)} ms p99 ${upstream.p99Ms.toFixed(2)} ms; through the gateway ${through.callsPerSec.toFixed(0)} calls/s p50 ${through.p50Ms.toFixed(2)} ms p99 ${through.p99Ms.toFixed(2)} ms (${through.failed} failed)`;
+}
+
+/** The result: the medians over the rounds, and the steps recorded per call the gateway answered. */
+export function gatewaySummary(run: { machine: object; rate: number; seconds: number }, results: GatewayRound[], answered: number, recorded: number) {
+  const of = (pick: (r: GatewayRound) => number) => median(results.map(pick));
+  return {
+    bench: 'gateway',
+    machine: run.machine,
+    rate: run.rate,
+    seconds: run.seconds,
+    rounds: results,
+    callsPerSec: of((r) => r.gateway.callsPerSec),
+    upstreamP50Ms: of((r) => r.upstream.p50Ms),
+    upstreamP99Ms: of((r) => r.upstream.p99Ms),
+    gatewayP50Ms: of((r) => r.gateway.p50Ms),
+    gatewayP99Ms: of((r) => r.gateway.p99Ms),
+    addedP50Ms: of((r) => r.addedP50Ms),
+    addedP99Ms: of((r) => r.addedP99Ms),
+    answeredCalls: answered,
+    recordedSteps: recorded,
+    recordedPerCall: answered === 0 ? 0 : recorded / answered,
+  };
+}
+
+/** The verdict line, on the medians of `rounds` rounds. */
+export function summaryLine(s: ReturnType<typeof gatewaySummary>, rounds: number): string {
+  return `gateway at ${s.rate} calls/s: ${s.callsPerSec.toFixed(0)} calls/s answered, added latency p50 ${s.addedP50Ms.toFixed(2)} ms, p99 ${s.addedP99Ms.toFixed(2)} ms (median of ${rounds} rounds; target p99 ≤ 20 ms); ${s.recordedSteps} steps for ${s.answeredCalls} answered calls`;
 }

@@ -28,7 +28,9 @@ import { installWasmKernels, useWasmKernels } from '../learner/kernels/wasm-kern
 import { PolicyTrainer } from '../learner/train/trainer.js';
 import { Rng } from '../envs/random.js';
 import type { TrainingSampleEvent } from '../schemas/index.js';
-import { fmt, option } from './args.js';
+import { option } from './args.js';
+import { interleavedRates, roundRatio, type InterleavedRates, type RoundTimes, type SamplingRate } from './learner-rates.js';
+import { learnerFigures, learnerTableLines, type LearnerFigures } from './learner-report.js';
 import { median } from './median.js';
 import { emitResult } from './results-file.js';
 
@@ -68,13 +70,6 @@ export class MatMulProbe {
     }
     return performance.now() - start;
   }
-}
-
-export interface MatMulRate {
-  readonly shape: string;
-  readonly flops: number;
-  readonly medianMs: number;
-  readonly flopsPerSec: number;
 }
 
 /**
@@ -138,33 +133,6 @@ export function syntheticSamples(bundle: PolicyBundle, rows: number, tokens: num
   });
 }
 
-export interface TrainingRate {
-  readonly rows: number;
-  readonly time: number;
-  readonly tokens: number;
-  readonly lossTokens: number;
-  readonly flopsPerUpdate: number;
-  readonly updateMs: number[];
-  readonly medianMs: number;
-  readonly tokensPerSec: number;
-  readonly flopsPerSec: number;
-}
-
-export interface InterleavedRates {
-  /** The reference probes, then the others. */
-  readonly matMul: MatMulRate[];
-  readonly training: TrainingRate;
-  /** Per round: training FLOP/s over the reference's matMul FLOP/s measured right before it. */
-  readonly roundRatios: number[];
-  /** Median of roundRatios. */
-  readonly ratio: number;
-  /**
-   * With `compareKernels`: an update on the WASM backend's own BatchMatMul and Identity in each round too
-   * (learner/kernels off), and the median over rounds of its time over trajflow's kernels' time.
-   */
-  readonly backendKernels?: { readonly updateMs: number[]; readonly medianMs: number; readonly speedup: number };
-}
-
 /**
  * Rounds of [one repetition of each matMul probe, then one PolicyTrainer.update], after `warmup` updates:
  * the two sides alternate, so a slower period of the machine slows both (measured one after the other, the
@@ -192,69 +160,56 @@ export function measureInterleaved(
     for (let i = 0; i < (options.warmup ?? 2); i++) trainer.update(batch);
     const extraForwards = optimizer.proximal === 'recompute' ? 1 : 0;
     const flopsPerUpdate = updateFlops(bundle.model.config, bundle.head.size, batch.rows, batch.time, extraForwards);
-    const probeMs: number[][] = probes.map(() => []);
-    const updateMs: number[] = [];
-    const roundRatios: number[] = [];
     const referenceFlops = reference.reduce((sum, probe) => sum + probe.flops, 0);
-    const backendMs: number[] = [];
-    const speedups: number[] = [];
-    if (options.compareKernels) {
+    const compareKernels = options.compareKernels === true;
+    if (compareKernels) {
       useWasmKernels(false);
       trainer.update(batch); // warm-up of the backend's kernels
       useWasmKernels(true);
     }
-    for (let round = 0; round < options.rounds; round++) {
-      const times = probes.map((probe, i) => {
-        const ms = probe.time();
-        probeMs[i]!.push(ms);
-        return ms;
-      });
-      const ms = trainer.update(batch).durationMs;
-      updateMs.push(ms);
-      const referenceMs = times.slice(0, reference.length).reduce((a, b) => a + b, 0);
-      roundRatios.push(flopsPerUpdate / ms / (referenceFlops / referenceMs));
-      if (options.compareKernels) {
-        useWasmKernels(false);
-        try {
-          backendMs.push(trainer.update(batch).durationMs);
-        } finally {
-          useWasmKernels(true);
-        }
-        speedups.push(backendMs.at(-1)! / ms);
-      }
-    }
-    const medianMs = median(updateMs);
-    return {
-      matMul: probes.map((probe, i) => {
-        const ms = median(probeMs[i]!);
-        return { shape: probe.shape, flops: probe.flops, medianMs: ms, flopsPerSec: probe.flops / (ms / 1000) };
-      }),
-      training: {
-        rows: batch.rows,
-        time: batch.time,
-        tokens: batch.tokens,
-        lossTokens: batch.lossTokens,
-        flopsPerUpdate,
-        updateMs,
-        medianMs,
-        tokensPerSec: batch.tokens / (medianMs / 1000),
-        flopsPerSec: flopsPerUpdate / (medianMs / 1000),
-      },
-      roundRatios,
-      ratio: median(roundRatios),
-      ...(options.compareKernels ? { backendKernels: { updateMs: backendMs, medianMs: median(backendMs), speedup: median(speedups) } } : {}),
-    };
+    const times: RoundTimes = { probeMs: probes.map(() => []), updateMs: [], roundRatios: [], backendMs: [], speedups: [] };
+    const ratio = (updateMs: number, referenceMs: number) => roundRatio(flopsPerUpdate, updateMs, referenceFlops, referenceMs);
+    for (let round = 0; round < options.rounds; round++) timeRound({ trainer, batch, probes, references: reference.length, ratio, compareKernels }, times);
+    return interleavedRates(probes, batch, flopsPerUpdate, times, compareKernels);
   } finally {
     trainer.dispose();
   }
 }
 
-export interface SamplingRate {
-  readonly requests: number;
-  readonly meanContextTokens: number;
-  readonly medianMs: number;
-  readonly repliesPerSec: number;
-  readonly tokensPerSec: number;
+/** One round, appended to `times`: each probe once, one update, and (comparing kernels) one update on the backend's own kernels. */
+function timeRound(
+  round: {
+    readonly trainer: PolicyTrainer;
+    readonly batch: TrainingBatch;
+    readonly probes: readonly MatMulProbe[];
+    /** The first `references` probes are the ratio's reference. */
+    readonly references: number;
+    readonly ratio: (updateMs: number, referenceMs: number) => number;
+    readonly compareKernels: boolean;
+  },
+  times: RoundTimes,
+): void {
+  const probeMs = round.probes.map((probe, i) => {
+    const ms = probe.time();
+    times.probeMs[i]!.push(ms);
+    return ms;
+  });
+  const ms = round.trainer.update(round.batch).durationMs;
+  times.updateMs.push(ms);
+  times.roundRatios.push(
+    round.ratio(
+      ms,
+      probeMs.slice(0, round.references).reduce((a, b) => a + b, 0),
+    ),
+  );
+  if (!round.compareKernels) return;
+  useWasmKernels(false);
+  try {
+    times.backendMs.push(round.trainer.update(round.batch).durationMs);
+  } finally {
+    useWasmKernels(true);
+  }
+  times.speedups.push(times.backendMs.at(-1)! / ms);
 }
 
 /** `count` FrozenLake requests with 0–2 earlier turns each (contexts of ~20–80 tokens). */
@@ -302,90 +257,65 @@ export function measureSampling(bundle: PolicyBundle, requests: readonly PolicyR
   };
 }
 
+/** The run's sizes: model width and layers, batch rows × tokens, and interleaved rounds. */
+export function learnerSizes(args: readonly string[]) {
+  return {
+    width: option(args, '--width', MODEL_DEFAULTS.width),
+    layers: option(args, '--layers', MODEL_DEFAULTS.layers),
+    tokens: option(args, '--tokens', 128),
+    rows: option(args, '--rows', 32),
+    updates: option(args, '--updates', 7),
+  };
+}
+
+type LearnerSizes = ReturnType<typeof learnerSizes>;
+
+/** The matMul probes interleaved with the updates, then the sampling, on `bundle`. */
+function measureLearner(bundle: PolicyBundle, sizes: LearnerSizes, compareKernels: boolean, backend: string, progress: (line: string) => void): LearnerFigures {
+  const { width, layers, tokens, rows, updates } = sizes;
+  const c = bundle.model.config;
+  const n = rows * tokens;
+  progress(`matMul on ${backend}`);
+  const shapes: [number, number, number][] = [
+    [n, width, 3 * width],
+    [n, width, width * c.mlpRatio],
+    [n, width * c.mlpRatio, width],
+  ];
+  const probes = shapes.map(([m, k, o]) => new MatMulProbe(m, k, o));
+  const squareProbe = new MatMulProbe(512, 512, 512);
+  progress(`training: ${rows} × ${tokens} tokens, width ${width}, ${layers} layers, ${c.heads} heads, ${updates} rounds of [matMul, update]`);
+  const batch = buildBatch(syntheticSamples(bundle, rows, tokens), bundle.head, c.contextLength);
+  let measured: InterleavedRates;
+  try {
+    measured = measureInterleaved(bundle, batch, probes, { rounds: updates, also: [squareProbe], compareKernels });
+  } finally {
+    for (const probe of [...probes, squareProbe]) probe.dispose();
+  }
+  progress('sampling: 32 FrozenLake requests');
+  const sampling = measureSampling(bundle, frozenLakeRequests(32));
+  const model = { width, layers, heads: c.heads, mlpRatio: c.mlpRatio, contextLength: c.contextLength, vocabSize: c.vocabSize, replySize: bundle.head.size };
+  return learnerFigures(model, measured, probes.length, sampling);
+}
+
 export async function runLearnerBench(args: readonly string[]): Promise<number> {
   const json = args.includes('--json');
   const at = args.indexOf('--backend');
   const backend = await selectBackend(parseBackendChoice(at >= 0 ? (args[at + 1] ?? '') : 'auto'));
-  const width = option(args, '--width', MODEL_DEFAULTS.width);
-  const layers = option(args, '--layers', MODEL_DEFAULTS.layers);
-  const tokens = option(args, '--tokens', 128);
-  const rows = option(args, '--rows', 32);
-  const updates = option(args, '--updates', 7);
+  const sizes = learnerSizes(args);
   const progress = (line: string) => console.error(`bench: ${line}`);
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
-
   // Side by side with the backend's own kernels when trajflow's are in use (WASM).
   const compareKernels = backend.name === 'wasm' && (await installWasmKernels()).batchMatMul;
-  const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], { width, layers, contextLength: Math.max(MODEL_DEFAULTS.contextLength, tokens) });
+  const bundle = createPolicyBundle(['Left', 'Down', 'Right', 'Up'], {
+    width: sizes.width,
+    layers: sizes.layers,
+    contextLength: Math.max(MODEL_DEFAULTS.contextLength, sizes.tokens),
+  });
   try {
-    const c = bundle.model.config;
-    const n = rows * tokens;
-    progress(`matMul on ${backend.description}`);
-    const shapes: [number, number, number][] = [
-      [n, width, 3 * width],
-      [n, width, width * c.mlpRatio],
-      [n, width * c.mlpRatio, width],
-    ];
-    const probes = shapes.map(([m, k, o]) => new MatMulProbe(m, k, o));
-    const squareProbe = new MatMulProbe(512, 512, 512);
-    progress(`training: ${rows} × ${tokens} tokens, width ${width}, ${layers} layers, ${c.heads} heads, ${updates} rounds of [matMul, update]`);
-    const batch = buildBatch(syntheticSamples(bundle, rows, tokens), bundle.head, c.contextLength);
-    const measured = (() => {
-      try {
-        return measureInterleaved(bundle, batch, probes, { rounds: updates, also: [squareProbe], compareKernels });
-      } finally {
-        for (const probe of [...probes, squareProbe]) probe.dispose();
-      }
-    })();
-    const modelShapes = measured.matMul.slice(0, probes.length);
-    const square = measured.matMul[probes.length]!;
-    const training = measured.training;
-    // The model-shape reference: all three products' FLOPs over their summed median times.
-    const matMulModel = modelShapes.reduce((s, r) => s + r.flops, 0) / (modelShapes.reduce((s, r) => s + r.medianMs, 0) / 1000);
-
-    progress('sampling: 32 FrozenLake requests');
-    const requests = frozenLakeRequests(32);
-    const sampling = measureSampling(bundle, requests);
-
-    // The median of the rounds' ratios (each against the matMuls timed right before its update).
-    const ratioModel = measured.ratio;
-    const ratioSquare = training.flopsPerSec / square.flopsPerSec;
-    const result = {
-      bench: 'learner',
-      machine,
-      backend: backend.description,
-      model: { width, layers, heads: c.heads, mlpRatio: c.mlpRatio, contextLength: c.contextLength, vocabSize: c.vocabSize, replySize: bundle.head.size },
-      matMul: { modelShapes, square512: square, modelShapesFlopsPerSec: matMulModel },
-      training,
-      backendKernels: measured.backendKernels,
-      effectiveOverMatMul: ratioModel,
-      roundRatios: measured.roundRatios,
-      effectiveOverSquare512: ratioSquare,
-      sampling,
-    };
-    emitResult(args, result);
+    const figures = measureLearner(bundle, sizes, compareKernels, backend.description, progress);
+    emitResult(args, { bench: 'learner', machine, backend: backend.description, ...figures });
     if (json) return 0;
-    const g = (x: number) => `${(x / 1e9).toFixed(2)} GFLOP/s`;
-    console.log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}; backend ${backend.description}`);
-    console.log(`model: width ${width}, ${layers} layers, ${c.heads} heads, vocab ${c.vocabSize}, reply head ${bundle.head.size}`);
-    console.log('matMul (plain tf.matMul, median):');
-    for (const r of [...modelShapes, square]) console.log(`  ${r.shape.padEnd(24)} ${r.medianMs.toFixed(2).padStart(8)} ms  ${g(r.flopsPerSec)}`);
-    console.log(`  model shapes together                ${g(matMulModel)}`);
-    console.log(`training (PolicyTrainer.update, ${training.rows} × ${training.time} tokens, ${training.lossTokens} in the loss):`);
-    console.log(`  ${training.medianMs.toFixed(0)} ms/update median (${training.updateMs.map((ms) => ms.toFixed(0)).join(', ')})`);
-    console.log(`  ${fmt(training.tokensPerSec)} tokens/s, ${(training.flopsPerUpdate / 1e9).toFixed(2)} GFLOP/update, effective ${g(training.flopsPerSec)}`);
-    if (measured.backendKernels) {
-      const k = measured.backendKernels;
-      console.log(
-        `  on the WASM backend's own BatchMatMul/Identity in the same rounds: ${k.medianMs.toFixed(0)} ms/update median (${k.updateMs.map((ms) => ms.toFixed(0)).join(', ')}); trajflow's kernels ${k.speedup.toFixed(2)}× faster (median of the rounds)`,
-      );
-    }
-    console.log(
-      `ratio effective/matMul: ${ratioModel.toFixed(2)} against the model shapes (median of the rounds: ${measured.roundRatios.map((r) => r.toFixed(2)).join(', ')}; target ≥ 0.30), ${ratioSquare.toFixed(2)} against 512²`,
-    );
-    console.log(
-      `sampling (TransformerPolicy.actBatch, ${sampling.requests} FrozenLake requests, ${sampling.meanContextTokens.toFixed(0)} context tokens on average): ${sampling.medianMs.toFixed(0)} ms/batch, ${fmt(sampling.repliesPerSec)} replies/s, ${fmt(sampling.tokensPerSec)} generated tokens/s`,
-    );
+    for (const line of learnerTableLines(machine, backend.description, figures)) console.log(line);
     return 0;
   } finally {
     disposeBundle(bundle);

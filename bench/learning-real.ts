@@ -15,20 +15,12 @@ import { ConfigError } from '../core/errors.js';
 import { freePort } from '../infra/free-port.js';
 import { selectBackend } from '../learner/backend.js';
 import type { EnvName } from '../envs/registry.js';
-import { parseEvaluationLine } from '../learner/eval/evaluation-event.js';
 import { runLocal, type CurvePoint } from '../learner/local/local-run.js';
 import { emitResult } from './results-file.js';
+import { NOTHING_READ, readTrainLine, trainArgs, type CurveEntry } from './learning-real-lines.js';
 import { type HeldOutPoint, type SeedsToTarget, seedsToTarget, seedToTarget } from './learning-summary.js';
 
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
-
-export interface CurveEntry {
-  readonly version: number;
-  readonly envSteps: number;
-  readonly heldOut: number;
-  /** Wall seconds from the start of the seed's run to when the evaluation was read. */
-  readonly seconds: number;
-}
 
 export interface RealRun {
   readonly curve: CurveEntry[];
@@ -53,60 +45,28 @@ export async function trainRealPath(
   const started = Date.now();
   const stamp = started.toString(36);
   const runId = `bench-${env}-s${seed}-${stamp}`;
-  const args = [
-    CLI,
-    'train',
-    '--env',
-    env,
-    '--seed',
-    String(seed),
-    '--updates',
-    String(updates),
-    '--run-id',
-    runId,
-    '--eval-every',
-    String(evalEvery),
-    '--eval-tasks',
-    String(evalTasks),
-    '--max-staleness',
-    String(maxStaleness),
-    '--port',
-    String(await freePort()),
-  ];
-  const child = spawn(process.execPath, args, { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: `bench.learning.${stamp}` }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const args = trainArgs({ env, seed, updates, runId, evalEvery, evalTasks, maxStaleness, port: await freePort() });
+  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: `bench.learning.${stamp}` }, stdio: ['ignore', 'pipe', 'pipe'] });
   // A bench stopped by a signal stops its run the way Ctrl-C stops `trajflow train`, so no part outlives it, and then ends.
   const forward = (signal: NodeJS.Signals) => {
     child.once('exit', () => process.exit(130));
     child.kill(signal);
   };
   process.once('SIGINT', forward).once('SIGTERM', forward);
-  const curve: CurveEntry[] = [];
-  let random = Number.NaN;
-  let stalenessMax = 0;
-  let droppedStale = 0;
-  let done = 0;
-  const read = (chunk: Buffer) => {
+  let read = NOTHING_READ;
+  const onChunk = (chunk: Buffer) => {
     for (const line of chunk.toString().split('\n')) {
-      const evaluation = parseEvaluationLine(line);
-      if (evaluation && evaluation.envSteps >= 0) {
-        const seconds = secondsSince(started);
-        curve.push({ version: evaluation.version, heldOut: evaluation.success, envSteps: evaluation.envSteps, seconds });
-        random = evaluation.random;
-        log(`  real path seed ${seed}: v${evaluation.version}, ${evaluation.envSteps} env steps, ${seconds.toFixed(0)} s, held-out ${evaluation.success.toFixed(3)}`);
-      }
-      const update = /learner: update (\d+) → v\d+ .* staleness [\d.]+ \(max (\d+)\)\s+dropped stale (\d+)/.exec(line);
-      if (update) {
-        done = Math.max(done, Number(update[1]) + 1);
-        stalenessMax = Math.max(stalenessMax, Number(update[2]));
-        droppedStale += Number(update[3]);
-      }
+      const next = readTrainLine(read, line, secondsSince(started), seed);
+      read = next.read;
+      if (next.log !== null) log(next.log);
     }
   };
-  child.stdout.on('data', read);
-  child.stderr.on('data', read);
+  child.stdout.on('data', onChunk);
+  child.stderr.on('data', onChunk);
   const exitCode = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   process.off('SIGINT', forward).off('SIGTERM', forward);
-  return { curve, random, stalenessMax, droppedStale, updates: done, seconds: (Date.now() - started) / 1000, exitCode };
+  const { random, stalenessMax, droppedStale, done } = read;
+  return { curve: [...read.curve], random, stalenessMax, droppedStale, updates: done, seconds: (Date.now() - started) / 1000, exitCode };
 }
 
 /** The in-process loop on the same seed, preset, number of updates and staleness K, evaluated every `evalEvery` updates. */

@@ -17,6 +17,7 @@ import { exactlyOnceCopyThroughput } from './exactly-once-copy.js';
 import { CpuMeter } from './server-cpu.js';
 import { cpuBudgetMicrosPerStep } from './cpu-budget.js';
 import { median, medianOrNull } from './median.js';
+import { latencyPlan, latencyResult, type LatencyPlan, type LatencyResult } from './processors-latency.js';
 
 const processing = { reward: { terms: [{ kind: 'env_return' as const }] }, estimator: { name: 'grpo' as const }, filters: [] };
 const GROUP_SIZE = 8;
@@ -88,42 +89,6 @@ export async function processorsThroughput(backbone: Backbone, groups: number): 
   };
 }
 
-/** Latency quantiles of a set of groups, ms. */
-export interface LatencyQuantiles {
-  readonly groups: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly maxMs: number;
-}
-
-export interface LatencyResult extends LatencyQuantiles {
-  readonly stepsPerSecond: number;
-  /** The seconds of steady publishing before the measured groups (their groups are in `whole` only). */
-  readonly warmUpSeconds: number;
-  /** Every group, the warm-up included: a cold start (JIT, each lane's first transaction) is in its tail. */
-  readonly whole: LatencyQuantiles;
-  /** The transactions committed in the measured window, and p50/p99 of each of their phases (TransactionPhases). */
-  readonly transactions: { readonly count: number; readonly phases: Record<keyof TransactionPhases, { readonly p50Ms: number; readonly p99Ms: number }> };
-}
-
-/** The value at quantile p of ascending values (nearest rank, as the latency figure has always been cut). */
-function quantile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN;
-}
-
-function phaseQuantiles(log: readonly TransactionPhases[]): LatencyResult['transactions']['phases'] {
-  const of = (phase: keyof TransactionPhases) => {
-    const sorted = log.map((t) => t[phase]).sort((a, b) => a - b);
-    return { p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99) };
-  };
-  return { beginMs: of('beginMs'), sendMs: of('sendMs'), offsetsMs: of('offsetsMs'), commitMs: of('commitMs'), handOffMs: of('handOffMs') };
-}
-
-function latencyQuantiles(latencies: readonly number[]): LatencyQuantiles {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  return { groups: sorted.length, p50Ms: quantile(sorted, 0.5), p99Ms: quantile(sorted, 0.99), maxMs: sorted[sorted.length - 1] ?? Number.NaN };
-}
-
 /**
  * Steps at a steady rate for warmUpSeconds + seconds; the figure is over the groups published after the
  * warm-up. Why a warm-up: the target is the latency at a steady rate, and the first seconds after a start
@@ -135,23 +100,36 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
   const local = await isolated(backbone);
   const handle = await startProcessors(local, { consumerGroupId: `bench-${randomUUID()}`, processing, groupSize: GROUP_SIZE });
   while (handle.consumer.stats.rebalances === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-  const groups = Math.max(1, Math.round((stepsPerSecond * seconds) / STEPS_PER_GROUP));
-  const warmUpGroups = Math.round((stepsPerSecond * warmUpSeconds) / STEPS_PER_GROUP);
-  const allGroups = warmUpGroups + groups;
+  const plan = latencyPlan(stepsPerSecond, seconds, warmUpSeconds, STEPS_PER_GROUP);
   const runId = `bench-${randomUUID().slice(0, 6)}`;
   const now = () => performance.timeOrigin + performance.now();
-  const lastStepAcked = new Map<string, number>();
-  const done = new Map<string, number>();
+  const seen = { lastStepAcked: new Map<string, number>(), done: new Map<string, number>(), measured: new Set<string>(), phaseLog: [] as TransactionPhases[] };
   // A group's samples are readable once the transaction that wrote them has committed.
-  const phaseLog: TransactionPhases[] = [];
-  const measured = new Set<string>();
   const subscription = handle.emitter.committed$.subscribe((units) => {
     const at = now();
-    for (const unit of units) for (const groupId of unit.sampleGroupIds) if (!done.has(groupId)) done.set(groupId, at);
+    for (const unit of units) for (const groupId of unit.sampleGroupIds) if (!seen.done.has(groupId)) seen.done.set(groupId, at);
   });
-  // The steps come from another process, as the actors' do: the load generator does not share the
-  // processors' event loop (both processes read the same wall clock).
-  const intervalMs = 1000 / (stepsPerSecond / STEPS_PER_GROUP);
+  const published = await publishAtRate(local.config.topicPrefix, runId, plan, (groupId, ackedAt) => {
+    seen.lastStepAcked.set(groupId, ackedAt);
+    // Groups are published in order: past the warm-up's, every group is measured, and so is every
+    // transaction from the first measured group's ack on.
+    if (seen.lastStepAcked.size > plan.warmUpGroups) {
+      seen.measured.add(groupId);
+      handle.emitter.phaseLog ??= seen.phaseLog;
+    }
+  });
+  while (seen.done.size < plan.allGroups) await new Promise((resolve) => setTimeout(resolve, 5));
+  subscription.unsubscribe();
+  await handle.close();
+  return latencyResult(plan, STEPS_PER_GROUP, warmUpSeconds, published, seen);
+}
+
+/**
+ * Publishes the plan's groups from another process, as the actors' steps come: the load generator does not share
+ * the processors' event loop (both processes read the same wall clock). `acked` hears each group's last step
+ * acknowledged; resolves with the seconds the publishing took.
+ */
+function publishAtRate(topicPrefix: string, runId: string, plan: LatencyPlan, acked: (groupId: string, ackedAt: number) => void): Promise<number> {
   const child = spawn(
     process.execPath,
     [
@@ -159,42 +137,23 @@ export async function processorsLatency(backbone: Backbone, stepsPerSecond: numb
       'tsx',
       fileURLToPath(new URL('./latency-publisher.ts', import.meta.url)),
       runId,
-      String(allGroups),
-      String(intervalMs),
+      String(plan.allGroups),
+      String(plan.intervalMs),
       String(GROUP_SIZE),
       String(EPISODE_LENGTH),
     ],
     {
-      env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: local.config.topicPrefix },
+      env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: topicPrefix },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     },
   );
-  const published = await new Promise<number>((resolve, reject) => {
+  return new Promise<number>((resolve, reject) => {
     child.on('message', (message: { groupId?: string; ackedAt?: number; done?: boolean; seconds?: number }) => {
-      if (message.groupId !== undefined) {
-        lastStepAcked.set(message.groupId, message.ackedAt!);
-        // Groups are published in order: past the warm-up's, every group is measured, and so is every
-        // transaction from the first measured group's ack on.
-        if (lastStepAcked.size > warmUpGroups) {
-          measured.add(message.groupId);
-          handle.emitter.phaseLog ??= phaseLog;
-        }
-      }
+      if (message.groupId !== undefined) acked(message.groupId, message.ackedAt!);
       if (message.done) resolve(message.seconds!);
     });
     child.on('exit', (code) => (code === 0 ? undefined : reject(new Error(`the latency publisher exited with ${code}`))));
   });
-  while (done.size < allGroups) await new Promise((resolve) => setTimeout(resolve, 5));
-  subscription.unsubscribe();
-  await handle.close();
-  const latencies = [...done].map(([groupId, at]) => ({ groupId, ms: at - lastStepAcked.get(groupId)! }));
-  return {
-    stepsPerSecond: (allGroups * STEPS_PER_GROUP) / published,
-    ...latencyQuantiles(latencies.filter((l) => measured.has(l.groupId)).map((l) => l.ms)),
-    warmUpSeconds,
-    whole: latencyQuantiles(latencies.map((l) => l.ms)),
-    transactions: { count: phaseLog.length, phases: phaseQuantiles(phaseLog) },
-  };
 }
 
 /** Deletes the topics of every measurement this process made; call once their producers are closed. */

@@ -22,10 +22,9 @@ import { createApiServices } from '../api/services.js';
 import { connectBackbone } from '../streams/index.js';
 import { fmt, option } from './args.js';
 import { DEAD_LETTERS, GROUP_SIZE, generate, deadLettersSql, layoutKey, planLayout, type Layout, type TableTiming } from './queries-data.js';
-import { median } from './median.js';
+import { endpoints, TARGET_MS, timeEndpoints, type EndpointResult } from './queries-endpoints.js';
 import { emitResult } from './results-file.js';
 
-export const TARGET_MS = 1000;
 const META_TABLE = 'bench_queries_meta';
 /** A kept database older than this is regenerated (its times would fall out of the dashboard's windows). */
 const REUSE_MAX_AGE_MS = 7 * 86_400_000;
@@ -47,19 +46,6 @@ export interface QueriesBenchOptions {
   readonly progress?: (line: string) => void;
 }
 
-export interface EndpointResult {
-  readonly name: string;
-  readonly path: string;
-  readonly statuses: number[];
-  readonly timesMs: number[];
-  readonly medianMs: number;
-  readonly maxMs: number;
-  /** Rows in the (last) response: runs, points, steps … */
-  readonly rows: number;
-  readonly bytes: number;
-  readonly pass: boolean;
-}
-
 export interface QueriesBenchResult {
   readonly database: string;
   readonly clickhouseVersion: string;
@@ -72,33 +58,6 @@ export interface QueriesBenchResult {
   readonly targetMs: number;
   readonly endpoints: EndpointResult[];
   readonly serverErrors: string[];
-}
-
-const count = (value: unknown): number => (Array.isArray(value) ? value.length : typeof value === 'number' ? value : 0);
-
-interface Endpoint {
-  readonly name: string;
-  readonly path: string;
-  /** Rows the response holds. */
-  readonly rows: (body: Record<string, unknown>) => number;
-}
-
-/** The read endpoints, with the query strings the web UI sends (web/static/*.js). */
-function endpoints(runId: string, episodeId: string): Endpoint[] {
-  const run = `/v1/runs/${encodeURIComponent(runId)}`;
-  const byCount = (body: Record<string, unknown>): number => count(body.count);
-  return [
-    { name: 'runs', path: '/v1/runs?limit=200', rows: byCount },
-    { name: 'curve', path: `${run}/curve?limit=1000`, rows: byCount },
-    { name: 'rollout-stats', path: `${run}/rollout-stats?limit=1000`, rows: byCount },
-    { name: 'learner-metrics', path: `${run}/learner-metrics?order=desc&limit=1000`, rows: byCount },
-    { name: 'alerts', path: `${run}/alerts?order=desc&limit=500`, rows: byCount },
-    { name: 'pass-at-k', path: `${run}/pass-at-k?limit=1000`, rows: (body) => count((body.overTime as { points?: unknown } | undefined)?.points) },
-    { name: 'trajectories', path: `${run}/trajectories?limit=50`, rows: byCount },
-    { name: 'trajectory', path: `${run}/trajectories/${encodeURIComponent(episodeId)}`, rows: (body) => count(body.steps) },
-    { name: 'trajectory, run looked up', path: `/v1/trajectories/${encodeURIComponent(episodeId)}`, rows: (body) => count(body.steps) },
-    { name: 'dead-letters', path: '/v1/dead-letters?limit=200', rows: byCount },
-  ];
 }
 
 interface Meta {
@@ -199,77 +158,18 @@ async function prepareAndTime(config: TrajflowConfig, clickhouseVersion: string,
   const { layout } = prepared;
   await freshDeadLetters(client, Date.now());
   const mergeWaitMs = await waitForMerges(client, database, progress);
-  const parts = (
-    await client.queryJson<{ table: string; parts: number; rows: number; bytes: number }>(
-      `SELECT table, count() AS parts, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
-       WHERE database = '${database}' AND active GROUP BY table ORDER BY table`,
-    )
-  ).map((p) => ({ table: p.table, parts: Number(p.parts), rows: Number(p.rows), bytesOnDisk: Number(p.bytes) }));
-
-  const middle = Math.floor(layout.runs / 2);
-  const runId = layout.runIds[middle]!;
-  const episodeId = `${runId}/g${Math.floor(layout.groupsPerRun / 2)}/e${GROUP_SIZE / 2 - 1}`;
+  const parts = await activeParts(client, database);
+  const { runId, episodeId } = timedEpisode(layout);
   const serverErrors: string[] = [];
-  const backbone = await connectBackbone(config, { clientId: 'trajflow-bench-queries' });
-  const services = createApiServices(backbone);
-  let results: EndpointResult[] = [];
-  try {
-    const server = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), {
-      ...services,
-      log: (line, error) => serverErrors.push(`${line}${error instanceof Error ? `: ${error.message}` : ''}`),
-    });
-    try {
-      const list = endpoints(runId, episodeId);
-      const times = list.map(() => [] as number[]);
-      const statuses = list.map(() => [] as number[]);
-      const rows = list.map(() => 0);
-      const bytes = list.map(() => 0);
-      progress(`timing ${list.length} endpoints × ${options.repeat} against ${server.url} (run ${runId}, episode ${episodeId})`);
-      // In turn, as a page load asks them, rather than one endpoint many times in a row.
-      for (let round = 0; round < options.repeat; round++) {
-        for (const [i, endpoint] of list.entries()) {
-          const start = performance.now();
-          const response = await fetch(`${server.url}${endpoint.path}`);
-          const text = await response.text();
-          const body = JSON.parse(text) as Record<string, unknown>;
-          times[i]!.push(performance.now() - start);
-          statuses[i]!.push(response.status);
-          rows[i] = response.ok ? endpoint.rows(body) : 0;
-          bytes[i] = Buffer.byteLength(text);
-        }
-      }
-      results = list.map((endpoint, i) => {
-        const medianMs = median(times[i]!);
-        return {
-          name: endpoint.name,
-          path: endpoint.path,
-          statuses: statuses[i]!,
-          timesMs: times[i]!.map((t) => Math.round(t * 10) / 10),
-          medianMs,
-          maxMs: Math.max(...times[i]!),
-          rows: rows[i]!,
-          bytes: bytes[i]!,
-          pass: medianMs < TARGET_MS && statuses[i]!.every((s) => s === 200),
-        };
-      });
-    } finally {
-      await server.close(500);
-    }
-  } finally {
-    await services.close();
-    await backbone.close();
-  }
+  const results = await withApiServer(config, serverErrors, (url) => {
+    const list = endpoints(runId, episodeId);
+    progress(`timing ${list.length} endpoints × ${options.repeat} against ${url} (run ${runId}, episode ${episodeId})`);
+    return timeEndpoints(url, list, options.repeat);
+  });
   return {
     database,
     clickhouseVersion,
-    layout: {
-      requestedRows: layout.requestedRows,
-      runs: layout.runs,
-      groupsPerRun: layout.groupsPerRun,
-      batchesPerRun: layout.batchesPerRun,
-      steps: layout.steps,
-      episodes: layout.episodes,
-    },
+    layout: layoutFigures(layout),
     generation: { reused: prepared.reused, ms: prepared.ms, tables: prepared.tables, mergeWaitMs },
     parts,
     runId,
@@ -279,6 +179,48 @@ async function prepareAndTime(config: TrajflowConfig, clickhouseVersion: string,
     endpoints: results,
     serverErrors,
   };
+}
+
+/** The database's active parts per table. */
+async function activeParts(client: ClickHouseHttp, database: string): Promise<QueriesBenchResult['parts']> {
+  const rows = await client.queryJson<{ table: string; parts: number; rows: number; bytes: number }>(
+    `SELECT table, count() AS parts, sum(rows) AS rows, sum(bytes_on_disk) AS bytes FROM system.parts
+       WHERE database = '${database}' AND active GROUP BY table ORDER BY table`,
+  );
+  return rows.map((p) => ({ table: p.table, parts: Number(p.parts), rows: Number(p.rows), bytesOnDisk: Number(p.bytes) }));
+}
+
+/** The run in the middle of the layout, and an episode in the middle of that run. */
+export function timedEpisode(layout: Pick<Layout, 'runs' | 'runIds' | 'groupsPerRun'>): { runId: string; episodeId: string } {
+  const middle = Math.floor(layout.runs / 2);
+  const runId = layout.runIds[middle]!;
+  return { runId, episodeId: `${runId}/g${Math.floor(layout.groupsPerRun / 2)}/e${GROUP_SIZE / 2 - 1}` };
+}
+
+/** The layout's figures the result reports. */
+export function layoutFigures(layout: Layout): QueriesBenchResult['layout'] {
+  const { requestedRows, runs, groupsPerRun, batchesPerRun, steps, episodes } = layout;
+  return { requestedRows, runs, groupsPerRun, batchesPerRun, steps, episodes };
+}
+
+/** The API in-process against `config`'s database on a free port, for `use`; the server's log lines go to `serverErrors`. */
+async function withApiServer<T>(config: TrajflowConfig, serverErrors: string[], use: (url: string) => Promise<T>): Promise<T> {
+  const backbone = await connectBackbone(config, { clientId: 'trajflow-bench-queries' });
+  const services = createApiServices(backbone);
+  try {
+    const server = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), {
+      ...services,
+      log: (line, error) => serverErrors.push(`${line}${error instanceof Error ? `: ${error.message}` : ''}`),
+    });
+    try {
+      return await use(server.url);
+    } finally {
+      await server.close(500);
+    }
+  } finally {
+    await services.close();
+    await backbone.close();
+  }
 }
 
 const FLAGS_WITH_VALUE = new Set(['--rows', '--runs', '--repeat']);

@@ -14,12 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
 import { ensureUp } from '../infra/commands.js';
 import { ensureTopics } from '../infra/topics.js';
+import type { Admin } from 'kafkajs';
 import { connectBackbone, StepPublisher, type Backbone } from '../streams/index.js';
 import { groupSteps } from './load/episodes.js';
 import { fmt, option } from './args.js';
 import { PROCESSORS_NODE_FLAGS } from '../infra/node-flags.mjs';
 import { emitResult } from './results-file.js';
-import { cpuPerStep, cpuPerStepRatio, type ScaleCpuPerStep } from './scale-cpu.js';
+import { cpuPerStepRatio } from './scale-cpu.js';
+import { cpuSpent, windowFigures, withTransactions, type CpuReading, type ScaleResult, type WindowFigures } from './scale-window.js';
 import { kafkaCpuMs, pidCpuMs } from './server-cpu.js';
 
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
@@ -27,27 +29,11 @@ const GROUP_SIZE = 8;
 const EPISODE_LENGTH = 4;
 const PARTITIONS = 8;
 /**
- * Groups each process gets before the measured window (48,000 steps). V8 optimises a function once it is hot, and the
- * pipeline's per-batch and per-transaction paths get hot slowly: after 500 groups a process still optimised 186
- * functions inside the window, and TurboFan took 9.3 µs per step of the helper thread at 1 process, 14.8 at 4 —
- * each process pays its own warm-up (perf, docs/results/benchmarks.md#bench-scale).
+ * Groups each process gets before the measured window, so that V8 has optimised the pipeline's slowly-heating
+ * per-batch and per-transaction paths before the clock starts (what shorter warm-ups left in the window:
+ * docs/results/benchmarks.md#bench-scale).
  */
 const WARM_UP_GROUPS_PER_PROCESS = 1500;
-
-export interface ScaleResult extends ScaleCpuPerStep {
-  readonly processes: number;
-  readonly steps: number;
-  readonly seconds: number;
-  readonly stepsPerSecond: number;
-  readonly samples: number;
-  readonly distinctSamples: number;
-  readonly expectedSamples: number;
-  readonly duplicates: number;
-  readonly missing: number;
-  /** Transactions the processes ran over their lives (from their stop lines), and steps read per transaction: smaller transactions cost more per step. */
-  readonly transactions: number | null;
-  readonly stepsPerTransaction: number | null;
-}
 
 async function measure(backbone: Backbone, processes: number, groups: number, warmUpGroups: number, log: (line: string) => void): Promise<ScaleResult> {
   const config: TrajflowConfig = { ...loadConfig(), topicPrefix: `bench.scale.${processes}.${randomUUID().slice(0, 8)}` };
@@ -55,34 +41,12 @@ async function measure(backbone: Backbone, processes: number, groups: number, wa
   const admin = backbone.kafka.admin();
   await admin.connect();
   const group = `${config.topicPrefix}.processors`;
-  const children: ChildProcess[] = [];
-  const logs: string[] = [];
-  let result: Omit<ScaleResult, 'transactions' | 'stepsPerTransaction'>;
+  const fleet: Fleet = { children: [], logs: [] };
+  let result: WindowFigures;
   try {
     await admin.createPartitions({ topicPartitions: [{ topic: topicName(config, 'env.steps'), count: PARTITIONS }] });
-    mkdirSync(join(config.home, 'logs'), { recursive: true });
-    for (let i = 0; i < processes; i++) {
-      // Each process's output in a log of its own: what to read when a configuration misses samples.
-      logs.push(join(config.home, 'logs', `bench-scale-${processes}-${i}.log`));
-      const logFd = openSync(logs[i]!, 'w');
-      children.push(
-        spawn(process.execPath, [...PROCESSORS_NODE_FLAGS, CLI, 'processors', '--instance', String(i), '--group-size', String(GROUP_SIZE), '--consumer-group', group], {
-          env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix },
-          stdio: ['ignore', logFd, logFd],
-        }),
-      );
-      closeSync(logFd);
-    }
-    // Wait until every process is a member of the (stable) group.
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      if (Date.now() > deadline) throw new Error(`${processes} processors did not all join group ${group} within 120 s`);
-      const {
-        groups: [described],
-      } = await admin.describeGroups([group]);
-      if (described && described.state === 'Stable' && described.members.length === processes) break;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    startProcessorProcesses(config, processes, group, fleet);
+    await waitForGroup(admin, group, processes);
     // Warm-up, outside the window: every process compiles its hot paths (V8's JIT) on steps of its own first, so
     // the window measures the steady state, not each process's start-up (paid once per process: 4× with 4).
     const publisher = new StepPublisher(backbone.producer, topicName(config, 'env.steps'));
@@ -91,46 +55,86 @@ async function measure(backbone: Backbone, processes: number, groups: number, wa
     const warmed = await countSamples(backbone, config, warmGroups * GROUP_SIZE, () => undefined);
     if (warmed.distinct < warmGroups * GROUP_SIZE) throw new Error(`${processes} processors did not finish the warm-up (${warmed.distinct} of ${warmGroups * GROUP_SIZE} samples)`);
     log(`${processes} process(es) joined and warmed up; publishing ${groups * GROUP_SIZE * EPISODE_LENGTH} steps`);
-    const steps = groupSteps(`scale-${randomUUID().slice(0, 6)}`, groups, GROUP_SIZE, EPISODE_LENGTH);
-    const cpuAtStart = cpuReading(config, children);
-    const started = performance.now();
-    await publisher.publishAll(steps);
-    // The samples topic holds the warm-up's too: counted from the beginning, they are found first.
-    const expected = (groups + warmGroups) * GROUP_SIZE;
-    // The window ends at the last new sample (all of them, or the last before a stall); the CPU is read within 20 ms
-    // of it (/proc counts in 10 ms ticks).
-    let cpuAtEnd = cpuAtStart;
-    let endedAt = performance.now();
-    const counts = await countSamples(backbone, config, expected, (lastSampleAt) => {
-      cpuAtEnd = cpuReading(config, children);
-      endedAt = lastSampleAt;
-    });
-    if (counts.distinct < expected)
-      log(`${processes} process(es): ${expected - counts.distinct} samples missing; the processes' logs: ${join(config.home, 'logs', `bench-scale-${processes}-*.log`)}`);
-    const seconds = (endedAt - started) / 1000;
-    const spent = {
-      processesMs: cpuAtEnd.processesMs.map((ms, i) => ms - cpuAtStart.processesMs[i]!),
-      brokerMs: cpuAtEnd.brokerMs === null || cpuAtStart.brokerMs === null ? null : cpuAtEnd.brokerMs - cpuAtStart.brokerMs,
-    };
-    result = {
-      ...cpuPerStep(spent, steps.length),
-      processes,
-      steps: steps.length,
-      seconds,
-      stepsPerSecond: steps.length / seconds,
-      samples: counts.total - warmed.distinct,
-      distinctSamples: counts.distinct - warmed.distinct,
-      expectedSamples: groups * GROUP_SIZE,
-      duplicates: counts.total - counts.distinct,
-      missing: expected - counts.distinct,
-    };
+    result = await measureWindow({ backbone, config, publisher, children: fleet.children, processes, groups, warmGroups, warmedSamples: warmed.distinct, log });
   } finally {
-    for (const child of children) child.kill('SIGTERM');
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve)))));
+    for (const child of fleet.children) child.kill('SIGTERM');
+    await Promise.all(fleet.children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.on('exit', resolve)))));
     await admin.disconnect();
   }
-  const life = transactionsOf(logs);
-  return { ...result, transactions: life?.transactions ?? null, stepsPerTransaction: life === null || life.transactions === 0 ? null : life.stepsRead / life.transactions };
+  return withTransactions(result, transactionsOf(fleet.logs));
+}
+
+/** The processor processes of a configuration and their log files. */
+interface Fleet {
+  readonly children: ChildProcess[];
+  readonly logs: string[];
+}
+
+/** Starts `processes` processor processes in one consumer group, added to `fleet` one by one (so a failed start still stops the others). */
+function startProcessorProcesses(config: TrajflowConfig, processes: number, group: string, fleet: Fleet): void {
+  mkdirSync(join(config.home, 'logs'), { recursive: true });
+  for (let i = 0; i < processes; i++) {
+    // Each process's output in a log of its own: what to read when a configuration misses samples.
+    fleet.logs.push(join(config.home, 'logs', `bench-scale-${processes}-${i}.log`));
+    const logFd = openSync(fleet.logs[i]!, 'w');
+    fleet.children.push(
+      spawn(process.execPath, [...PROCESSORS_NODE_FLAGS, CLI, 'processors', '--instance', String(i), '--group-size', String(GROUP_SIZE), '--consumer-group', group], {
+        env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: config.topicPrefix },
+        stdio: ['ignore', logFd, logFd],
+      }),
+    );
+    closeSync(logFd);
+  }
+}
+
+/** Waits until every process is a member of the (stable) group. */
+async function waitForGroup(admin: Admin, group: string, processes: number): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`${processes} processors did not all join group ${group} within 120 s`);
+    const {
+      groups: [described],
+    } = await admin.describeGroups([group]);
+    if (described && described.state === 'Stable' && described.members.length === processes) return;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** What the measured window is run with. */
+interface Window {
+  readonly backbone: Backbone;
+  readonly config: TrajflowConfig;
+  readonly publisher: StepPublisher;
+  readonly children: readonly ChildProcess[];
+  readonly processes: number;
+  readonly groups: number;
+  /** Warm-up groups of all the processes together, and their distinct samples. */
+  readonly warmGroups: number;
+  readonly warmedSamples: number;
+  readonly log: (line: string) => void;
+}
+
+/** The measured window: the groups published, counted until their last sample, with the CPU spent between. */
+async function measureWindow(w: Window): Promise<WindowFigures> {
+  const { backbone, config, children, groups, warmGroups } = w;
+  const steps = groupSteps(`scale-${randomUUID().slice(0, 6)}`, groups, GROUP_SIZE, EPISODE_LENGTH);
+  const cpuAtStart = cpuReading(config, children);
+  const started = performance.now();
+  await w.publisher.publishAll(steps);
+  // The samples topic holds the warm-up's too: counted from the beginning, they are found first.
+  const expected = (groups + warmGroups) * GROUP_SIZE;
+  // The window ends at the last new sample (all of them, or the last before a stall); the CPU is read within POLL_MS
+  // of it (/proc counts in 10 ms ticks).
+  let cpuAtEnd = cpuAtStart;
+  let endedAt = performance.now();
+  const counts = await countSamples(backbone, config, expected, (lastSampleAt) => {
+    cpuAtEnd = cpuReading(config, children);
+    endedAt = lastSampleAt;
+  });
+  if (counts.distinct < expected)
+    w.log(`${w.processes} process(es): ${expected - counts.distinct} samples missing; the processes' logs: ${join(config.home, 'logs', `bench-scale-${w.processes}-*.log`)}`);
+  const window = { processes: w.processes, groups, warmGroups, steps: steps.length, seconds: (endedAt - started) / 1000, warmedSamples: w.warmedSamples };
+  return windowFigures(window, counts, cpuSpent(cpuAtStart, cpuAtEnd), GROUP_SIZE);
 }
 
 /**
@@ -149,7 +153,7 @@ function transactionsOf(logs: readonly string[]): { transactions: number; stepsR
 }
 
 /** CPU ms so far of each processor process and of the managed broker (null when it is not trajflow's own). */
-function cpuReading(config: TrajflowConfig, children: readonly ChildProcess[]): { processesMs: number[]; brokerMs: number | null } {
+function cpuReading(config: TrajflowConfig, children: readonly ChildProcess[]): CpuReading {
   const processesMs = children.map((child) => {
     const ms = child.pid === undefined ? null : pidCpuMs(child.pid);
     if (ms === null) throw new Error(`cannot read the CPU time of processor process ${child.pid} from /proc (Linux only; did it exit?)`);
@@ -161,7 +165,7 @@ function cpuReading(config: TrajflowConfig, children: readonly ChildProcess[]): 
 /** A configuration whose samples stop coming for this long is reported with what is missing, instead of waited on forever. */
 const STALL_MS = 60_000;
 
-/** How often the count is checked, and `progress` called when new samples came: reading /proc per sample took the bench up to 0.9 of a core beside the processes it measures. */
+/** How often the count is checked, and `progress` called when new samples came: not per sample, so the bench's /proc reads do not starve the processes it measures (docs/results/benchmarks.md#bench-scale). */
 const POLL_MS = 20;
 
 /**

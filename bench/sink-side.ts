@@ -1,7 +1,7 @@
 // One side of `bench sink` in a process of its own (bench/sink.ts spawns it per side and round): the sink
-// runs as its own process in a deployment, so its garbage collector must not trace the benchmark's
-// 10⁵-row arrays. With the rows in the sink's heap, every mark-compact marked ≈ 900 MB and the collector
-// took a quarter of the sink's time. Argument: one JSON object (SideRequest). Last stdout line: a SideResult.
+// runs as its own process in a deployment, so its garbage collector must not trace the benchmark's arrays of
+// rows (what tracing them cost: docs/results/sink.md). Argument: one JSON object (SideRequest). Last stdout
+// line: a SideResult.
 import { connectBackbone } from '../streams/index.js';
 import type { TrajflowConfig } from '../core/config.js';
 import { benchRows, rawRound, readRound, sinkRound, type SideRates } from './sink-rounds.js';

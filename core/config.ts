@@ -132,7 +132,37 @@ function buildConfig(env: Env, fromFile: ReadonlyMap<string, string>): TrajflowC
   if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(topicPrefix) || topicPrefix.length > 100) {
     throw new ConfigError(`TRAJFLOW_TOPIC_PREFIX='${topicPrefix}' is not a valid topic prefix: use letters, digits, '_', '-' and '.', at most 100 characters.`);
   }
+  // Every setting is checked before the brokers, the security and the credentials are read: the first
+  // mistake reported is the same whichever of them are also wrong.
+  const kafka = kafkaChoices(env, home);
+  const clickhouse = clickHouseChoices(env);
+  return {
+    home,
+    cacheDir,
+    logDir: join(home, 'logs'),
+    topicPrefix,
+    kafka: {
+      brokers: kafka.externalBrokers ? brokerList(kafka.externalBrokers) : nodePorts(kafka.port, kafka.controllerPort, kafka.nodes),
+      managed: !kafka.externalBrokers,
+      version: kafka.version,
+      port: kafka.port,
+      controllerPort: kafka.controllerPort,
+      nodes: kafka.nodes,
+      security: kafkaSecurity(env, !kafka.externalBrokers, fromFile),
+    },
+    clickhouse: {
+      url: clickhouse.external ? clickhouse.external.replace(/\/$/, '') : `http://127.0.0.1:${clickhouse.httpPort}`,
+      managed: !clickhouse.external,
+      httpPort: clickhouse.httpPort,
+      tcpPort: clickhouse.tcpPort,
+      database: clickhouse.database,
+      credentials: clickHouseCredentials(env, !clickhouse.external, fromFile),
+    },
+  };
+}
 
+/** The Kafka settings, checked: ports, version, and the brokers given (or the nodes trajflow starts). */
+function kafkaChoices(env: Env, home: string): { port: number; controllerPort: number; externalBrokers: string | undefined; version: string; nodes: number } {
   const kafkaPort = port(env, 'TRAJFLOW_KAFKA_PORT', 19092);
   const controllerPort = port(env, 'TRAJFLOW_KAFKA_CONTROLLER_PORT', 19093);
   if (kafkaPort === controllerPort) {
@@ -144,7 +174,11 @@ function buildConfig(env: Env, fromFile: ReadonlyMap<string, string>): TrajflowC
     throw new ConfigError(`TRAJFLOW_KAFKA_VERSION='${kafkaVersion}' is not a release number like ${DEFAULT_KAFKA_VERSION} or 3.9.2.`);
   }
   const nodes = externalBrokers ? 1 : kafkaNodes(env, home);
+  return { port: kafkaPort, controllerPort, externalBrokers, version: kafkaVersion, nodes };
+}
 
+/** The ClickHouse settings, checked: ports, the server given (without credentials in its URL), the database. */
+function clickHouseChoices(env: Env): { httpPort: number; tcpPort: number; external: string | undefined; database: string } {
   const httpPort = port(env, 'TRAJFLOW_CLICKHOUSE_HTTP_PORT', 18123);
   const tcpPort = port(env, 'TRAJFLOW_CLICKHOUSE_TCP_PORT', 19000);
   if (httpPort === tcpPort) {
@@ -163,30 +197,7 @@ function buildConfig(env: Env, fromFile: ReadonlyMap<string, string>): TrajflowC
   if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(database)) {
     throw new ConfigError(`TRAJFLOW_CLICKHOUSE_DB='${database}' must be a plain identifier (letters, digits, '_').`);
   }
-
-  return {
-    home,
-    cacheDir,
-    logDir: join(home, 'logs'),
-    topicPrefix,
-    kafka: {
-      brokers: externalBrokers ? brokerList(externalBrokers) : nodePorts(kafkaPort, controllerPort, nodes),
-      managed: !externalBrokers,
-      version: kafkaVersion,
-      port: kafkaPort,
-      controllerPort,
-      nodes,
-      security: kafkaSecurity(env, !externalBrokers, fromFile),
-    },
-    clickhouse: {
-      url: externalClickHouse ? externalClickHouse.replace(/\/$/, '') : `http://127.0.0.1:${httpPort}`,
-      managed: !externalClickHouse,
-      httpPort,
-      tcpPort,
-      database,
-      credentials: clickHouseCredentials(env, !externalClickHouse, fromFile),
-    },
-  };
+  return { httpPort, tcpPort, external: externalClickHouse, database };
 }
 
 /** The full name of a topic under the configured prefix. */

@@ -31,7 +31,7 @@ ANY LEFT JOIN (
   SELECT run_id, step, clip_fraction_low, backend, metrics_keys, metrics_values
   FROM learner_step_details FINAL
   WHERE run_id = ${run}
-) USING (run_id, step)
+) AS details USING (run_id, step)
 WHERE run_id = ${run}
 ORDER BY step`;
 }

@@ -17,75 +17,78 @@ export class CalculatorError extends TrajflowError {
 /** Evaluates an arithmetic expression; throws CalculatorError with a short reason. */
 export function evaluate(expression: string): number {
   if (expression.length > MAX_EXPRESSION_LENGTH) throw new CalculatorError(`the expression is longer than ${MAX_EXPRESSION_LENGTH} characters`);
-  const text = expression;
-  let pos = 0;
-  let depth = 0;
+  const parser = new Parser(expression);
+  if (parser.peek() === undefined) throw new CalculatorError('the expression is empty');
+  const value = parser.expression();
+  if (parser.peek() !== undefined) parser.fail('unexpected character');
+  if (!Number.isFinite(value)) throw new CalculatorError('the result is not a finite number');
+  return value;
+}
 
-  const skipSpaces = (): void => {
-    while (pos < text.length && /\s/.test(text[pos] as string)) pos += 1;
-  };
-  const peek = (): string | undefined => {
-    skipSpaces();
-    return text[pos];
-  };
-  const fail = (what: string): never => {
-    throw new CalculatorError(pos >= text.length ? `${what} at the end` : `${what} at position ${pos + 1} ('${text[pos]}')`);
-  };
+/** The grammar's rules over one text, each consuming what it matched and returning its value. */
+class Parser {
+  private pos = 0;
+  private depth = 0;
 
-  const number = (): number => {
-    const match = /^(\d+(\.\d*)?|\.\d+)/.exec(text.slice(pos));
-    if (!match) return fail('expected a number');
-    pos += match[0].length;
-    return Number(match[0]);
-  };
+  constructor(private readonly text: string) {}
 
-  const factor = (): number => {
-    const next = peek();
-    if (next === '+' || next === '-') {
-      pos += 1;
-      if (++depth > MAX_DEPTH) fail('too many nested signs');
-      const value = factor();
-      depth -= 1;
-      return next === '-' ? -value : value;
+  peek(): string | undefined {
+    while (this.pos < this.text.length && /\s/.test(this.text[this.pos] as string)) this.pos += 1;
+    return this.text[this.pos];
+  }
+
+  fail(what: string): never {
+    throw new CalculatorError(this.pos >= this.text.length ? `${what} at the end` : `${what} at position ${this.pos + 1} ('${this.text[this.pos]}')`);
+  }
+
+  expression(): number {
+    let value = this.term();
+    for (let op = this.peek(); op === '+' || op === '-'; op = this.peek()) {
+      this.pos += 1;
+      const right = this.term();
+      value = op === '+' ? value + right : value - right;
     }
-    if (next === '(') {
-      pos += 1;
-      if (++depth > MAX_DEPTH) fail('too deeply nested');
-      const value = expressionRule();
-      if (peek() !== ')') fail("expected ')'");
-      pos += 1;
-      depth -= 1;
-      return value;
-    }
-    return number();
-  };
+    return value;
+  }
 
-  const term = (): number => {
-    let value = factor();
-    for (let op = peek(); op === '*' || op === '/'; op = peek()) {
-      pos += 1;
-      const right = factor();
+  private term(): number {
+    let value = this.factor();
+    for (let op = this.peek(); op === '*' || op === '/'; op = this.peek()) {
+      this.pos += 1;
+      const right = this.factor();
       if (op === '/' && right === 0) throw new CalculatorError('division by zero');
       value = op === '*' ? value * right : value / right;
     }
     return value;
-  };
+  }
 
-  const expressionRule = (): number => {
-    let value = term();
-    for (let op = peek(); op === '+' || op === '-'; op = peek()) {
-      pos += 1;
-      const right = term();
-      value = op === '+' ? value + right : value - right;
+  private factor(): number {
+    const next = this.peek();
+    if (next === '+' || next === '-') {
+      this.pos += 1;
+      if (++this.depth > MAX_DEPTH) this.fail('too many nested signs');
+      const value = this.factor();
+      this.depth -= 1;
+      return next === '-' ? -value : value;
     }
-    return value;
-  };
+    if (next === '(') {
+      this.pos += 1;
+      if (++this.depth > MAX_DEPTH) this.fail('too deeply nested');
+      const value = this.expression();
+      if (this.peek() !== ')') this.fail("expected ')'");
+      this.pos += 1;
+      this.depth -= 1;
+      return value;
+    }
+    return this.number();
+  }
 
-  if (peek() === undefined) throw new CalculatorError('the expression is empty');
-  const value = expressionRule();
-  if (peek() !== undefined) fail('unexpected character');
-  if (!Number.isFinite(value)) throw new CalculatorError('the result is not a finite number');
-  return value;
+  private number(): number {
+    const match = /^(\d+(\.\d*)?|\.\d+)/.exec(this.text.slice(this.pos));
+    if (!match) return this.fail('expected a number');
+    this.pos += match[0].length;
+    return Number(match[0]);
+  }
 }
 
 /** Prints a result without float noise: 12 significant digits, no trailing zeros, -0 as 0. */

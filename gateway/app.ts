@@ -12,15 +12,14 @@ import { consoleLogger, type Logger } from '../api/error-handler.js';
 import { hostCheck } from '../api/host-check.js';
 import { parseStrictJson } from '../api/strict-json.js';
 import { RateLimiter, type Clock } from '../api/token-bucket.js';
-import { ID_DESCRIPTION, ID_PATTERN } from '../schemas/ids.js';
 import { parseChatRequest, type GatewayRequest } from './chat-request.js';
 import { parseCompletionRequest } from './completion-request.js';
 import type { GatewayConfig } from './config.js';
 import { notFound, openAIErrorHandler } from './errors.js';
 import { parseFinishRequest } from './finish-request.js';
-import { OpenAIError, invalidParam } from './openai-error.js';
+import { OpenAIError } from './openai-error.js';
 import { CallRecorder, type RecorderDeps } from './recorder.js';
-import { chatChunks, chatCompletion, textChunks, textCompletion, type AnswerMeta } from './responses.js';
+import { answerOf, finishEpisodeId, finishRunId, finishedBody } from './answer.js';
 
 export interface GatewayDeps extends Omit<RecorderDeps, 'defaults' | 'publishTimeoutMs' | 'episodeTimeoutMs'> {
   readonly config: GatewayConfig;
@@ -66,6 +65,45 @@ function sendSse(res: Response, payloads: readonly string[]): void {
   res.end(payloads.map((payload) => `data: ${payload}\n\n`).join(''));
 }
 
+/** A completion endpoint: the strict request, the call recorded (its step published), then the answer. */
+function answer(recorder: CallRecorder, parse: (body: unknown) => GatewayRequest): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const request = parse(req.body);
+    const recorded = await recorder.call(request, (name) => req.get(name));
+    const reply = answerOf(request, recorded);
+    if (reply.stream) sendSse(res, reply.payloads);
+    else res.json(reply.body);
+  };
+}
+
+/** POST /v1/episodes/:id/finish: publishes the episode's outcome step. */
+function finish(recorder: CallRecorder, defaultRun: string): RequestHandler {
+  return async (req: Request, res: Response) => {
+    const episodeId = finishEpisodeId(String(req.params.id));
+    const body = parseFinishRequest(req.body);
+    const runId = finishRunId(req.get('x-trajflow-run'), body.run, defaultRun);
+    const step = await recorder.finish(runId, episodeId, body.outcome);
+    res.json(finishedBody(runId, episodeId, step));
+  };
+}
+
+/** The open and model-listing endpoints, the auth of /v1, and the three calls behind their rate limit and JSON body. */
+function routes(app: Express, deps: GatewayDeps, recorder: CallRecorder): void {
+  const { config } = deps;
+  const limiter = new RateLimiter({ ratePerSecond: config.callsPerSecond, burst: config.burst, ...(deps.monotonic ? { now: deps.monotonic } : {}) });
+  app.get('/health', (_req, res) => {
+    res.json({ status: 'ok', upstream: deps.upstream.name, models: deps.upstream.models(), openEpisodes: recorder.book.openCount, ...recorder.stats });
+  });
+  app.use('/v1', bearerAuth(config.tokens, config.tokens.length > 0));
+  app.get('/v1/models', (_req, res) => {
+    res.json({ object: 'list', data: deps.upstream.models().map((id) => ({ id, object: 'model', created: 0, owned_by: 'trajflow' })) });
+  });
+  const guarded = [rateLimit(limiter), ...jsonBody(config.maxBodyBytes)];
+  app.post('/v1/chat/completions', ...guarded, answer(recorder, parseChatRequest));
+  app.post('/v1/completions', ...guarded, answer(recorder, parseCompletionRequest));
+  app.post('/v1/episodes/:id/finish', ...guarded, finish(recorder, config.runId));
+}
+
 export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   const { config, log = consoleLogger } = deps;
   const recorder = new CallRecorder({
@@ -78,56 +116,12 @@ export function createGatewayApp(deps: GatewayDeps): GatewayApp {
   Object.defineProperty(app, 'recorder', { value: recorder });
   app.disable('x-powered-by');
   app.set('etag', false);
-  const limiter = new RateLimiter({ ratePerSecond: config.callsPerSecond, burst: config.burst, ...(deps.monotonic ? { now: deps.monotonic } : {}) });
-  const auth = bearerAuth(config.tokens, config.tokens.length > 0);
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
   app.use(hostCheck(config.allowedHosts, config.host));
-  app.get('/health', (_req, res) => {
-    res.json({ status: 'ok', upstream: deps.upstream.name, models: deps.upstream.models(), openEpisodes: recorder.book.openCount, ...recorder.stats });
-  });
-  app.use('/v1', auth);
-  app.get('/v1/models', (_req, res) => {
-    res.json({ object: 'list', data: deps.upstream.models().map((id) => ({ id, object: 'model', created: 0, owned_by: 'trajflow' })) });
-  });
-  const answer =
-    (parse: (body: unknown) => GatewayRequest): RequestHandler =>
-    async (req: Request, res: Response) => {
-      const request = parse(req.body);
-      const recorded = await recorder.call(request, (name) => req.get(name));
-      const meta: AnswerMeta = {
-        id: recorded.callId,
-        createdS: Math.floor(recorded.steps[0]!.eventTimeMs / 1000),
-        logprobs: request.upstream.sampling.logprobs,
-        topLogprobs: request.upstream.sampling.topLogprobs,
-      };
-      const chat = request.endpoint === 'chat';
-      if (request.stream) sendSse(res, chat ? chatChunks(recorded.answer, meta, request.includeUsage) : textChunks(recorded.answer, meta, request.includeUsage));
-      else res.json(chat ? chatCompletion(recorded.answer, meta) : textCompletion(recorded.answer, meta));
-    };
-  app.post('/v1/chat/completions', rateLimit(limiter), ...jsonBody(config.maxBodyBytes), answer(parseChatRequest));
-  app.post('/v1/completions', rateLimit(limiter), ...jsonBody(config.maxBodyBytes), answer(parseCompletionRequest));
-  app.post('/v1/episodes/:id/finish', rateLimit(limiter), ...jsonBody(config.maxBodyBytes), async (req, res) => {
-    const episodeId = String(req.params.id);
-    if (!ID_PATTERN.test(episodeId)) throw invalidParam('id', `the episode id in the path must be ${ID_DESCRIPTION}`);
-    const finish = parseFinishRequest(req.body);
-    const header = req.get('x-trajflow-run');
-    if (header !== undefined && finish.run !== undefined && header !== finish.run) throw invalidParam('run', `disagrees with the x-trajflow-run header (${header.slice(0, 60)})`);
-    const runId = header ?? finish.run ?? config.runId;
-    if (!ID_PATTERN.test(runId)) throw invalidParam(header !== undefined ? 'x-trajflow-run' : 'run', `must be ${ID_DESCRIPTION}`);
-    const step = await recorder.finish(runId, episodeId, finish.outcome);
-    res.json({
-      object: 'episode.finished',
-      run_id: runId,
-      episode_id: episodeId,
-      steps: step.stepIndex + 1,
-      reward: step.reward,
-      terminated: step.terminated,
-      truncated: step.truncated,
-    });
-  });
+  routes(app, deps, recorder);
   app.use(notFound);
   app.use(openAIErrorHandler(log));
   return app;

@@ -93,8 +93,8 @@ function textMap(field: string, map: Readonly<Record<string, string>>): void {
 }
 
 // `prefix` (a trajectory step's "steps[i].") is joined to the field name only when a check fails: every
-// trajectory the processors write is validated, and building each field's path up front allocated ≈ 650
-// bytes per step (5 % of the processors' allocations).
+// trajectory the processors write is validated, and building each field's path up front was a visible share
+// of the processors' allocations (docs/results/processors.md).
 
 const INT32_MAX = 2 ** 31 - 1;
 /** The largest finite float32 (Math.fround of anything beyond its rounding range is ±Infinity). */

@@ -194,25 +194,7 @@ export class WireStepReader {
     const episodeId = f[F.episodeId]!._read(tap) as string;
     const stepStart = tap.pos;
     const stepIndex = f[F.stepIndex]!._read(tap) as number;
-    if (!skipString(tap)) return null; // observation
-    const union = tap.readLong();
-    let observationTokenCount = -1;
-    let observationTokensStart = 0;
-    let observationTokensEnd = 0;
-    if (union === 1) {
-      if (!skipTokenIds(tap)) return null;
-      observationTokenCount = skipped.count;
-      observationTokensStart = skipped.start;
-      observationTokensEnd = skipped.end;
-    } else if (union !== 0) return null;
-    if (!skipString(tap)) return null; // action
-    if (!skipTokenIds(tap)) return null;
-    const actionTokenCount = skipped.count;
-    const actionTokensStart = skipped.start;
-    const actionTokensEnd = skipped.end;
-    if (!skipLogProbs(tap) || skipped.count !== actionTokenCount) return null;
-    const logProbsStart = skipped.start;
-    const logProbsEnd = skipped.end;
+    if (!skipPassedThrough(tap)) return null;
     const policyVersion = f[F.policyVersion]!._read(tap) as number;
     const reward = f[F.reward]!._read(tap) as number;
     const stepEnd = tap.pos;
@@ -227,22 +209,7 @@ export class WireStepReader {
     const timeStart = tap.pos;
     const eventTimeMs = f[F.eventTimeMs]!._read(tap) as number;
     if (tap.pos !== bytes.length) return null; // truncated, or trailing bytes
-    const layout: StepLayout = {
-      stepStart,
-      stepEnd,
-      validStart,
-      validEnd,
-      timeStart,
-      timeEnd: tap.pos,
-      observationTokenCount,
-      observationTokensStart,
-      observationTokensEnd,
-      actionTokenCount,
-      actionTokensStart,
-      actionTokensEnd,
-      logProbsStart,
-      logProbsEnd,
-    };
+    const layout = layoutOf(stepStart, stepEnd, validStart, validEnd, timeStart, tap.pos);
     const step = new WireStep(
       eventId,
       runId,
@@ -331,6 +298,62 @@ function skipLogProbs(tap: ReadTap): boolean {
   }
   tap.pos = end + 1;
   return setSkipped(count, start, end);
+}
+
+/** Where the last skipPassedThrough found the token arrays (one reader on one thread, as `skipped`). */
+const passed = {
+  observationTokenCount: -1,
+  observationTokensStart: 0,
+  observationTokensEnd: 0,
+  actionTokenCount: 0,
+  actionTokensStart: 0,
+  actionTokensEnd: 0,
+  logProbsStart: 0,
+  logProbsEnd: 0,
+};
+
+/** Skips observation … actionLogProbs, checked as validateEvent checks them; where their arrays lie goes to `passed`. */
+function skipPassedThrough(tap: ReadTap): boolean {
+  if (!skipString(tap)) return false; // observation
+  const union = tap.readLong();
+  passed.observationTokenCount = -1;
+  passed.observationTokensStart = 0;
+  passed.observationTokensEnd = 0;
+  if (union === 1) {
+    if (!skipTokenIds(tap)) return false;
+    passed.observationTokenCount = skipped.count;
+    passed.observationTokensStart = skipped.start;
+    passed.observationTokensEnd = skipped.end;
+  } else if (union !== 0) return false;
+  if (!skipString(tap)) return false; // action
+  if (!skipTokenIds(tap)) return false;
+  passed.actionTokenCount = skipped.count;
+  passed.actionTokensStart = skipped.start;
+  passed.actionTokensEnd = skipped.end;
+  if (!skipLogProbs(tap) || skipped.count !== passed.actionTokenCount) return false;
+  passed.logProbsStart = skipped.start;
+  passed.logProbsEnd = skipped.end;
+  return true;
+}
+
+/** The layout of the step just walked: its three trajectory ranges, and its arrays from `passed`. */
+function layoutOf(stepStart: number, stepEnd: number, validStart: number, validEnd: number, timeStart: number, timeEnd: number): StepLayout {
+  return {
+    stepStart,
+    stepEnd,
+    validStart,
+    validEnd,
+    timeStart,
+    timeEnd,
+    observationTokenCount: passed.observationTokenCount,
+    observationTokensStart: passed.observationTokensStart,
+    observationTokensEnd: passed.observationTokensEnd,
+    actionTokenCount: passed.actionTokenCount,
+    actionTokensStart: passed.actionTokensStart,
+    actionTokensEnd: passed.actionTokensEnd,
+    logProbsStart: passed.logProbsStart,
+    logProbsEnd: passed.logProbsEnd,
+  };
 }
 
 function setSkipped(count: number, start: number, end: number): true {

@@ -128,10 +128,8 @@ function problemTypes(doc) {
   });
 }
 
-function render(doc) {
-  const operations = Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })));
-  const scheme = doc.components.securitySchemes.bearerAuth;
-  const problem = doc.components.schemas.Problem;
+/** The title, the summary and how to get the document itself. */
+function introduction(doc) {
   return [
     '<!-- Generated from api/openapi.ts by `node --import tsx scripts/docs-openapi.mjs`: edit those, not this page. -->',
     '',
@@ -157,6 +155,12 @@ function render(doc) {
     '',
     'The web dashboard (`/`, `/static/`, `/vendor/uplot/`) is served by the same server but is not part of the API: it is a page for a browser, and reads the endpoints below like any client.',
     '',
+  ];
+}
+
+/** The table of every operation, each linking to its section. */
+function endpointTable(operations) {
+  return [
     '## Endpoints',
     '',
     '| method | path | summary | authentication |',
@@ -169,12 +173,24 @@ function render(doc) {
           .replace(/ /g, '-')}) | ${cell(op.summary)} | ${authOf(op)} |`,
     ),
     '',
+  ];
+}
+
+function authenticationSection(doc) {
+  return [
     '## Authentication',
     '',
-    scheme.description,
+    doc.components.securitySchemes.bearerAuth.description,
     '',
     'The curl examples below pass the token on writes only; add `-H "Authorization: Bearer $TRAJFLOW_TOKEN"` to reads when the server is bound beyond loopback.',
     '',
+  ];
+}
+
+/** The problem details: every type, the optional members, and one example. */
+function errorsSection(doc) {
+  const problem = doc.components.schemas.Problem;
+  return [
     '## Errors: problem details',
     '',
     firstParagraph(problem.description),
@@ -198,6 +214,16 @@ function render(doc) {
     JSON.stringify(Object.values(doc.components.responses.InvalidQuery.content['application/problem+json'].examples)[0].value, null, 2),
     '```',
     '',
+  ];
+}
+
+function render(doc) {
+  const operations = Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((method) => ({ path, method, op: item[method] })));
+  return [
+    ...introduction(doc),
+    ...endpointTable(operations),
+    ...authenticationSection(doc),
+    ...errorsSection(doc),
     '## Operations',
     '',
     ...operations.flatMap(({ path, method, op }) => operationSection(doc, path, method, op)),

@@ -8,10 +8,12 @@
 // (sending heartbeats) instead of buffering. Bytes that cannot be decoded go to the dead-letter sink
 // and are then committed like processed messages.
 import { Observable, type Subscriber } from 'rxjs';
-import type { Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
+import type { Batch, Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import { randomUUID } from 'node:crypto';
 import { OffsetTracker, type CommitPosition, type PartitionKey } from './offset-tracker.js';
 import { InFlightGate } from './in-flight-gate.js';
+import { consumerConfig } from './consumer-config.js';
+import { positionIn, reachesEnd, ReadRanges, SliceClock } from './read-ranges.js';
 import type { DeadLetterInput, DeadLetterSink, HeldDeadLetterSink } from './dead-letter.js';
 
 export interface Envelope<T> {
@@ -127,7 +129,7 @@ export class TopicConsumer<T> {
   private subscriber: Subscriber<Envelope<T>> | null = null;
   private commitTimer: NodeJS.Timeout | null = null;
   private committing: Promise<void> = Promise.resolve();
-  private readonly finished = new Set<string>();
+  private readonly ranges: ReadRanges;
   private assignmentReady: Promise<void> = Promise.resolve();
   /** Resolves when close() begins: a batch waiting on the assignment's setup stops waiting (kafkajs' stop waits for it). */
   private readonly closingStarted: Promise<void>;
@@ -142,6 +144,7 @@ export class TopicConsumer<T> {
   ) {
     const { maxInFlight = 5000, commitIntervalMs = 1000 } = options;
     this.closingStarted = new Promise((resolve) => (this.markClosing = resolve));
+    this.ranges = new ReadRanges(options.startOffsets, options.endOffsets);
     if (options.topics.length === 0) throw new RangeError('TopicConsumer needs at least one topic');
     if (!(commitIntervalMs > 0)) throw new RangeError(`commitIntervalMs must be > 0, got ${commitIntervalMs}`);
     this.gate = new InFlightGate(
@@ -177,50 +180,17 @@ export class TopicConsumer<T> {
     // A range with nothing in it (a fresh state topic's marks) is read without a consumer: joining a group
     // needs the group coordinator, which a freshly started cluster may still be loading — and a first join
     // that kafkajs restarts delivers no batch for an empty partition, so nothing would ever complete it.
-    if (this.nothingToRead()) {
+    if (this.ranges.empty) {
       void this.close();
       return;
     }
-    const consumer = this.kafka.consumer({
-      groupId: groupId ?? `trajflow-replay-${randomUUID()}`,
-      sessionTimeout: sessionTimeoutMs,
-      heartbeatInterval: Math.min(3000, Math.floor(sessionTimeoutMs / 3)),
-      rebalanceTimeout: sessionTimeoutMs * 2,
-      allowAutoTopicCreation: false,
-      maxWaitTimeInMs: 200,
-      retry: { retries: 10, initialRetryTime: 200, maxRetryTime: 3000 },
-    });
+    const consumer = this.kafka.consumer(consumerConfig(groupId ?? `trajflow-replay-${randomUUID()}`, sessionTimeoutMs));
     this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      this.stats.assignedPartitions = Object.values(payload.memberAssignment).reduce((n, partitions) => n + partitions.length, 0);
-      // kafkajs starts the new assignment from committed offsets: in-flight messages come again.
-      this.tracker.newGeneration();
-      this.bytesInFlight = 0;
-      this.stats.rebalances++;
-      this.gate.changed();
-      if (this.options.onAssignment) this.assignmentReady = this.options.onAssignment(payload.memberAssignment);
-    });
-    if (this.options.endOffsets) {
-      // Batches of only control records (transaction markers) never reach eachBatch; kafkajs still reports
-      // them here, so a replay whose range ends in a marker completes.
-      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-        const key = `${payload.topic}/${payload.partition}`;
-        const end = this.options.endOffsets?.get(key);
-        if (end !== undefined && BigInt(payload.lastOffset) + 1n >= end) {
-          this.finished.add(key);
-          this.completeIfFinished();
-        }
-      });
-    }
-    consumer.on(consumer.events.CRASH, (event) => {
-      if (event.payload.restart || this.closing || consumer !== this.consumer) return;
-      if (this.canReconnect(event.payload.error)) this.reconnect(subscriber, consumer);
-      else subscriber.error(event.payload.error);
-    });
+    this.listen(consumer, subscriber);
     await consumer.connect();
     if (this.closing) return;
     await consumer.subscribe({ topics: [...topics], fromBeginning });
-    if (groupId !== undefined && this.options.commits !== 'external' && !this.commitTimer) {
+    if (this.commitsItself && !this.commitTimer) {
       this.commitTimer = setInterval(() => void this.commit(), commitIntervalMs);
     }
     await consumer.run({
@@ -230,6 +200,43 @@ export class TopicConsumer<T> {
     });
     // A reconnected consumer resumes from the committed offsets, not from the first start's positions.
     if (this.stats.reconnects > 0) return;
+    this.seekStartOffsets(consumer);
+    this.completeIfFinished();
+  }
+
+  /** The consumer's events: a (re)join, a batch of control records at a range's end, a crash. */
+  private listen(consumer: Consumer, subscriber: Subscriber<Envelope<T>>): void {
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.joined(payload.memberAssignment));
+    if (this.options.endOffsets) {
+      // Batches of only control records (transaction markers) never reach eachBatch; kafkajs still reports
+      // them here, so a replay whose range ends in a marker completes.
+      consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+        const key = `${payload.topic}/${payload.partition}`;
+        if (reachesEnd(this.ranges.of(key), BigInt(payload.lastOffset))) {
+          this.ranges.finish(key);
+          this.completeIfFinished();
+        }
+      });
+    }
+    consumer.on(consumer.events.CRASH, (event) => {
+      if (event.payload.restart || this.closing || consumer !== this.consumer) return;
+      if (this.canReconnect(event.payload.error)) this.reconnect(subscriber, consumer);
+      else subscriber.error(event.payload.error);
+    });
+  }
+
+  /** A (re)join: kafkajs starts the new assignment from committed offsets, so in-flight messages come again. */
+  private joined(assignment: Record<string, number[]>): void {
+    this.stats.assignedPartitions = Object.values(assignment).reduce((n, partitions) => n + partitions.length, 0);
+    this.tracker.newGeneration();
+    this.bytesInFlight = 0;
+    this.stats.rebalances++;
+    this.gate.changed();
+    if (this.options.onAssignment) this.assignmentReady = this.options.onAssignment(assignment);
+  }
+
+  /** Moves each partition to its start offset (the first start only). */
+  private seekStartOffsets(consumer: Consumer): void {
     for (const [key, offset] of this.options.startOffsets ?? []) {
       const [topic, partition] = splitKey(key);
       try {
@@ -239,109 +246,118 @@ export class TopicConsumer<T> {
         // loading) and it restarts by itself, or its CRASH event reports the cause, or close() came first.
         // Nothing to seek: a restarted consumer starts at the beginning and onBatch skips what precedes the
         // start offsets.
-        if (error instanceof Error && /consumer#run must be called first/.test(error.message)) break;
+        if (error instanceof Error && /consumer#run must be called first/.test(error.message)) return;
         throw error;
       }
     }
-    this.completeIfFinished();
   }
 
-  /** True when every partition's range is empty (endOffsets given, each end at or before its start). */
-  private nothingToRead(): boolean {
-    const ends = this.options.endOffsets;
-    return ends !== undefined && [...ends].every(([key, end]) => !this.hasRange(key, end));
-  }
-
-  /** True when partition `key` has offsets to read before `end` (its start offset, or 0, is below it). */
-  private hasRange(key: string, end: bigint): boolean {
-    return end > (this.options.startOffsets?.get(key) ?? 0n);
+  /** The consumer commits acknowledged positions itself (a group of its own, commits not left to the owner). */
+  private get commitsItself(): boolean {
+    return this.options.groupId !== undefined && this.options.commits !== 'external';
   }
 
   private async onBatch(payload: EachBatchPayload, subscriber: Subscriber<Envelope<T>>): Promise<void> {
     const { batch, resolveOffset, heartbeat, isRunning, isStale } = payload;
-    const source: PartitionKey = { topic: batch.topic, partition: batch.partition };
-    const key = `${batch.topic}/${batch.partition}`;
-    const start = this.options.startOffsets?.get(key);
-    const end = this.options.endOffsets?.get(key);
     const stopped = () => this.closing || !isRunning() || isStale();
     await Promise.race([this.assignmentReady, this.closingStarted]);
-
     // kafkajs resumes fetching after the last resolved offset; resolving once, after the loop, for the last
     // message handled, is the same (and parses one offset instead of one per message).
-    let resolved: string | null = null;
-    const yieldAfterMs = this.options.yieldAfterMs ?? 5;
-    let sliceStart = performance.now();
-    let sinceCheck = 0;
+    const pass: BatchPass = { resolved: null, slices: new SliceClock(this.options.yieldAfterMs ?? 5), heartbeat, stopped };
     try {
-      // kafkajs' isRunning/isStale (isStale builds a key string per call) change only while this loop awaits:
-      // stopped() is asked before the first message and after every await. Per message only `closing`, which
-      // a subscriber may set synchronously (an unsubscribe from inside next()).
-      for (const message of stopped() ? [] : batch.messages) {
-        if (this.closing) break;
-        if (++sinceCheck === 32) {
-          sinceCheck = 0;
-          if (performance.now() - sliceStart > yieldAfterMs) {
-            await new Promise<void>((resolve) => setImmediate(resolve));
-            sliceStart = performance.now();
-            if (stopped()) break;
-          }
-        }
-        const offset = BigInt(message.offset);
-        if (end !== undefined && offset >= end) {
-          this.finished.add(key);
-          break;
-        }
-        if (start !== undefined && offset < start) {
-          resolved = message.offset;
-          continue;
-        }
-        // Fast path without awaits: most messages find the gate open and decode cleanly.
-        if (!this.gate.open) {
-          await this.gate.whenOpen({ tick: heartbeat, cancelled: stopped });
-          if (stopped()) break;
-        }
-        const generation = this.tracker.generation;
-        let value: T;
-        try {
-          value = this.options.decode(message.value);
-        } catch (error) {
-          const letter = this.rejection(error, message, source);
-          const sink = this.options.deadLetters;
-          this.tracker.delivered(source, offset);
-          if (sink === 'skip') {
-            this.stats.skipped++;
-            this.tracker.acked(source, offset, generation);
-          } else if ('hold' in sink) {
-            // Acknowledged by its owner, when the letter is written with the offsets.
-            this.stats.deadLettered++;
-            const bytes = message.value?.length ?? 0;
-            this.bytesInFlight += bytes;
-            sink.hold(letter, { topic: source.topic, partition: source.partition, offset: message.offset, generation, ack: () => this.ackHeld(source, offset, generation, bytes) });
-          } else {
-            await sink.route(letter);
-            this.stats.deadLettered++;
-            this.tracker.acked(source, offset, generation);
-          }
-          resolved = message.offset;
-          if (end !== undefined && offset + 1n >= end) this.finished.add(key);
-          // The route above awaited: the one place besides the yield and the gate where stopped() may change.
-          if (stopped()) break;
-          continue;
-        }
-        this.tracker.delivered(source, offset);
-        this.stats.delivered++;
-        const envelope = this.envelope(source, message, offset, value, generation);
-        subscriber.next(envelope);
-        if (this.options.autoAck) envelope.ack();
-        resolved = message.offset;
-        if (end !== undefined && offset + 1n >= end) this.finished.add(key);
-      }
+      if (!stopped()) await this.readBatch(batch, subscriber, pass);
     } finally {
       // Also when the loop throws: kafkajs retries a failed batch from after the last resolved offset.
-      if (resolved !== null) resolveOffset(resolved);
+      if (pass.resolved !== null) resolveOffset(pass.resolved);
     }
     await heartbeat();
     this.completeIfFinished();
+  }
+
+  /**
+   * Hands a batch's messages downstream, synchronously but for the yields, the gate and a routed dead letter.
+   * kafkajs' isRunning/isStale (isStale builds a key string per call) change only while this loop awaits:
+   * stopped() is asked before the first message and after every await. Per message only `closing`, which a
+   * subscriber may set synchronously (an unsubscribe from inside next()).
+   */
+  private async readBatch(batch: Batch, subscriber: Subscriber<Envelope<T>>, pass: BatchPass): Promise<void> {
+    const source: PartitionKey = { topic: batch.topic, partition: batch.partition };
+    const key = `${batch.topic}/${batch.partition}`;
+    const range = this.ranges.of(key);
+    for (const message of batch.messages) {
+      if (this.closing) break;
+      if (pass.slices.due()) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        pass.slices.restart();
+        if (pass.stopped()) break;
+      }
+      const offset = BigInt(message.offset);
+      const position = positionIn(range, offset);
+      if (position === 'past-end') {
+        this.ranges.finish(key);
+        break;
+      }
+      if (position === 'before-start') {
+        pass.resolved = message.offset;
+        continue;
+      }
+      // Fast path without awaits: most messages find the gate open and decode cleanly.
+      if (!this.gate.open) {
+        await this.gate.whenOpen({ tick: pass.heartbeat, cancelled: pass.stopped });
+        if (pass.stopped()) break;
+      }
+      const generation = this.tracker.generation;
+      let value: T;
+      try {
+        value = this.options.decode(message.value);
+      } catch (error) {
+        const routed = this.deadLetter(this.rejection(error, message, source), message, source, offset, generation);
+        if (routed) await routed;
+        pass.resolved = message.offset;
+        if (reachesEnd(range, offset)) this.ranges.finish(key);
+        // The route above awaited: the one place besides the yield and the gate where stopped() may change.
+        if (pass.stopped()) break;
+        continue;
+      }
+      this.deliver(subscriber, source, message, offset, value, generation);
+      pass.resolved = message.offset;
+      if (reachesEnd(range, offset)) this.ranges.finish(key);
+    }
+  }
+
+  private deliver(subscriber: Subscriber<Envelope<T>>, source: PartitionKey, message: KafkaMessage, offset: bigint, value: T, generation: number): void {
+    this.tracker.delivered(source, offset);
+    this.stats.delivered++;
+    const envelope = this.envelope(source, message, offset, value, generation);
+    subscriber.next(envelope);
+    if (this.options.autoAck) envelope.ack();
+  }
+
+  /** Sends a rejected message's letter to the dead-letter sink; a promise when the sink routes it (awaited before going on). */
+  private deadLetter(letter: DeadLetterInput, message: KafkaMessage, source: PartitionKey, offset: bigint, generation: number): Promise<void> | undefined {
+    const sink = this.options.deadLetters;
+    this.tracker.delivered(source, offset);
+    if (sink === 'skip') {
+      this.stats.skipped++;
+      this.tracker.acked(source, offset, generation);
+      return undefined;
+    }
+    if ('hold' in sink) {
+      // Acknowledged by its owner, when the letter is written with the offsets.
+      this.stats.deadLettered++;
+      const bytes = message.value?.length ?? 0;
+      this.bytesInFlight += bytes;
+      sink.hold(letter, { topic: source.topic, partition: source.partition, offset: message.offset, generation, ack: () => this.ackHeld(source, offset, generation, bytes) });
+      return undefined;
+    }
+    return this.route(sink, letter, source, offset, generation);
+  }
+
+  /** A letter written by the sink: its message counts as processed. */
+  private async route(sink: DeadLetterSink, letter: DeadLetterInput, source: PartitionKey, offset: bigint, generation: number): Promise<void> {
+    await sink.route(letter);
+    this.stats.deadLettered++;
+    this.tracker.acked(source, offset, generation);
   }
 
   /** The dead letter of a payload that failed to decode, or rethrows a bug (an error classify does not know). */
@@ -398,7 +414,7 @@ export class TopicConsumer<T> {
   private commit(): Promise<void> {
     this.committing = this.committing.then(async () => {
       const consumer = this.consumer;
-      if (!consumer || this.options.groupId === undefined || this.options.commits === 'external') return;
+      if (!consumer || !this.commitsItself) return;
       const positions = this.tracker.takeCommittable();
       if (positions.length === 0) return;
       try {
@@ -443,11 +459,7 @@ export class TopicConsumer<T> {
   }
 
   private completeIfFinished(): void {
-    const ends = this.options.endOffsets;
-    if (!ends || this.closing) return;
-    for (const [key, end] of ends) {
-      if (!this.finished.has(key) && this.hasRange(key, end)) return;
-    }
+    if (this.closing || !this.ranges.allRead) return;
     void this.close();
   }
 
@@ -475,6 +487,14 @@ export class TopicConsumer<T> {
     }
     this.subscriber?.complete();
   }
+}
+
+/** One pass over a fetched batch: the last offset handled (resolved once, at the end), and when to stop or yield. */
+interface BatchPass {
+  resolved: string | null;
+  readonly slices: SliceClock;
+  readonly heartbeat: () => Promise<void>;
+  readonly stopped: () => boolean;
 }
 
 /** What acknowledging a message needs, without its value. */

@@ -9,7 +9,8 @@ import { concatMap, type Subscription } from 'rxjs';
 import type { Kafka } from 'kafkajs';
 import { retryRetriable } from '../../streams/retry.js';
 import type { EventCodec, PolicyVersionEvent } from '../../schemas/index.js';
-import { createEventConsumer, isKafkaOutage, type TopicConsumer } from '../../streams/index.js';
+import { createEventConsumer, type Envelope, type TopicConsumer } from '../../streams/index.js';
+import { type Backoff, type FollowState, handledAlready, initialFollowState, isCaughtUp, recordHandled, streamFailed, versionReached } from './version-follow.js';
 
 /** Longest wait in close() for the group join that must come before a clean stop. */
 const JOIN_WAIT_ON_CLOSE_MS = 20_000;
@@ -77,76 +78,92 @@ export function followFrom(
   options: FollowOptions,
   timing: FollowTiming = {},
 ): PolicyVersionFollower {
-  const { baseBackoffMs = 500, maxBackoffMs = 5000, log = (line: string) => console.error(line) } = timing;
-  const reportError = options.onError ?? ((e: unknown) => console.error('actors: the policy-version stream failed:', e));
-  let caughtUpNow!: () => void;
-  const offsetsReached = new Promise<void>((resolve) => (caughtUpNow = resolve));
-  const pending = new Set([...lastAtStart].filter(([, last]) => last >= 0n).map(([partition]) => partition));
-  const reached = (partition: number, offset: bigint) => {
-    if (pending.has(partition) && offset >= (lastAtStart.get(partition) ?? -1n)) pending.delete(partition);
-    if (pending.size === 0) caughtUpNow();
-  };
-  if (pending.size === 0) caughtUpNow();
+  return new VersionFollower(lastAtStart, createConsumer, options, timing);
+}
 
-  const handledUpTo = new Map<number, bigint>();
-  let closing = false;
-  let failures = 0;
-  let joinedOnce = false;
-  let consumer!: VersionSource;
-  let subscription: Subscription | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  const start = (): void => {
-    const current = createConsumer();
-    consumer = current;
-    subscription = current.events$
-      .pipe(
-        concatMap(async (envelope) => {
-          const offset = BigInt(envelope.offset);
-          // Read again by a consumer started after an outage: handled already.
-          if (offset <= (handledUpTo.get(envelope.partition) ?? -1n)) return null;
-          if (envelope.value.runId === options.runId) await options.onVersion(envelope.value);
-          handledUpTo.set(envelope.partition, offset);
-          return { partition: envelope.partition, offset };
-        }),
-      )
-      .subscribe({
-        next: (handled) => {
-          if (!handled) return;
-          failures = 0;
-          reached(handled.partition, handled.offset);
-        },
-        error: (error: unknown) => {
-          if (closing || consumer !== current) return;
-          if (!isKafkaOutage(error)) return reportError(error);
-          failures++;
-          const wait = Math.min(maxBackoffMs, baseBackoffMs * 2 ** Math.min(10, failures - 1));
-          log(
-            `actors: the policy-version stream lost the broker (${error instanceof Error ? error.message : String(error)}); following again in ${wait} ms, from the versions not handled yet`,
-          );
-          if (current.stats.rebalances > 0) joinedOnce = true;
-          void current.close({ drain: false }).catch(() => undefined);
-          retry = setTimeout(() => {
-            if (!closing) start();
-          }, wait);
-        },
-      });
-  };
-  start();
+/** The I/O around version-follow.ts: one consumer at a time, restarted after an outage, closed once joined. */
+class VersionFollower implements PolicyVersionFollower {
+  readonly caughtUp: Promise<void>;
+  private state: FollowState;
+  private readonly createConsumer: () => VersionSource;
+  private readonly options: FollowOptions;
+  private readonly backoff: Backoff;
+  private readonly log: (line: string) => void;
+  private readonly reportError: (error: unknown) => void;
+  private readonly joined: Promise<void>;
+  private caughtUpNow!: () => void;
+  private closing = false;
+  private joinedOnce = false;
+  private consumer!: VersionSource;
+  private subscription: Subscription | undefined;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(lastAtStart: ReadonlyMap<number, bigint>, createConsumer: () => VersionSource, options: FollowOptions, timing: FollowTiming) {
+    const { baseBackoffMs = 500, maxBackoffMs = 5000, log = (line: string) => console.error(line) } = timing;
+    this.createConsumer = createConsumer;
+    this.options = options;
+    this.backoff = { baseBackoffMs, maxBackoffMs };
+    this.log = log;
+    this.reportError = options.onError ?? ((e: unknown) => console.error('actors: the policy-version stream failed:', e));
+    this.state = initialFollowState(lastAtStart);
+    const offsetsReached = new Promise<void>((resolve) => (this.caughtUpNow = resolve));
+    if (isCaughtUp(this.state)) this.caughtUpNow();
+    this.start();
+    this.joined = this.joinedOrClosing();
+    this.caughtUp = Promise.all([this.joined, offsetsReached]).then(() => undefined);
+  }
+
+  private start(): void {
+    const current = this.createConsumer();
+    this.consumer = current;
+    this.subscription = current.events$.pipe(concatMap((envelope) => this.handle(envelope))).subscribe({
+      next: (handled) => {
+        if (!handled) return;
+        this.state = versionReached(this.state, handled.partition, handled.offset);
+        if (isCaughtUp(this.state)) this.caughtUpNow();
+      },
+      error: (error: unknown) => this.failed(current, error),
+    });
+  }
+
+  /** Hands a version of the run on, once; null for a record handled already. */
+  private async handle(envelope: Envelope<PolicyVersionEvent>): Promise<{ partition: number; offset: bigint } | null> {
+    const offset = BigInt(envelope.offset);
+    if (handledAlready(this.state, envelope.partition, offset)) return null;
+    if (envelope.value.runId === this.options.runId) await this.options.onVersion(envelope.value);
+    this.state = recordHandled(this.state, envelope.partition, offset);
+    return { partition: envelope.partition, offset };
+  }
+
+  private failed(current: VersionSource, error: unknown): void {
+    if (this.closing || this.consumer !== current) return;
+    const next = streamFailed(this.state, error, this.backoff);
+    this.state = next.state;
+    if (next.failure.kind === 'report') {
+      this.reportError(error);
+      return;
+    }
+    this.log(next.failure.line);
+    if (current.stats.rebalances > 0) this.joinedOnce = true;
+    void current.close({ drain: false }).catch(() => undefined);
+    this.retry = setTimeout(() => {
+      if (!this.closing) this.start();
+    }, next.failure.waitMs);
+  }
+
   // Closing a TopicConsumer before it has joined its group races its start (kafkajs then restarts the
   // stopped consumer forever), so close() first waits for the join (or a bound on it).
-  const joined = (async () => {
-    while (!joinedOnce && consumer.stats.rebalances === 0 && !closing) await new Promise((resolve) => setTimeout(resolve, 50));
-  })();
-  return {
-    caughtUp: Promise.all([joined, offsetsReached]).then(() => undefined),
-    async close() {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([joined, new Promise((resolve) => (timer = setTimeout(resolve, JOIN_WAIT_ON_CLOSE_MS)))]);
-      clearTimeout(timer);
-      closing = true;
-      clearTimeout(retry);
-      await consumer.close({ drain: false });
-      subscription?.unsubscribe();
-    },
-  };
+  private async joinedOrClosing(): Promise<void> {
+    while (!this.joinedOnce && this.consumer.stats.rebalances === 0 && !this.closing) await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+
+  async close(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.joined, new Promise((resolve) => (timer = setTimeout(resolve, JOIN_WAIT_ON_CLOSE_MS)))]);
+    clearTimeout(timer);
+    this.closing = true;
+    clearTimeout(this.retry);
+    await this.consumer.close({ drain: false });
+    this.subscription?.unsubscribe();
+  }
 }

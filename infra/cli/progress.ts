@@ -67,16 +67,57 @@ export interface ProgressBar {
   finish(detail?: string): void;
 }
 
+/** Whether a non-forced redraw at `t` is due: the last one is at least `intervalMs` old. */
+export function drawDue(lastDraw: number, t: number, intervalMs: number): boolean {
+  return t - lastDraw >= intervalMs;
+}
+
+/** Cuts a line one short of the terminal width, so it never wraps. */
+function clip(text: string, columns: number | undefined): string {
+  return columns && text.length >= columns ? text.slice(0, columns - 1) : text;
+}
+
+/** Where progress lines go: redrawn in place on a terminal, appended as plain lines otherwise. */
+interface ProgressScreen {
+  draw(line: () => string, force: boolean): void;
+  clear(): void;
+  end(): void;
+}
+
+function progressScreen(stream: ProgressStream, now: () => number, interval: number): ProgressScreen {
+  const tty = stream.isTTY === true;
+  let lastDraw = -Infinity;
+  let shown = false;
+  return {
+    draw(line, force) {
+      const t = now();
+      if (!force && !drawDue(lastDraw, t, interval)) return;
+      lastDraw = t;
+      if (tty) {
+        stream.write(`\r\x1b[2K${clip(line(), stream.columns)}`);
+        shown = true;
+      } else {
+        stream.write(`${line()}\n`);
+      }
+    },
+    clear() {
+      if (tty && shown) stream.write('\r\x1b[2K');
+      shown = false;
+    },
+    end() {
+      if (tty) stream.write('\n');
+    },
+  };
+}
+
 export function progressBar(options: ProgressOptions): ProgressBar {
   const stream = options.stream ?? process.stderr;
   const now = options.now ?? (() => performance.now());
   const tty = stream.isTTY === true;
-  const interval = options.intervalMs ?? (tty ? 100 : 10_000);
+  const screen = progressScreen(stream, now, options.intervalMs ?? (tty ? 100 : 10_000));
   const started = now();
   let done = 0;
   let detail: string | undefined;
-  let lastDraw = -Infinity;
-  let shown = false;
   let finished = false;
 
   const line = () =>
@@ -88,46 +129,26 @@ export function progressBar(options: ProgressOptions): ProgressBar {
       ...(options.total === undefined ? {} : { total: options.total }),
       ...(detail === undefined ? {} : { detail }),
     });
-  const clip = (text: string) => (stream.columns && text.length >= stream.columns ? text.slice(0, stream.columns - 1) : text);
-  const draw = (force: boolean) => {
-    const t = now();
-    if (!force && t - lastDraw < interval) return;
-    lastDraw = t;
-    if (tty) {
-      stream.write(`\r\x1b[2K${clip(line())}`);
-      shown = true;
-    } else {
-      stream.write(`${line()}\n`);
-    }
-  };
-  const clearTty = () => {
-    if (tty && shown) stream.write('\r\x1b[2K');
-    shown = false;
+  const advance = (value: number, d: string | undefined) => {
+    if (finished) return;
+    done = value;
+    if (d !== undefined) detail = d;
+    screen.draw(line, false);
   };
   // The first line waits for the first progress (a quick job may never show one without a terminal).
   return {
-    tick(n = 1, d) {
-      if (finished) return;
-      done += n;
-      if (d !== undefined) detail = d;
-      draw(false);
-    },
-    set(value, d) {
-      if (finished) return;
-      done = value;
-      if (d !== undefined) detail = d;
-      draw(false);
-    },
+    tick: (n = 1, d) => advance(done + n, d),
+    set: (value, d) => advance(value, d),
     log(text) {
-      clearTty();
+      screen.clear();
       stream.write(`${text}\n`);
-      if (tty && !finished && done > 0) draw(true);
+      if (tty && !finished && done > 0) screen.draw(line, true);
     },
     finish(d) {
       if (finished) return;
       if (d !== undefined) detail = d;
-      draw(true);
-      if (tty) stream.write('\n');
+      screen.draw(line, true);
+      screen.end();
       finished = true;
     },
   };

@@ -17,6 +17,7 @@ import {
   type WeightsManifest,
   type WeightsRecord,
 } from './weights-chunks.js';
+import { nextLoadStep, readPast } from './weights-load.js';
 
 /**
  * Writes the weights of the checkpoint in `directory` to `topic`, then retires the version `keep` versions
@@ -53,89 +54,106 @@ export interface WeightsReaderOptions {
 
 /** Follows `topic` from its beginning for the versions of `runId` (an ephemeral group that commits nothing). */
 export function openWeightsReader(kafka: Kafka, topic: string, runId: string, options: WeightsReaderOptions = {}): WeightsReader {
-  const { timeoutMs = 60_000, log = (line: string) => console.error(line) } = options;
-  const assembly = new WeightsAssembly(runId);
-  const handled = new Map<number, bigint>();
-  const waiters = new Set<() => void>();
-  let closing = false;
-  let consumer: TopicConsumer<Buffer | null> | undefined;
-  let retry: NodeJS.Timeout | undefined;
-  const start = (): void => {
-    const current = new TopicConsumer<Buffer | null>(kafka, {
-      topics: [topic],
+  return new TopicWeightsReader(kafka, topic, runId, options);
+}
+
+/** The Kafka I/O around WeightsAssembly (the reassembly) and nextLoadStep (what load() does next). */
+class TopicWeightsReader implements WeightsReader {
+  private readonly assembly: WeightsAssembly;
+  private readonly timeoutMs: number;
+  private readonly log: (line: string) => void;
+  /** The highest offset read per partition. */
+  private readonly handled = new Map<number, bigint>();
+  /** load() calls waiting for the next record. */
+  private readonly waiters = new Set<() => void>();
+  private closing = false;
+  private consumer: TopicConsumer<Buffer | null> | undefined;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly kafka: Kafka,
+    readonly topic: string,
+    private readonly runId: string,
+    options: WeightsReaderOptions,
+  ) {
+    const { timeoutMs = 60_000, log = (line: string) => console.error(line) } = options;
+    this.timeoutMs = timeoutMs;
+    this.log = log;
+    this.assembly = new WeightsAssembly(runId);
+    this.start();
+  }
+
+  private start(): void {
+    const current = new TopicConsumer<Buffer | null>(this.kafka, {
+      topics: [this.topic],
       decode: (payload) => payload,
       classify: () => undefined,
       deadLetters: 'skip',
       autoAck: true,
       fromBeginning: true,
     });
-    consumer = current;
+    this.consumer = current;
     current.events$.subscribe({
       next: (envelope) => {
-        if (envelope.key !== null) assembly.apply(envelope.key.toString('utf8'), envelope.value);
-        handled.set(envelope.partition, BigInt(envelope.offset));
-        for (const wake of waiters) wake();
+        if (envelope.key !== null) this.assembly.apply(envelope.key.toString('utf8'), envelope.value);
+        this.handled.set(envelope.partition, BigInt(envelope.offset));
+        for (const wake of this.waiters) wake();
       },
       // Read again from the beginning: applying the records again gives the same versions.
       error: (error: unknown) => {
-        if (closing) return;
-        log(`weights: the reader of ${topic} failed (${error instanceof Error ? error.message : String(error)}); reading it again in 2 s`);
+        if (this.closing) return;
+        this.log(`weights: the reader of ${this.topic} failed (${error instanceof Error ? error.message : String(error)}); reading it again in 2 s`);
         void current.close({ drain: false }).catch(() => undefined);
-        retry = setTimeout(() => closing || start(), 2000);
+        this.retry = setTimeout(() => this.closing || this.start(), 2000);
       },
     });
-  };
-  start();
-  const nextChange = (ms: number) =>
-    new Promise<void>((resolve) => {
+  }
+
+  /** Resolves at the next record read, or after `ms`. */
+  private nextChange(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
       const wake = () => {
         clearTimeout(timer);
-        waiters.delete(wake);
+        this.waiters.delete(wake);
         resolve();
       };
       const timer = setTimeout(wake, ms);
-      waiters.add(wake);
+      this.waiters.add(wake);
     });
+  }
+
   /** True once every record on the topic when called has been read. */
-  const readToEnd = async (): Promise<() => boolean> => {
-    const admin = kafka.admin();
+  private async readToEnd(): Promise<() => boolean> {
+    const admin = this.kafka.admin();
     await admin.connect();
     try {
-      const ends = (await retryRetriable(() => admin.fetchTopicOffsets(topic))).map((p) => [p.partition, BigInt(p.high) - 1n] as const);
-      return () => ends.every(([partition, last]) => last < 0n || (handled.get(partition) ?? -1n) >= last);
+      const ends = (await retryRetriable(() => admin.fetchTopicOffsets(this.topic))).map((p) => [p.partition, BigInt(p.high) - 1n] as const);
+      return () => readPast(ends, this.handled);
     } finally {
       await admin.disconnect();
     }
-  };
-  return {
-    topic,
-    async load(version, sha256) {
-      const deadline = Date.now() + timeoutMs;
-      let caughtUp: (() => boolean) | undefined;
-      for (;;) {
-        const state = assembly.state(version, sha256);
-        if (state.kind === 'complete') return state;
-        if (state.kind === 'broken') {
-          // Broken where the reader is now may be mended further on (a version written again after a crash): judge at the end of the log.
-          caughtUp ??= await readToEnd();
-          if (caughtUp()) throw new CheckpointError(`${topic}: ${state.reason}`);
-        }
-        if (Date.now() > deadline) {
-          throw new CheckpointError(
-            `${topic}: ${state.kind === 'broken' ? state.reason : `no weights of run ${runId} v${version}`} after ${timeoutMs / 1000} s. ` +
-              'Does the learner write weights to this topic (TRAJFLOW_WEIGHTS=topic), and is the version within the newest it keeps?',
-          );
-        }
-        await nextChange(Math.min(500, Math.max(0, deadline - Date.now()) + 1));
-      }
-    },
-    async close() {
-      // A TopicConsumer closed before it joined its group races its start (see envs/actors/policy-versions.ts): wait for the join, boundedly.
-      const joinBy = Date.now() + 20_000;
-      while (consumer !== undefined && consumer.stats.rebalances === 0 && Date.now() < joinBy) await new Promise((resolve) => setTimeout(resolve, 50));
-      closing = true;
-      clearTimeout(retry);
-      await consumer?.close({ drain: false });
-    },
-  };
+  }
+
+  async load(version: number, sha256?: string): Promise<{ manifest: WeightsManifest; bytes: Buffer }> {
+    const request = { topic: this.topic, runId: this.runId, version, timeoutMs: this.timeoutMs, deadline: Date.now() + this.timeoutMs };
+    let caughtUp: (() => boolean) | undefined;
+    for (;;) {
+      const state = this.assembly.state(version, sha256);
+      // Broken where the reader is now may be mended further on (a version written again after a crash): judge at the end of the log.
+      if (state.kind === 'broken') caughtUp ??= await this.readToEnd();
+      const step = nextLoadStep(state, state.kind === 'broken' && caughtUp !== undefined && caughtUp(), Date.now(), request);
+      if (step.kind === 'done') return { manifest: step.manifest, bytes: step.bytes };
+      if (step.kind === 'fail') throw new CheckpointError(step.message);
+      await this.nextChange(step.ms);
+    }
+  }
+
+  async close(): Promise<void> {
+    // A TopicConsumer closed before it joined its group races its start (see envs/actors/policy-versions.ts): wait for the join, boundedly.
+    const joinBy = Date.now() + 20_000;
+    while (this.consumer !== undefined && this.consumer.stats.rebalances === 0 && Date.now() < joinBy) await new Promise((resolve) => setTimeout(resolve, 50));
+    this.closing = true;
+    clearTimeout(this.retry);
+    await this.consumer?.close({ drain: false });
+  }
 }

@@ -1,12 +1,12 @@
 // Two kernels of tfjs-backend-wasm 4.22 replaced where they cost the learner most (measured with
 // tf.profile over one update of the bench learner's batch, see docs/results/learner.md):
 // - BatchMatMul: the backend runs XNNPACK only for a single, untransposed product; every batched or
-//   transposed one (all of attention, forward and backward) goes to a scalar loop at ≈ 1–1.7 GFLOP/s.
-//   Those now run in batch-matmul.wat, a SIMD kernel that shares the backend's memory (no copies);
-//   single untransposed products still go to XNNPACK.
-// - Identity: the backend copies the tensor, and tfjs' engine clones every tensor a gradient saves
-//   (both inputs of each Mul, the output of each Exp/Sigmoid/Softmax…): ≈ 470 copies per update. The CPU
-//   and WebGL backends share the data instead (tensors are immutable); this one now does too.
+//   transposed one (all of attention, forward and backward) goes to a slow scalar loop. Those now run in
+//   batch-matmul.wat, a SIMD kernel that shares the backend's memory (no copies); single untransposed
+//   products still go to XNNPACK.
+// - Identity: the backend copies the tensor, and tfjs' engine clones every tensor a gradient saves (both
+//   inputs of each Mul, the output of each Exp/Sigmoid/Softmax…), so every update made a copy of each. The
+//   CPU and WebGL backends share the data instead (tensors are immutable); this one now does too.
 // Installed once, right after the WASM backend starts; `wasmKernelCounters` says how often the SIMD path ran.
 // The kernel's source is batch-matmul.wat; its bytes (batch-matmul.wasm.ts) are built from it by
 // scripts/build-wasm-kernels.mjs, so running needs no WebAssembly toolchain.

@@ -20,7 +20,7 @@
 //   the loss itself uses agg() with the configured mode, as verl does.
 import * as tf from '@tensorflow/tfjs-core';
 import { ConfigError } from '../../core/errors.js';
-import { aggLoss, assertSameShape2d, floatMask, isLossAggMode, LOSS_AGG_MODES, maskedMean, type LossAggMode } from './aggregate.js';
+import { aggLoss, type AggLossOptions, assertSameShape2d, floatMask, isLossAggMode, LOSS_AGG_MODES, maskedMean, type LossAggMode } from './aggregate.js';
 import { isKlEstimator, KL_ESTIMATORS, klPenalty, type KlEstimator } from './kl.js';
 import { stopGradient } from './stop-gradient.js';
 
@@ -208,6 +208,36 @@ export type PolicyLossOutput = {
 /** The PPO actor loss and its metrics. Pure: disposes none of its inputs, no dataSync; intermediates are freed. */
 export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, options: PolicyLossOptions = {}): PolicyLossOutput {
   validatePolicyLossConfig(config);
+  checkPolicyLossInputs(inputs, config);
+  const { logp, entropy, refLogp, marginalEntropy } = inputs;
+  const agg: AggLossOptions = { lossScaleFactor: config.lossScaleFactor, tokenCount: options.tokenCount };
+
+  return tf.tidy((): PolicyLossOutput => {
+    const m = floatMask(inputs.mask);
+    const s = clippedSurrogate(inputs, config, m);
+
+    const pgLoss = aggLoss(s.pg, m, config.lossAggMode, agg);
+    let loss: tf.Scalar = pgLoss;
+
+    let entropyMean: tf.Scalar = tf.scalar(0);
+    if (entropy !== undefined) ({ loss, entropyMean } = withEntropyBonus(loss, entropy, m, config, agg));
+    let klMean: tf.Scalar = tf.scalar(0);
+    if (refLogp !== undefined) ({ loss, klMean } = withKlLoss(loss, logp, refLogp, m, config, agg));
+    if (marginalEntropy !== undefined && config.marginalEntropyCoeff !== 0) loss = tf.sub(loss, tf.mul(marginalEntropy, config.marginalEntropyCoeff));
+
+    const clipFracHigh = maskedMean(tf.cast(tf.logicalAnd(tf.greater(s.adv, 0), tf.greater(s.ratio, s.upper)), 'float32'), m);
+    const clipFracLow = maskedMean(tf.cast(tf.logicalAnd(s.advNegative, tf.less(s.ratio, s.lower)), 'float32'), m);
+    const ppoKl = maskedMean(tf.neg(s.logRatio), m);
+
+    // A distinct tensor even when there is no extra term, so the caller can dispose loss and pgLoss
+    // separately. Not tf.clone: tfjs-core 4.22 has no gradient registered for Identity.
+    if (loss === pgLoss) loss = tf.add(pgLoss, 0);
+    return { loss, pgLoss, entropy: entropyMean, kl: klMean, metrics: { clipFracHigh, clipFracLow, clipFracDual: s.clipFracDual, ppoKl } };
+  });
+}
+
+/** Every input of the mask's [B, T] shape, and the inputs the config's terms need present; throws otherwise. */
+function checkPolicyLossInputs(inputs: PolicyLossInputs, config: PolicyLossConfig): void {
   const { logp, oldLogp, advantages, mask, isWeights, entropy, refLogp, marginalEntropy } = inputs;
   assertSameShape2d('logp', logp, mask);
   assertSameShape2d('oldLogp', oldLogp, mask);
@@ -225,63 +255,66 @@ export function policyLoss(inputs: PolicyLossInputs, config: PolicyLossConfig, o
       `policy loss marginalEntropyCoeff is ${config.marginalEntropyCoeff} but no marginalEntropy was given: pass marginalEntropyFromLogits of the rows, or set marginalEntropyCoeff to 0.`,
     );
   }
-  const agg = { lossScaleFactor: config.lossScaleFactor, tokenCount: options.tokenCount };
+}
 
-  return tf.tidy((): PolicyLossOutput => {
-    const m = floatMask(mask);
-    // Constants are zeroed where the mask is 0 before they meet logp: a NaN there would otherwise reach
-    // the gradient (0·NaN) even though the loss value masks it out.
-    const valid = tf.greater(m, 0);
-    const zeros = tf.zerosLike(m);
-    const adv = stopGradient(tf.where(valid, advantages, zeros));
-    const negAdv = tf.neg(adv);
-    const logRatio = tf.clipByValue(tf.sub(logp, stopGradient(tf.where(valid, oldLogp, zeros))), -20, 20);
-    const ratio = tf.exp(logRatio);
-    const lower = 1 - config.clipRatioLow;
-    const upper = 1 + config.clipRatioHigh;
-    const l1 = tf.mul(negAdv, ratio);
-    const l2 = tf.mul(negAdv, tf.clipByValue(ratio, lower, upper));
-    const lClip = tf.maximum(l1, l2);
-    const advNegative = tf.less(adv, 0);
+/** The per-token policy-gradient loss (clipped, dual-clipped, importance-weighted) and what the clip metrics read. */
+interface Surrogate {
+  readonly adv: tf.Tensor;
+  readonly advNegative: tf.Tensor;
+  readonly logRatio: tf.Tensor;
+  readonly ratio: tf.Tensor;
+  readonly lower: number;
+  readonly upper: number;
+  readonly pg: tf.Tensor;
+  readonly clipFracDual: tf.Scalar;
+}
 
-    let pg = lClip;
-    let clipFracDual: tf.Scalar;
-    if (config.clipRatioC !== null) {
-      const l3 = tf.mul(negAdv, config.clipRatioC);
-      pg = tf.where(advNegative, tf.minimum(lClip, l3), lClip);
-      clipFracDual = maskedMean(tf.cast(tf.logicalAnd(advNegative, tf.greater(lClip, l3)), 'float32'), m);
-    } else {
-      clipFracDual = tf.scalar(0);
-    }
-    if (isWeights !== undefined) pg = tf.mul(pg, stopGradient(tf.where(valid, isWeights, zeros)));
+/** Lclip = max(−A·ratio, −A·clip(ratio)), dual clip where A < 0, times the IS weights. Inside the caller's tidy. */
+function clippedSurrogate(inputs: PolicyLossInputs, config: PolicyLossConfig, m: tf.Tensor): Surrogate {
+  const { logp, oldLogp, advantages, isWeights } = inputs;
+  // Constants are zeroed where the mask is 0 before they meet logp: a NaN there would otherwise reach
+  // the gradient (0·NaN) even though the loss value masks it out.
+  const valid = tf.greater(m, 0);
+  const zeros = tf.zerosLike(m);
+  const adv = stopGradient(tf.where(valid, advantages, zeros));
+  const negAdv = tf.neg(adv);
+  const logRatio = tf.clipByValue(tf.sub(logp, stopGradient(tf.where(valid, oldLogp, zeros))), -20, 20);
+  const ratio = tf.exp(logRatio);
+  const lower = 1 - config.clipRatioLow;
+  const upper = 1 + config.clipRatioHigh;
+  const l1 = tf.mul(negAdv, ratio);
+  const l2 = tf.mul(negAdv, tf.clipByValue(ratio, lower, upper));
+  const lClip = tf.maximum(l1, l2);
+  const advNegative = tf.less(adv, 0);
 
-    const pgLoss = aggLoss(pg, m, config.lossAggMode, agg);
-    let loss: tf.Scalar = pgLoss;
+  let pg = lClip;
+  let clipFracDual: tf.Scalar;
+  if (config.clipRatioC !== null) {
+    const l3 = tf.mul(negAdv, config.clipRatioC);
+    pg = tf.where(advNegative, tf.minimum(lClip, l3), lClip);
+    clipFracDual = maskedMean(tf.cast(tf.logicalAnd(advNegative, tf.greater(lClip, l3)), 'float32'), m);
+  } else {
+    clipFracDual = tf.scalar(0);
+  }
+  if (isWeights !== undefined) pg = tf.mul(pg, stopGradient(tf.where(valid, isWeights, zeros)));
+  return { adv, advNegative, logRatio, ratio, lower, upper, pg, clipFracDual };
+}
 
-    let entropyMean: tf.Scalar = tf.scalar(0);
-    if (entropy !== undefined) {
-      entropyMean = maskedMean(entropy, m);
-      if (config.entropyCoeff !== 0) {
-        const bonus = aggLoss(entropy, m, config.lossAggMode, agg);
-        const capped = config.entropyTarget === null ? bonus : tf.minimum(bonus, config.entropyTarget);
-        loss = tf.sub(loss, tf.mul(capped, config.entropyCoeff));
-      }
-    }
-    let klMean: tf.Scalar = tf.scalar(0);
-    if (refLogp !== undefined) {
-      const kl = klPenalty(logp, refLogp, config.klEstimator);
-      klMean = maskedMean(kl, m);
-      if (config.klCoeff !== 0) loss = tf.add(loss, tf.mul(aggLoss(kl, m, config.lossAggMode, agg), config.klCoeff));
-    }
-    if (marginalEntropy !== undefined && config.marginalEntropyCoeff !== 0) loss = tf.sub(loss, tf.mul(marginalEntropy, config.marginalEntropyCoeff));
+/** loss − entropyCoeff·min(agg(entropy), entropyTarget), and the entropy's masked mean for logging. */
+function withEntropyBonus(loss: tf.Scalar, entropy: tf.Tensor, m: tf.Tensor, config: PolicyLossConfig, agg: AggLossOptions): { loss: tf.Scalar; entropyMean: tf.Scalar } {
+  const entropyMean = maskedMean(entropy, m);
+  if (config.entropyCoeff !== 0) {
+    const bonus = aggLoss(entropy, m, config.lossAggMode, agg);
+    const capped = config.entropyTarget === null ? bonus : tf.minimum(bonus, config.entropyTarget);
+    loss = tf.sub(loss, tf.mul(capped, config.entropyCoeff));
+  }
+  return { loss, entropyMean };
+}
 
-    const clipFracHigh = maskedMean(tf.cast(tf.logicalAnd(tf.greater(adv, 0), tf.greater(ratio, upper)), 'float32'), m);
-    const clipFracLow = maskedMean(tf.cast(tf.logicalAnd(advNegative, tf.less(ratio, lower)), 'float32'), m);
-    const ppoKl = maskedMean(tf.neg(logRatio), m);
-
-    // A distinct tensor even when there is no extra term, so the caller can dispose loss and pgLoss
-    // separately. Not tf.clone: tfjs-core 4.22 has no gradient registered for Identity.
-    if (loss === pgLoss) loss = tf.add(pgLoss, 0);
-    return { loss, pgLoss, entropy: entropyMean, kl: klMean, metrics: { clipFracHigh, clipFracLow, clipFracDual, ppoKl } };
-  });
+/** loss + klCoeff·agg(kl(logp, refLogp)), and the KL's masked mean for logging. */
+function withKlLoss(loss: tf.Scalar, logp: tf.Tensor, refLogp: tf.Tensor, m: tf.Tensor, config: PolicyLossConfig, agg: AggLossOptions): { loss: tf.Scalar; klMean: tf.Scalar } {
+  const kl = klPenalty(logp, refLogp, config.klEstimator);
+  const klMean = maskedMean(kl, m);
+  if (config.klCoeff !== 0) loss = tf.add(loss, tf.mul(aggLoss(kl, m, config.lossAggMode, agg), config.klCoeff));
+  return { loss, klMean };
 }

@@ -1,10 +1,10 @@
-// The model's building blocks, written for the WASM backend's strengths:
-// - `dense`: matMul's built-in gradient multiplies with transposeA/transposeB set, which runs about ten
-//   times slower on WASM than a plain product; this custom gradient transposes explicitly first.
+// The model's building blocks, written for the WASM backend's strengths (the costs behind each choice are in
+// docs/results/learner.md):
+// - `dense`: matMul's built-in gradient multiplies with transposeA/transposeB set, which WASM runs far
+//   slower than a plain product; this custom gradient transposes explicitly first.
 // - `embed`: WASM has no UnsortedSegmentSum, the kernel behind gather's gradient, so the embedding's
 //   gradient is summed in JS (scatterAddRows; it was a one-hot product, oneHot(ids)ᵀ · dy). Its forward
-//   copies the rows in JS too: WASM's GatherV2 took ≈ 12 ms for 2,880 rows of 64 (≈ 65 ns an element), a quarter of a
-//   sampling forward pass with the grid stem's eight lookups; a copy of the same rows takes well under 1 ms.
+//   copies the rows in JS too, which is much faster than WASM's own GatherV2.
 // Everything else is plain differentiable tfjs ops.
 import * as tf from '@tensorflow/tfjs-core';
 
@@ -55,8 +55,7 @@ function lookupRows(table: tf.Tensor2D, ids: tf.Tensor1D): tf.Tensor2D {
 
 /**
  * The table's gradient: row ids[i] of the result accumulates dy[i], in index order. The same sums as
- * oneHot(ids)ᵀ · dy (in another order, so equal up to float rounding), without the [vocab, n] · [n, d] product
- * that cost ≈ 220 MFLOP per lookup of a 64-row minibatch with the grid stem's eight tables.
+ * oneHot(ids)ᵀ · dy (in another order, so equal up to float rounding), without the [vocab, n] · [n, d] product.
  */
 function scatterAddRows(dy: tf.Tensor2D, ids: tf.Tensor1D, vocab: number): tf.Tensor2D {
   const width = dy.shape[1];
@@ -92,7 +91,7 @@ export function layerNorm(x: tf.Tensor2D, gain: tf.Tensor1D, bias: tf.Tensor1D):
 
 /**
  * GELU, tanh approximation (GPT-2): 0.5·x·(1 + tanh(z)), z = √(2/π)·(x + 0.044715·x³), computed as the
- * identical x·sigmoid(2z) — WASM's tanh and pow are ~10× slower than its sigmoid and multiply.
+ * identical x·sigmoid(2z), since WASM's tanh and pow are much slower than its sigmoid and multiply.
  */
 export function gelu(x: tf.Tensor2D): tf.Tensor2D {
   const inner = tf.mul(2 * Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.mul(tf.mul(x, x), x))));

@@ -74,15 +74,27 @@ export class TransformerModel {
     const [batch, time] = ids.shape;
     const c = this.config;
     if (time > c.contextLength) throw new RangeError(`${time} positions exceed the model's contextLength ${c.contextLength}`);
-    const d = c.width;
-    const heads = c.heads;
-    const headWidth = d / heads;
-    const p = (name: string) => this.parameters.get(name)! as tf.Tensor as tf.Tensor2D & tf.Tensor1D;
-    const tokens = embed(p('embed/tokens'), tf.reshape(ids, [-1]));
+    const tokens = embed(this.param('embed/tokens'), tf.reshape(ids, [-1]));
     const eosColumn = reply && c.nonEmptyReplies ? reply.indexOf(SpecialToken.EOS) : undefined;
     const idData = c.positionMode !== 'absolute' || c.attentionSpan === 'turn' || eosColumn !== undefined ? (ids.dataSync() as Int32Array) : undefined;
     // Within-turn attention: one [batch, 1, time, time] bias, shared by the layers and heads.
     const turnBias = c.attentionSpan === 'turn' ? tf.tensor4d(turnAttentionBias(idData!, batch, time), [batch, 1, time, time]) : undefined;
+    let x = this.withPositions(tokens, idData, batch, time);
+    for (let l = 0; l < c.layers; l++) x = this.block(`block${l}`, x, turnBias, batch, time);
+    const out = layerNorm(x, this.param('final_ln/gain'), this.param('final_ln/bias'));
+    return { logits: this.head(out, reply, eosColumn, idData, batch, time), hidden: out };
+  }
+
+  /** A parameter by name, typed for the ops that take it. */
+  private param(name: string): tf.Tensor2D & tf.Tensor1D {
+    return this.parameters.get(name)! as tf.Tensor as tf.Tensor2D & tf.Tensor1D;
+  }
+
+  /** The token embeddings ([batch·time, width]) plus the position embeddings of the config's positionMode. */
+  private withPositions(tokens: tf.Tensor2D, idData: Int32Array | undefined, batch: number, time: number): tf.Tensor2D {
+    const c = this.config;
+    const d = c.width;
+    const p = (name: string) => this.param(name);
     let x: tf.Tensor2D;
     if (c.positionMode === 'turn' || c.positionMode === 'grid') {
       const positionIds = tf.tensor1d(turnPositions(idData!, batch, time, c.contextLength), 'int32');
@@ -101,25 +113,37 @@ export class TransformerModel {
       const positions = tf.slice(p('embed/positions') as tf.Tensor2D, [0, 0], [time, d]);
       x = tf.reshape(tf.add(tf.reshape(tokens, [batch, time, d]), positions), [batch * time, d]) as tf.Tensor2D;
     }
-    for (let l = 0; l < c.layers; l++) {
-      const b = `block${l}`;
-      const h = layerNorm(x, p(`${b}/ln1/gain`), p(`${b}/ln1/bias`));
-      // q, k, v from column blocks of the fused kernel (slicing the small kernel is cheap; slicing the
-      // [batch·time, 3d] product or transposing it as 5-D is not on WASM), each → [batch, heads, time, headWidth].
-      const [q, k, v] = [0, 1, 2].map((part) => {
-        const kernel = tf.slice(p(`${b}/attn/qkv/kernel`) as tf.Tensor2D, [0, part * d], [d, d]);
-        const projected = dense(h, kernel, tf.slice(p(`${b}/attn/qkv/bias`) as tf.Tensor1D, [part * d], [d]));
-        return tf.transpose(tf.reshape(projected, [batch, time, heads, headWidth]), [0, 2, 1, 3]) as tf.Tensor4D;
-      });
-      const scaled = tf.mul(q!, 1 / Math.sqrt(headWidth)) as tf.Tensor4D;
-      const attended = turnBias ? tf.matMul(tf.softmax(tf.add(tf.matMul(scaled, k!, false, true), turnBias)), v!) : this.causalAttention(scaled, k!, v!);
-      const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [batch * time, d]) as tf.Tensor2D;
-      x = tf.add(x, dense(merged, p(`${b}/attn/out/kernel`), p(`${b}/attn/out/bias`)));
-      const m = layerNorm(x, p(`${b}/ln2/gain`), p(`${b}/ln2/bias`));
-      x = tf.add(x, dense(gelu(dense(m, p(`${b}/mlp/in/kernel`), p(`${b}/mlp/in/bias`))), p(`${b}/mlp/out/kernel`), p(`${b}/mlp/out/bias`)));
-    }
-    const out = layerNorm(x, p('final_ln/gain'), p('final_ln/bias'));
-    if (!reply) return { logits: tf.reshape(dense(out, p('head/kernel'), p('head/bias')), [batch, time, c.vocabSize]), hidden: out };
+    return x;
+  }
+
+  /** One pre-norm block `b` (e.g. "block0"): x + attention(ln1(x)), then + mlp(ln2(·)). */
+  private block(b: string, input: tf.Tensor2D, turnBias: tf.Tensor4D | undefined, batch: number, time: number): tf.Tensor2D {
+    const d = this.config.width;
+    const heads = this.config.heads;
+    const headWidth = d / heads;
+    const p = (name: string) => this.param(name);
+    let x = input;
+    const h = layerNorm(x, p(`${b}/ln1/gain`), p(`${b}/ln1/bias`));
+    // q, k, v from column blocks of the fused kernel (slicing the small kernel is cheap; slicing the
+    // [batch·time, 3d] product or transposing it as 5-D is not on WASM), each → [batch, heads, time, headWidth].
+    const [q, k, v] = [0, 1, 2].map((part) => {
+      const kernel = tf.slice(p(`${b}/attn/qkv/kernel`) as tf.Tensor2D, [0, part * d], [d, d]);
+      const projected = dense(h, kernel, tf.slice(p(`${b}/attn/qkv/bias`) as tf.Tensor1D, [part * d], [d]));
+      return tf.transpose(tf.reshape(projected, [batch, time, heads, headWidth]), [0, 2, 1, 3]) as tf.Tensor4D;
+    });
+    const scaled = tf.mul(q!, 1 / Math.sqrt(headWidth)) as tf.Tensor4D;
+    const attended = turnBias ? tf.matMul(tf.softmax(tf.add(tf.matMul(scaled, k!, false, true), turnBias)), v!) : this.causalAttention(scaled, k!, v!);
+    const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [batch * time, d]) as tf.Tensor2D;
+    x = tf.add(x, dense(merged, p(`${b}/attn/out/kernel`), p(`${b}/attn/out/bias`)));
+    const m = layerNorm(x, p(`${b}/ln2/gain`), p(`${b}/ln2/bias`));
+    return tf.add(x, dense(gelu(dense(m, p(`${b}/mlp/in/kernel`), p(`${b}/mlp/in/bias`))), p(`${b}/mlp/out/kernel`), p(`${b}/mlp/out/bias`)));
+  }
+
+  /** The logits [batch, time, vocab] read from the final hidden states, or over the reply vocabulary only with `reply`. */
+  private head(out: tf.Tensor2D, reply: ReplyHead | undefined, eosColumn: number | undefined, idData: Int32Array | undefined, batch: number, time: number): tf.Tensor3D {
+    const c = this.config;
+    const p = (name: string) => this.param(name);
+    if (!reply) return tf.reshape(dense(out, p('head/kernel'), p('head/bias')), [batch, time, c.vocabSize]);
     // Only the reply vocabulary's columns of the head: a constant selection product keeps the gradient on
     // the plain-matMul path (no gather gradient on WASM).
     const kernel = tf.matMul(p('head/kernel') as tf.Tensor2D, reply.selection);
@@ -131,7 +155,7 @@ export class TransformerModel {
       for (let i = 0; i < batch * time; i++) if (idData![i] === SpecialToken.ACT) mask[i * reply.size + eosColumn] = -1e9;
       replyLogits = tf.add(replyLogits, tf.tensor2d(mask, [batch * time, reply.size]));
     }
-    return { logits: tf.reshape(replyLogits, [batch, time, reply.size]), hidden: out };
+    return tf.reshape(replyLogits, [batch, time, reply.size]);
   }
 
   /** Frees the parameters and cached masks. */
@@ -145,7 +169,7 @@ export class TransformerModel {
    * softmax(q·kᵀ + causal mask)·v for q (already scaled), k, v [batch, heads, time, headWidth], by blocks of
    * query positions: block [from, to) scores only the keys 0..to−1, since later keys get weight exactly 0
    * (exp(−1e9) underflows). With up to 4 blocks this skips up to 3/8 of the attention products, which
-   * WASM runs on its slow batched-matMul path (~1 GFLOP/s); the result is the same up to float rounding.
+   * WASM runs on its slow batched-matMul path; the result is the same up to float rounding.
    */
   private causalAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D): tf.Tensor4D {
     const [batch, heads, time, width] = q.shape;

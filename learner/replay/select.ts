@@ -77,45 +77,35 @@ const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Broker times may run behind event times by this much (other machines' clocks) when bounding a Kafka scan by time. */
 export const CLOCK_SKEW_MS = 10 * 60 * 1000;
 
+const SELECTION_FIELDS: readonly string[] = [
+  'runId',
+  'source',
+  'fromMs',
+  'toMs',
+  'partition',
+  'fromOffset',
+  'toOffset',
+  'minPolicyVersion',
+  'maxPolicyVersion',
+  'minReward',
+  'success',
+  'includeIncomplete',
+  'limit',
+  'fetch',
+];
+
 /** Checks a selection (from flags, JSON or an HTTP body); ConfigError naming the field otherwise. Unknown fields are refused. */
 export function buildSelection(input: ReplaySelectionInput): ReplaySelection {
-  const known: readonly string[] = [
-    'runId',
-    'source',
-    'fromMs',
-    'toMs',
-    'partition',
-    'fromOffset',
-    'toOffset',
-    'minPolicyVersion',
-    'maxPolicyVersion',
-    'minReward',
-    'success',
-    'includeIncomplete',
-    'limit',
-    'fetch',
-  ];
   for (const key of Object.keys(input)) {
-    if (!known.includes(key)) throw new ConfigError(`replay selection: unknown field '${key}'; known fields: ${known.join(', ')}`);
+    if (!SELECTION_FIELDS.includes(key)) throw new ConfigError(`replay selection: unknown field '${key}'; known fields: ${SELECTION_FIELDS.join(', ')}`);
   }
   const { runId, source = 'kafka' } = input;
   if (typeof runId !== 'string' || !RUN_ID.test(runId))
     throw new ConfigError(`replay selection: runId=${JSON.stringify(runId)} must be 1-100 letters, digits, '.', '_' or '-' (set --run-id)`);
   if (typeof source !== 'string' || !(REPLAY_SOURCES as readonly string[]).includes(source))
     throw new ConfigError(`replay selection: source=${JSON.stringify(source)} must be one of ${REPLAY_SOURCES.join(', ')}`);
-  const int = (field: keyof ReplaySelection, min: number): number | undefined => {
-    const value = input[field];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
-      throw new ConfigError(`replay selection: ${field} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
-    return value;
-  };
-  const bool = (field: keyof ReplaySelection): boolean | undefined => {
-    const value = input[field];
-    if (value === undefined) return undefined;
-    if (typeof value !== 'boolean') throw new ConfigError(`replay selection: ${field} must be true or false, got ${JSON.stringify(value)}`);
-    return value;
-  };
+  const int = (field: keyof ReplaySelection, min: number) => intField(input, field, min);
+  const bool = (field: keyof ReplaySelection) => boolField(input, field);
   const selection = {
     runId,
     source: source as ReplaySource,
@@ -132,6 +122,32 @@ export function buildSelection(input: ReplaySelectionInput): ReplaySelection {
     limit: int('limit', 1),
     fetch: input.fetch,
   };
+  checkRewardAndFetch(selection);
+  ordered(selection, 'fromMs', 'toMs', true);
+  ordered(selection, 'fromOffset', 'toOffset', true);
+  ordered(selection, 'minPolicyVersion', 'maxPolicyVersion', false);
+  return Object.freeze(Object.fromEntries(Object.entries(selection).filter(([, v]) => v !== undefined))) as unknown as ReplaySelection;
+}
+
+/** An integer field of at least `min`, or undefined when absent. */
+function intField(input: ReplaySelectionInput, field: keyof ReplaySelection, min: number): number | undefined {
+  const value = input[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+    throw new ConfigError(`replay selection: ${field} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** A boolean field, or undefined when absent. */
+function boolField(input: ReplaySelectionInput, field: keyof ReplaySelection): boolean | undefined {
+  const value = input[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') throw new ConfigError(`replay selection: ${field} must be true or false, got ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** minReward finite, and fetch a known mode of the ClickHouse source. */
+function checkRewardAndFetch(selection: { readonly source: ReplaySource; readonly minReward: unknown; readonly fetch: unknown }): void {
   if (selection.minReward !== undefined && (typeof selection.minReward !== 'number' || !Number.isFinite(selection.minReward))) {
     throw new ConfigError(`replay selection: minReward must be a finite number, got ${JSON.stringify(selection.minReward)}`);
   }
@@ -140,16 +156,14 @@ export function buildSelection(input: ReplaySelectionInput): ReplaySelection {
       throw new ConfigError(`replay selection: fetch=${JSON.stringify(selection.fetch)} must be one of ${FETCH_MODES.join(', ')}`);
     if (selection.source !== 'clickhouse') throw new ConfigError(`replay selection: fetch applies to source clickhouse only (source is ${selection.source})`);
   }
-  const ordered = (low: keyof ReplaySelection, high: keyof ReplaySelection, strict: boolean) => {
-    const a = selection[low as keyof typeof selection] as number | undefined;
-    const b = selection[high as keyof typeof selection] as number | undefined;
-    if (a !== undefined && b !== undefined && (strict ? a >= b : a > b))
-      throw new ConfigError(`replay selection: ${low} (${a}) must be ${strict ? 'below' : 'at most'} ${high} (${b})`);
-  };
-  ordered('fromMs', 'toMs', true);
-  ordered('fromOffset', 'toOffset', true);
-  ordered('minPolicyVersion', 'maxPolicyVersion', false);
-  return Object.freeze(Object.fromEntries(Object.entries(selection).filter(([, v]) => v !== undefined))) as unknown as ReplaySelection;
+}
+
+/** A range's two ends, when both are given, in order (`strict`: low below high, else at most high). */
+function ordered(selection: Readonly<Record<string, unknown>>, low: keyof ReplaySelection, high: keyof ReplaySelection, strict: boolean): void {
+  const a = selection[low] as number | undefined;
+  const b = selection[high] as number | undefined;
+  if (a !== undefined && b !== undefined && (strict ? a >= b : a > b))
+    throw new ConfigError(`replay selection: ${low} (${a}) must be ${strict ? 'below' : 'at most'} ${high} (${b})`);
 }
 
 /** The selection's conditions on the event itself (everything but the Kafka position). */

@@ -133,40 +133,9 @@ export function gigpoAdvantages(trajectories: readonly GigpoTrajectory[], option
 
   // Steps 1–2: row scores and penalised discounted returns.
   const rowScores = trajectories.map((traj) => traj.steps.map((step) => traj.score - penaltyOf(step)));
-  const rawReturns =
-    returnsKind === 'group_bellman'
-      ? groupBellmanValues(
-          trajectories.map((traj) => traj.steps.map((step) => ({ anchor: step.anchor, action: step.action ?? '', reward: step.reward }))),
-          gamma,
-        )
-      : trajectories.map((traj) =>
-          discountedReturns(
-            traj.steps.map((step) => step.reward),
-            gamma,
-          ),
-        );
-  const stepReturns = rawReturns.map((returns, i) => returns.map((ret, t) => ret - penaltyOf(trajectories[i]!.steps[t]!)));
-
-  // Step 3: episode-level advantage. With 'trajectories', verl-agent counts each trajectory's *first*
-  // row (the first time it sees the (uid, traj_uid) pair), so that row's penalty is part of the statistic.
-  const statRows = episodeStatsOver === 'steps' ? rowScores.flat() : rowScores.filter((rows) => rows.length > 0).map((rows) => rows[0]!);
-  const single = statRows.length === 1;
-  const episodeMean = single ? 0 : mean(statRows);
-  const episodeStd = single ? 1 : unbiasedStd(statRows);
-  const episodeAdvantages = rowScores.map((rows) => rows.map((x) => normalise(x, episodeMean, episodeStd, mode, epsilon)));
-
-  // Steps 4–5: anchor-state clusters over every step row of the group, in trajectory then step order.
-  const anchors = trajectories.flatMap((traj) => traj.steps.map((step) => step.anchor));
-  const { clusterOf, sizes } = buildAnchorGroups(anchors, similarity);
-  const flatReturns = stepReturns.flat();
-  const members: number[][] = sizes.map(() => []);
-  clusterOf.forEach((cluster, row) => members[cluster]!.push(flatReturns[row]!));
-  const clusterMean = members.map((values) => mean(values));
-  const clusterStd = members.map((values) => (values.length === 1 ? 1 : unbiasedStd(values)));
-  const flatStepAdvantages = flatReturns.map((ret, row) => {
-    const c = clusterOf[row]!;
-    return normalise(ret, clusterMean[c]!, clusterStd[c]!, mode, epsilon);
-  });
+  const stepReturns = penalisedReturns(trajectories, gamma, returnsKind, penaltyOf);
+  const episodeAdvantages = episodeLevelAdvantages(rowScores, episodeStatsOver, mode, epsilon);
+  const { flatStepAdvantages, clusterOf, sizes } = stepLevelAdvantages(trajectories, stepReturns, similarity, mode, epsilon);
 
   // Step 6: combine, and reshape the flat rows back to [trajectory][step].
   let row = 0;
@@ -179,4 +148,60 @@ export function gigpoAdvantages(trajectories: readonly GigpoTrajectory[], option
   }
   const advantages = episodeAdvantages.map((rows, i) => rows.map((aE, t) => aE + omega * stepAdvantages[i]![t]!));
   return { advantages, episodeAdvantages, stepAdvantages, stepReturns, anchorGroups, anchorGroupSizes: sizes };
+}
+
+/** Step 2: each step's return R_t (discounted, or the group's Bellman Q), less its invalid-action penalty. */
+function penalisedReturns(
+  trajectories: readonly GigpoTrajectory[],
+  gamma: number,
+  returnsKind: NonNullable<GigpoOptions['stepReturns']>,
+  penaltyOf: (step: GigpoStep) => number,
+): number[][] {
+  const rawReturns =
+    returnsKind === 'group_bellman'
+      ? groupBellmanValues(
+          trajectories.map((traj) => traj.steps.map((step) => ({ anchor: step.anchor, action: step.action ?? '', reward: step.reward }))),
+          gamma,
+        )
+      : trajectories.map((traj) =>
+          discountedReturns(
+            traj.steps.map((step) => step.reward),
+            gamma,
+          ),
+        );
+  return rawReturns.map((returns, i) => returns.map((ret, t) => ret - penaltyOf(trajectories[i]!.steps[t]!)));
+}
+
+/**
+ * Step 3: episode-level advantage A^E of every row. With 'trajectories', verl-agent counts each trajectory's
+ * *first* row (the first time it sees the (uid, traj_uid) pair), so that row's penalty is part of the statistic.
+ */
+function episodeLevelAdvantages(rowScores: readonly number[][], episodeStatsOver: 'steps' | 'trajectories', mode: GigpoMode, epsilon: number): number[][] {
+  const statRows = episodeStatsOver === 'steps' ? rowScores.flat() : rowScores.filter((rows) => rows.length > 0).map((rows) => rows[0]!);
+  const single = statRows.length === 1;
+  const episodeMean = single ? 0 : mean(statRows);
+  const episodeStd = single ? 1 : unbiasedStd(statRows);
+  return rowScores.map((rows) => rows.map((x) => normalise(x, episodeMean, episodeStd, mode, epsilon)));
+}
+
+/** Steps 4–5: anchor-state clusters over every step row of the group, in trajectory then step order, and A^S per row. */
+function stepLevelAdvantages(
+  trajectories: readonly GigpoTrajectory[],
+  stepReturns: readonly number[][],
+  similarity: AnchorSimilarity | undefined,
+  mode: GigpoMode,
+  epsilon: number,
+): { flatStepAdvantages: number[]; clusterOf: number[]; sizes: number[] } {
+  const anchors = trajectories.flatMap((traj) => traj.steps.map((step) => step.anchor));
+  const { clusterOf, sizes } = buildAnchorGroups(anchors, similarity);
+  const flatReturns = stepReturns.flat();
+  const members: number[][] = sizes.map(() => []);
+  clusterOf.forEach((cluster, row) => members[cluster]!.push(flatReturns[row]!));
+  const clusterMean = members.map((values) => mean(values));
+  const clusterStd = members.map((values) => (values.length === 1 ? 1 : unbiasedStd(values)));
+  const flatStepAdvantages = flatReturns.map((ret, row) => {
+    const c = clusterOf[row]!;
+    return normalise(ret, clusterMean[c]!, clusterStd[c]!, mode, epsilon);
+  });
+  return { flatStepAdvantages, clusterOf, sizes };
 }

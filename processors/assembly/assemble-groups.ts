@@ -21,76 +21,31 @@
 // Trajectories arriving for a group already closed are dropped as 'late' (remembered for the last
 // `rememberClosedGroups` groups); a second trajectory of an episode already in an open group is
 // dropped as 'duplicate'.
-import { Observable, asyncScheduler, type OperatorFunction, type SchedulerLike, type Subscription } from 'rxjs';
+import { Observable, asyncScheduler, type OperatorFunction, type SchedulerLike, type Subscriber, type Subscription } from 'rxjs';
 import type { TrajectoryEvent } from '../../schemas/index.js';
 import { ConfigError } from '../../core/errors.js';
 import type { AssembledTrajectory } from './assemble-trajectories.js';
-import { RecentlyClosed, scopedKey } from './recently-closed.js';
+import {
+  countGroupEffect,
+  createGroupAssembly,
+  createGroupAssemblyStats,
+  groupAssemblyStep,
+  type GroupAssemblyRules,
+  type GroupAssemblyStats,
+  type GroupDrop,
+  type GroupEffect,
+  type GroupEvent,
+  type TrajectoryGroup,
+} from './group-assembly.js';
 
-/**
- * Why a group was closed: 'full' when every expected trajectory has arrived (some may have been left out
- * as incomplete, see `partial`), 'idle' (no size announced, `idleCloseMs` after its last episode ended
- * with none open), 'timeout', 'evicted' (bound on open groups), 'source-completed'.
- */
-export type GroupCloseReason = 'full' | 'idle' | 'timeout' | 'evicted' | 'source-completed';
-
-export interface TrajectoryGroup<I> {
-  readonly runId: string;
-  readonly groupId: string;
-  /** The group's trajectories (as the items that carried them), in arrival order. */
-  readonly members: readonly I[];
-  /** Size the group was waiting for. */
-  readonly expectedSize: number;
-  /** Fewer members than expectedSize (a late partial group, or incomplete members left out). */
-  readonly partial: boolean;
-  readonly closedBy: GroupCloseReason;
-}
-
-export type GroupDropReason =
-  /** The group closed with fewer than minGroupSize members; `items` are its members. */
-  | 'too-small'
-  /** An incomplete trajectory, left out of its group. */
-  | 'incomplete'
-  /** A trajectory for a group already closed. */
-  | 'late'
-  /** A second trajectory of an episode already in the open group. */
-  | 'duplicate';
-
-export interface GroupDrop<I> {
-  readonly reason: GroupDropReason;
-  readonly runId: string;
-  readonly groupId: string;
-  readonly items: readonly I[];
-  /** Human-readable explanation, e.g. 'group closed by timeout with 1 of 8 (minimum 2)'. */
-  readonly detail: string;
-}
-
-export interface GroupAssemblyStats {
-  trajectories: number;
-  /** Groups emitted, and those among them that were partial. */
-  groups: number;
-  partialGroups: number;
-  /** Groups dropped as too small. */
-  droppedGroups: number;
-  /** Trajectories dropped, by reason (a too-small group's members count here too). */
-  dropped: Record<GroupDropReason, number>;
-  /** Groups open now (a gauge). */
-  openGroups: number;
-  /** Groups closed (emitted or dropped as too small), by why they closed. */
-  closedBy: Record<GroupCloseReason, number>;
-}
-
-export function createGroupAssemblyStats(): GroupAssemblyStats {
-  return {
-    trajectories: 0,
-    groups: 0,
-    partialGroups: 0,
-    droppedGroups: 0,
-    openGroups: 0,
-    dropped: { 'too-small': 0, incomplete: 0, late: 0, duplicate: 0 },
-    closedBy: { full: 0, idle: 0, timeout: 0, evicted: 0, 'source-completed': 0 },
-  };
-}
+export {
+  createGroupAssemblyStats,
+  type GroupAssemblyStats,
+  type GroupCloseReason,
+  type GroupDrop,
+  type GroupDropReason,
+  type TrajectoryGroup,
+} from './group-assembly.js';
 
 export interface AssembleGroupsOptions<I> {
   /** Reads the trajectory out of an item; defaults to `item.trajectory` (an AssembledTrajectory). */
@@ -126,23 +81,28 @@ export const DEFAULT_GROUP_SIZE = 16;
 export const DEFAULT_MIN_GROUP_SIZE = 2;
 export const DEFAULT_GROUP_TIMEOUT_MS = 300_000;
 
-interface OpenGroup<I> {
-  readonly runId: string;
-  readonly groupId: string;
-  readonly members: I[];
-  readonly episodes: Set<string>;
-  /** Members plus incomplete trajectories left out: what has come back of the group so far. */
-  arrived: number;
-  announcedSize: number | undefined;
-  timer: Subscription | undefined;
-  idleTimer: Subscription | undefined;
-}
-
 /** Over the assembler's output. */
 export function assembleGroups<T>(options?: AssembleGroupsOptions<AssembledTrajectory<T>>): OperatorFunction<AssembledTrajectory<T>, TrajectoryGroup<AssembledTrajectory<T>>>;
 /** Over any item that carries a trajectory (plain TrajectoryEvents: `trajectoryOf: (t) => t`). */
 export function assembleGroups<I>(options: AssembleGroupsOptions<I> & { readonly trajectoryOf: (item: I) => TrajectoryEvent }): OperatorFunction<I, TrajectoryGroup<I>>;
 export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): OperatorFunction<I, TrajectoryGroup<I>> {
+  const { rules, shell } = settingsOf(options);
+  return (source) => new Observable<TrajectoryGroup<I>>((subscriber) => runGroupAssembly(source, subscriber, rules, shell));
+}
+
+/** What the operator itself does with the options: read trajectories, time, call back, count. */
+interface ShellSettings<I> {
+  readonly trajectoryOf: (item: I) => TrajectoryEvent;
+  readonly groupTimeoutMs: number;
+  readonly idleCloseMs: number | undefined;
+  readonly hasOpenEpisodes: (runId: string, groupId: string) => boolean;
+  readonly onDrop: ((drop: GroupDrop<I>) => void) | undefined;
+  readonly stats: GroupAssemblyStats;
+  readonly scheduler: SchedulerLike;
+}
+
+/** The options with their defaults, checked (ConfigError saying what would work). */
+function settingsOf<I>(options: AssembleGroupsOptions<I>): { rules: GroupAssemblyRules; shell: ShellSettings<I> } {
   const {
     trajectoryOf = (item: I) => (item as unknown as AssembledTrajectory<unknown>).trajectory,
     groupSize = DEFAULT_GROUP_SIZE,
@@ -167,122 +127,99 @@ export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): Opera
   if (!Number.isInteger(maxOpenGroups) || maxOpenGroups < 1) {
     throw new ConfigError(`assembleGroups: maxOpenGroups must be an integer >= 1, got ${maxOpenGroups}.`);
   }
-
-  const drop = (reason: GroupDropReason, runId: string, groupId: string, items: readonly I[], detail: string) => {
-    stats.dropped[reason] += items.length;
-    onDrop?.({ reason, runId, groupId, items, detail });
+  return {
+    rules: { groupSize, minGroupSize, idleCloseMs, includeIncomplete, maxOpenGroups, rememberClosedGroups, flushOnComplete },
+    shell: { trajectoryOf, groupTimeoutMs, idleCloseMs, hasOpenEpisodes, onDrop, stats, scheduler },
   };
+}
 
-  return (source) =>
-    new Observable<TrajectoryGroup<I>>((subscriber) => {
-      // Insertion order is opening order: the first entry is the oldest group (the eviction victim).
-      const open = new Map<string, OpenGroup<I>>();
-      const closed = new RecentlyClosed(rememberClosedGroups);
-
-      const expectedSizeOf = (group: OpenGroup<I>) => group.announcedSize ?? groupSize;
-
-      const close = (key: string, group: OpenGroup<I>, reason: GroupCloseReason): void => {
-        open.delete(key);
-        group.timer?.unsubscribe();
-        group.idleTimer?.unsubscribe();
-        closed.add(key);
-        stats.openGroups = open.size;
-        stats.closedBy[reason]++;
-        const expectedSize = expectedSizeOf(group);
-        const partial = group.members.length < expectedSize;
-        const minimum = Math.min(minGroupSize, expectedSize);
-        if (group.members.length < minimum) {
-          stats.droppedGroups++;
-          drop('too-small', group.runId, group.groupId, group.members, `group closed (${reason}) with ${group.members.length} of ${expectedSize} (minimum ${minimum})`);
-          return;
-        }
-        stats.groups++;
-        if (partial) stats.partialGroups++;
-        subscriber.next({ runId: group.runId, groupId: group.groupId, members: group.members, expectedSize, partial, closedBy: reason });
-      };
-
-      // (Re)arms the idle close of a group that announces no size; at its end, a group with an episode
-      // still open stays open: that episode's trajectory arms it again.
-      const armIdleClose = (key: string, group: OpenGroup<I>): void => {
-        group.idleTimer?.unsubscribe();
-        group.idleTimer = undefined;
-        if (idleCloseMs === undefined || group.announcedSize !== undefined) return;
-        group.idleTimer = scheduler.schedule(() => {
-          try {
-            group.idleTimer = undefined;
-            if (open.get(key) === group && !hasOpenEpisodes(group.runId, group.groupId)) close(key, group, 'idle');
-          } catch (error) {
-            subscriber.error(error);
-          }
-        }, idleCloseMs);
-      };
-
-      const subscription = source.subscribe({
-        next: (item) => {
-          if (subscriber.closed) return;
-          try {
-            stats.trajectories++;
-            const trajectory = trajectoryOf(item);
-            const { runId, groupId, episodeId } = trajectory;
-            const key = scopedKey(runId, groupId);
-            let group = open.get(key);
-            if (group === undefined) {
-              if (closed.has(key)) {
-                drop('late', runId, groupId, [item], `episode ${episodeId} arrived after its group closed`);
-                return;
-              }
-              if (open.size >= maxOpenGroups) {
-                const [oldestKey, oldest] = open.entries().next().value as [string, OpenGroup<I>];
-                close(oldestKey, oldest, 'evicted');
-              }
-              group = { runId, groupId, members: [], episodes: new Set(), arrived: 0, announcedSize: undefined, timer: undefined, idleTimer: undefined };
-              const opened = group;
-              open.set(key, opened);
-              stats.openGroups = open.size;
-              opened.timer = scheduler.schedule(() => {
-                try {
-                  close(key, opened, 'timeout');
-                } catch (error) {
-                  subscriber.error(error); // not into the scheduler, which would throw it out of the event loop
-                }
-              }, groupTimeoutMs);
-            }
-            if (group.episodes.has(episodeId)) {
-              drop('duplicate', runId, groupId, [item], `episode ${episodeId} is already in the group`);
-              return;
-            }
-            group.episodes.add(episodeId);
-            group.arrived++;
-            const announced = trajectory.metrics.groupSize;
-            if (group.announcedSize === undefined && announced !== undefined && Number.isInteger(announced) && announced >= 1) {
-              group.announcedSize = announced;
-            }
-            if (trajectory.outcome === 'incomplete' && !includeIncomplete) {
-              drop('incomplete', runId, groupId, [item], `episode ${episodeId} is incomplete (gapCount ${trajectory.gapCount})`);
-            } else {
-              group.members.push(item);
-            }
-            if (group.arrived >= expectedSizeOf(group)) close(key, group, 'full');
-            else armIdleClose(key, group);
-          } catch (error) {
-            subscriber.error(error);
-          }
-        },
-        error: (error) => subscriber.error(error),
-        complete: () => {
-          if (flushOnComplete) for (const [key, group] of [...open]) close(key, group, 'source-completed');
-          subscriber.complete();
-        },
+/** One subscription: feeds the events to the group assembly and carries out its effects; returns the teardown. */
+function runGroupAssembly<I>(source: Observable<I>, subscriber: Subscriber<TrajectoryGroup<I>>, rules: GroupAssemblyRules, shell: ShellSettings<I>): () => void {
+  const { trajectoryOf, groupTimeoutMs, idleCloseMs, hasOpenEpisodes, onDrop, stats, scheduler } = shell;
+  const state = createGroupAssembly<I>(rules);
+  const timers = new GroupTimers(scheduler);
+  const run = (event: GroupEvent<I>): void => {
+    for (const effect of groupAssemblyStep(state, event)) carryOut(effect);
+  };
+  // A failure goes to the error channel (not into the scheduler, which would throw it out of the event loop).
+  const guarded = (eventOf: () => GroupEvent<I>): void => {
+    try {
+      run(eventOf());
+    } catch (error) {
+      subscriber.error(error);
+    }
+  };
+  const carryOut = (effect: GroupEffect<I>): void => {
+    countGroupEffect(stats, effect);
+    if (effect.kind === 'opened') {
+      const { key } = effect;
+      timers.armTimeout(key, groupTimeoutMs, () => guarded(() => ({ kind: 'timeout', key })));
+    } else if (effect.kind === 'closed') timers.cancel(effect.key);
+    else if (effect.kind === 'emit') subscriber.next(effect.group);
+    else if (effect.kind === 'drop') onDrop?.(effect.drop);
+    else if (effect.kind === 'disarm-idle') timers.disarmIdle(effect.key);
+    else {
+      const { key, runId, groupId } = effect;
+      timers.armIdle(key, idleCloseMs, () => guarded(() => ({ kind: 'idle', key, episodesOpen: hasOpenEpisodes(runId, groupId) })));
+    }
+  };
+  const subscription = source.subscribe({
+    next: (item) => {
+      if (subscriber.closed) return;
+      guarded(() => {
+        stats.trajectories++;
+        return { kind: 'trajectory', item, trajectory: trajectoryOf(item) };
       });
+    },
+    error: (error) => subscriber.error(error),
+    complete: () => {
+      run({ kind: 'complete' });
+      subscriber.complete();
+    },
+  });
+  return () => {
+    subscription.unsubscribe();
+    timers.clear();
+    state.open.clear();
+    stats.openGroups = 0;
+  };
+}
 
-      return () => {
-        subscription.unsubscribe();
-        for (const group of open.values()) {
-          group.timer?.unsubscribe();
-          group.idleTimer?.unsubscribe();
-        }
-        open.clear();
-        stats.openGroups = 0;
-      };
-    });
+/** Each open group's timeout and idle close, by group key. */
+class GroupTimers {
+  private readonly timeouts = new Map<string, Subscription>();
+  private readonly idleCloses = new Map<string, Subscription>();
+
+  constructor(private readonly scheduler: SchedulerLike) {}
+
+  armTimeout(key: string, delay: number, fire: () => void): void {
+    this.timeouts.set(key, this.scheduler.schedule(fire, delay));
+  }
+
+  /** Replaces the group's idle close; a fired one is forgotten before `fire` runs. */
+  armIdle(key: string, delay: number | undefined, fire: () => void): void {
+    this.disarmIdle(key);
+    const fired = (): void => {
+      this.idleCloses.delete(key);
+      fire();
+    };
+    this.idleCloses.set(key, this.scheduler.schedule(fired, delay));
+  }
+
+  disarmIdle(key: string): void {
+    this.idleCloses.get(key)?.unsubscribe();
+    this.idleCloses.delete(key);
+  }
+
+  cancel(key: string): void {
+    this.timeouts.get(key)?.unsubscribe();
+    this.timeouts.delete(key);
+    this.disarmIdle(key);
+  }
+
+  clear(): void {
+    for (const timer of [...this.timeouts.values(), ...this.idleCloses.values()]) timer.unsubscribe();
+    this.timeouts.clear();
+    this.idleCloses.clear();
+  }
 }

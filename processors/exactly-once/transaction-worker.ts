@@ -13,7 +13,15 @@ import { retryRetriable } from '../../streams/retry.js';
 import { rememberingPartitioner } from '../../streams/partitioner.js';
 import { fencePlan } from './fence-plan.js';
 import { splitIntoRequests } from './produce-requests.js';
-import { unpackMessages, type TransactionWorkerData, type WorkerPhases, type WorkerReply, type WorkerRequest, type WriteOutcome } from './transaction-protocol.js';
+import {
+  unpackMessages,
+  type TransactionOffsets,
+  type TransactionWorkerData,
+  type WorkerPhases,
+  type WorkerReply,
+  type WorkerRequest,
+  type WriteOutcome,
+} from './transaction-protocol.js';
 
 const data = workerData as TransactionWorkerData;
 /** AddOffsetsToTxn retries: pauses of 20, 40, 80 … ms, capped at 1 s, ≈ 10 s in all (outlasting a commit's markers by far). */
@@ -92,7 +100,9 @@ async function fence(partitions: readonly number[]): Promise<void> {
   );
 }
 
-async function write(request: Extract<WorkerRequest, { kind: 'write' }>, receivedAt: number): Promise<WorkerReply> {
+type WriteRequest = Extract<WorkerRequest, { kind: 'write' }>;
+
+async function write(request: WriteRequest, receivedAt: number): Promise<WorkerReply> {
   const reply = (outcome: WriteOutcome, phases: WorkerPhases | null = null): WorkerReply => ({
     kind: 'written',
     id: request.id,
@@ -116,42 +126,17 @@ async function write(request: Extract<WorkerRequest, { kind: 'write' }>, receive
   }
 }
 
-async function writeOn(
-  producer: Producer,
-  request: Extract<WorkerRequest, { kind: 'write' }>,
-  reply: (outcome: WriteOutcome, phases?: WorkerPhases | null) => WorkerReply,
-): Promise<WorkerReply> {
+async function writeOn(producer: Producer, request: WriteRequest, reply: (outcome: WriteOutcome, phases?: WorkerPhases | null) => WorkerReply): Promise<WorkerReply> {
   let transaction: Transaction | undefined;
-  let offsetsBeside: Promise<void> | null = null;
+  const beside: OffsetsBeside = { sent: null };
   try {
     const started = performance.now();
     transaction = await producer.transaction();
     const begun = performance.now();
-    const topicMessages = unpackMessages(request.messages);
-    const { offsets } = request;
-    // kafkajs sends AddOffsetsToTxn once, without its retrier: a transaction of offsets only, begun right after
-    // the previous commit, usually meets CONCURRENT_TRANSACTIONS while the coordinator still writes that commit's
-    // markers (docs/design/kafka-client.md), and the pipeline failed over a wait of a few milliseconds.
-    // The Java client retries it; so do we, with the producers' short first pauses.
-    const sendOffsets = () =>
-      retryRetriable(
-        () => transaction!.sendOffsets({ consumerGroupId: offsets!.consumerGroupId, topics: offsets!.topics.map((t) => ({ topic: t.topic, partitions: [...t.partitions] })) }),
-        OFFSETS_ATTEMPTS,
-        offsetsPauseMs,
-      );
-    // The offsets go beside the Produce, once the output partitions are in the transaction (the kafkajs patch
-    // [partitions-added]; docs/design/kafka-client.md says why that is safe). The broker still answers one
-    // connection's requests in order; what this saves is this thread's turn between them, mostly in the tail.
-    // Several produce requests when a topic's messages are above what a broker takes in one batch
-    // (produce-requests.ts); the offsets start with the last, once every partition is in the transaction.
-    const requests = splitIntoRequests(topicMessages);
-    for (let i = 0; i < requests.length; i++) {
-      const onPartitionsAdded = offsets && i === requests.length - 1 ? () => void (offsetsBeside = sendOffsets()).catch(() => undefined) : undefined;
-      await transaction.sendBatch({ topicMessages: requests[i]!, onPartitionsAdded } as Parameters<Transaction['sendBatch']>[0]);
-    }
+    await sendMessages(transaction, request, beside);
     const sent = performance.now();
-    if (offsetsBeside) await offsetsBeside;
-    else if (offsets) await sendOffsets();
+    if (beside.sent) await beside.sent;
+    else if (request.offsets) await sendOffsets(transaction, request.offsets);
     const offsetsSent = performance.now();
     if (Atomics.load(sharedGeneration, 0) !== request.generation) {
       // A rebalance came while the transaction was being written: its steps may already be read again by
@@ -159,26 +144,67 @@ async function writeOn(
       await transaction.abort();
       return reply('stale');
     }
-    if (commitsReleased) {
-      if (!told) parentPort!.postMessage({ kind: 'commit-held', id: -1 } satisfies WorkerReply);
-      told = true;
-      await commitsReleased;
-    }
+    await commitsHeld();
     await transaction.commit();
     return reply('committed', { beginMs: begun - started, sendMs: sent - begun, offsetsMs: offsetsSent - sent, commitMs: performance.now() - offsetsSent });
   } catch (error) {
     // Offsets still on their way are settled before the abort: a TxnOffsetCommit that reached the group
     // coordinator after the abort's markers would wait there for this producer's next commit.
-    await (offsetsBeside as Promise<void> | null)?.catch(() => undefined);
+    await beside.sent?.catch(() => undefined);
     await transaction?.abort().catch(() => undefined);
-    if (!isFenced(error)) throw error;
-    // This member's own fence replaced the producer meanwhile (an old generation's write): aborted like any stale one.
-    if (producers.has(request.partition) && producers.get(request.partition) !== producer) return reply('stale');
-    // Another member owns the partition now and fenced this producer: what it held is its to redo.
-    producers.delete(request.partition);
-    retired.add(producer);
-    return reply('fenced');
+    return failedWrite(error, producer, request, reply);
   }
+}
+
+/** The offsets sent beside the last Produce, once it added the output partitions to the transaction. */
+interface OffsetsBeside {
+  sent: Promise<void> | null;
+}
+
+// The offsets go beside the Produce, once the output partitions are in the transaction (the kafkajs patch
+// [partitions-added]; docs/design/kafka-client.md says why that is safe). The broker still answers one
+// connection's requests in order; what this saves is this thread's turn between them, mostly in the tail.
+// Several produce requests when a topic's messages are above what a broker takes in one batch
+// (produce-requests.ts); the offsets start with the last, once every partition is in the transaction.
+async function sendMessages(transaction: Transaction, request: WriteRequest, beside: OffsetsBeside): Promise<void> {
+  const topicMessages = unpackMessages(request.messages);
+  const { offsets } = request;
+  const requests = splitIntoRequests(topicMessages);
+  for (let i = 0; i < requests.length; i++) {
+    const onPartitionsAdded = offsets && i === requests.length - 1 ? () => void (beside.sent = sendOffsets(transaction, offsets)).catch(() => undefined) : undefined;
+    await transaction.sendBatch({ topicMessages: requests[i]!, onPartitionsAdded } as Parameters<Transaction['sendBatch']>[0]);
+  }
+}
+
+// kafkajs sends AddOffsetsToTxn once, without its retrier: a transaction of offsets only, begun right after
+// the previous commit, usually meets CONCURRENT_TRANSACTIONS while the coordinator still writes that commit's
+// markers (docs/design/kafka-client.md), and the pipeline failed over a wait of a few milliseconds.
+// The Java client retries it; so do we, with the producers' short first pauses.
+function sendOffsets(transaction: Transaction, offsets: TransactionOffsets): Promise<void> {
+  return retryRetriable(
+    () => transaction.sendOffsets({ consumerGroupId: offsets.consumerGroupId, topics: offsets.topics.map((t) => ({ topic: t.topic, partitions: [...t.partitions] })) }),
+    OFFSETS_ATTEMPTS,
+    offsetsPauseMs,
+  );
+}
+
+/** TransactionWorkerData.holdCommits: waits until the main thread releases the commits (telling it once). */
+async function commitsHeld(): Promise<void> {
+  if (!commitsReleased) return;
+  if (!told) parentPort!.postMessage({ kind: 'commit-held', id: -1 } satisfies WorkerReply);
+  told = true;
+  await commitsReleased;
+}
+
+/** The reply to a write that failed and was aborted: fenced or stale, or the error again when it is neither. */
+function failedWrite(error: unknown, producer: Producer, request: WriteRequest, reply: (outcome: WriteOutcome) => WorkerReply): WorkerReply {
+  if (!isFenced(error)) throw error;
+  // This member's own fence replaced the producer meanwhile (an old generation's write): aborted like any stale one.
+  if (producers.has(request.partition) && producers.get(request.partition) !== producer) return reply('stale');
+  // Another member owns the partition now and fenced this producer: what it held is its to redo.
+  producers.delete(request.partition);
+  retired.add(producer);
+  return reply('fenced');
 }
 
 async function close(): Promise<void> {

@@ -4,27 +4,20 @@
 // it by copying the steps' token ids and log-probs from their bytes; reading one of the arrays builds the
 // sample with buildSample (once), so a PlannedSample is an ordinary TrainingSampleEvent to any reader.
 //
-// planSample follows buildSampleWithReport step for step on counts instead of arrays (the context window,
-// the policy versions, the errors); test/processors/samples/planned-sample.unit.spec.ts checks both
-// give the same sample and the same bytes.
+// planSample and buildSampleWithReport share one plan on counts (sample-plan.ts: the context window, the
+// policy versions, the errors); test/processors/samples/planned-sample.unit.spec.ts checks both give the same
+// sample and the same bytes.
 import type { SampleBatch, TrainingSampleEvent, TrajectoryEvent } from '../../schemas/index.js';
 import { WireStep } from '../../schemas/wire-step.js';
-import { advantagePerStep, buildSample, sampleIdOf, type BuildSampleOptions, type SampleAdvantages } from './build-sample.js';
-import { DEFAULT_MAX_CONTEXT_TOKENS, fitContextWindow } from './context-window.js';
-import { SampleError } from './sample-error.js';
+import { buildSample } from './build-sample.js';
+import { advantagePerStep, planSampleOnCounts, type BuildSampleOptions, type SampleAdvantages, type TurnPlan } from './sample-plan.js';
 import { byteTokenizer } from '../../tokenizer/contract.js';
 
-/** One kept turn: its observation tokens from `observationFrom` on, then all its action tokens. */
-export interface PlannedTurn {
+/** One kept turn of the plan (sample-plan.ts), with the step its tokens are written from. */
+export interface PlannedTurn extends TurnPlan {
   readonly step: WireStep;
   /** The tokenizer's ids of the observation when the step carries none; null: the step's own ids. */
   readonly observationIds: readonly number[] | null;
-  readonly observationFrom: number;
-  /** Observation tokens kept (after observationFrom). */
-  readonly observationCount: number;
-  readonly actionCount: number;
-  /** The float32 advantage on this turn's action tokens. */
-  readonly advantage: number;
 }
 
 export class PlannedSample implements TrainingSampleEvent {
@@ -80,53 +73,30 @@ export function planSample(trajectory: TrajectoryEvent, advantages: SampleAdvant
   const steps = trajectory.steps;
   for (const step of steps) if (!(step instanceof WireStep)) return buildSample(trajectory, advantages, options);
   const wire = steps as unknown as readonly WireStep[];
-  const { estimator, group, reward = trajectory.totalReward, maxContextTokens = DEFAULT_MAX_CONTEXT_TOKENS, tokenizer = byteTokenizer, sampleIdScope = '' } = options;
+  const { tokenizer = byteTokenizer } = options;
   const stepAdvantage = advantagePerStep(steps, advantages);
   // A WireStep has as many log-probs as action tokens (checked when it was read), so buildSample's
   // length check cannot fail here.
   const observationIds = wire.map((s) => (s.layout.observationTokenCount < 0 ? tokenizer.tokenize(s.observation) : null));
-  const observationCount = (i: number) => observationIds[i]?.length ?? wire[i]!.layout.observationTokenCount;
-  const window = fitContextWindow(
-    wire.map((s, i) => ({ observationTokens: observationCount(i), actionTokens: s.layout.actionTokenCount })),
-    maxContextTokens,
-  );
-  const turns: PlannedTurn[] = [];
-  let tokenCount = 0;
-  let minVersion = Infinity;
-  for (let i = window.firstKeptTurn; i < wire.length; i++) {
-    const step = wire[i]!;
-    const from = i === window.firstKeptTurn ? window.trimmedObservationTokens : 0;
-    const actionCount = step.layout.actionTokenCount;
-    const turn: PlannedTurn = {
-      step,
-      observationIds: observationIds[i]!,
-      observationFrom: from,
-      observationCount: observationCount(i) - from,
-      actionCount,
-      advantage: stepAdvantage[i]!,
-    };
-    turns.push(turn);
-    tokenCount += turn.observationCount + actionCount;
-    if (actionCount > 0) minVersion = Math.min(minVersion, step.policyVersion);
-  }
-  if (minVersion === Infinity) {
-    throw new SampleError(`episode ${trajectory.episodeId} has no action tokens in its ${window.turns - window.droppedTurns} kept turns: nothing to train on`);
-  }
+  const lengths = wire.map((s, i) => ({ observationTokens: observationIds[i]?.length ?? s.layout.observationTokenCount, actionTokens: s.layout.actionTokenCount }));
+  const plan = planSampleOnCounts(trajectory, advantages, stepAdvantage, lengths, options);
+  const turns = plan.turns.map((turn): PlannedTurn => ({ ...turn, step: wire[turn.index]!, observationIds: observationIds[turn.index]! }));
+  const f = plan.fields;
   return new PlannedSample(
-    sampleIdOf(trajectory.runId, trajectory.episodeId, sampleIdScope),
-    trajectory.runId,
-    trajectory.groupId,
-    trajectory.episodeId,
-    minVersion,
-    reward,
-    estimator,
-    group.size,
-    group.rewardMean,
-    group.rewardStd,
-    advantages.level === 'step' ? stepAdvantage.slice(window.firstKeptTurn) : null,
-    options.eventTimeMs ?? trajectory.lastEventTimeMs,
+    f.sampleId,
+    f.runId,
+    f.groupId,
+    f.episodeId,
+    f.policyVersion,
+    f.reward,
+    f.estimator,
+    f.groupSize,
+    f.groupRewardMean,
+    f.groupRewardStd,
+    f.stepAdvantages,
+    f.eventTimeMs,
     turns,
-    tokenCount,
+    plan.tokenCount,
     () => buildSample(trajectory, advantages, options),
   );
 }

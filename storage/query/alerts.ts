@@ -38,7 +38,7 @@ ANY LEFT JOIN (
   SELECT run_id, alert_id, evidence_keys, evidence_values
   FROM collapse_alert_evidence FINAL
   WHERE ${runWindow(q)}
-) USING (run_id, alert_id)
+) AS evidence USING (run_id, alert_id)
 WHERE ${[runWindow(q), ...extraWhere].join(' AND ')}`;
 }
 

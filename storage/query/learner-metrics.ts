@@ -64,7 +64,7 @@ ANY LEFT JOIN (
   SELECT run_id, step, clip_fraction_low, backend, metrics_keys, metrics_values, toUInt8(1) AS has_details
   FROM learner_step_details FINAL
   WHERE ${runWindow(q)}
-) USING (run_id, step)
+) AS details USING (run_id, step)
 WHERE ${runWindow(q)}`;
 }
 

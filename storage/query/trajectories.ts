@@ -69,7 +69,7 @@ ANY LEFT JOIN (
   SELECT run_id, group_id, episode_id, metrics_keys, metrics_values
   FROM trajectory_metrics FINAL
   WHERE ${where.join(' AND ')}
-) USING (run_id, group_id, episode_id)
+) AS metric_maps USING (run_id, group_id, episode_id)
 WHERE ${where.join(' AND ')}`;
 }
 
@@ -222,7 +222,7 @@ ANY LEFT JOIN (
   SELECT run_id, sample_id, toUInt8(1) AS has_tokens, token_ids, loss_mask, advantages, behaviour_log_probs, has_step_advantages, step_advantages
   FROM sample_tokens FINAL
   WHERE run_id = ${sqlString(runId)} AND sample_id IN (SELECT sample_id FROM samples_by_episode WHERE ${where})
-) USING (run_id, sample_id)
+) AS token_arrays USING (run_id, sample_id)
 WHERE ${where}
 ORDER BY event_time_ms DESC, sample_id DESC
 LIMIT 10`;

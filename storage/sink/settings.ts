@@ -17,8 +17,8 @@ export interface SinkOptions {
   readonly batchRows?: number;
   /**
    * A table's buffered rows are inserted at the latest this long after the first of them arrived (default
-   * 1,000: at 500 a sink storing 20–30k rows/s cut its inserts at ≈ 10,000 rows, and ClickHouse then spent
-   * twice the CPU per row — measured 14.6 µs against 7.4 µs for the same rows in 20,000-row inserts).
+   * 1,000: long enough that a busy sink fills whole batches, whose rows cost ClickHouse less CPU than those of
+   * inserts cut early; docs/results/sink.md).
    */
   readonly flushIntervalMs?: number;
   /** Inserts into one table at a time at most (default 2: one being stored while the next is sent). */

@@ -37,7 +37,7 @@ import type * as Web from '../../web/static/types.js';
 /** Type-checks only when the first type (the API's) is assignable to the second (the dashboard's); true at run time. */
 const fits = <_Api extends Dashboard, Dashboard>(): true => true;
 
-/** Each route's answer, built as api/read-routes.ts, api/lag-route.ts and api/dead-letters-route.ts build it. */
+/** Each route's answer, built as api/read-handlers.ts, api/lag-route.ts and api/dead-letters-route.ts build it. */
 type Listed<Query, Result> = { readonly runId: string; readonly query: Query; readonly count: number } & Result;
 /** The views GET /v1/events sends, by event type (storage/query/events.ts eventView). */
 type LiveEvents = { readonly 'rollout-stats': RolloutStatsView; readonly 'learner-step': LearnerMetricsView; readonly alert: AlertView; readonly evaluation: EvaluationView };

@@ -1,7 +1,7 @@
 // Unit: the progress line (bar, count, rate, time left) and how it is written with and without a terminal.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { progressBar, renderProgress } from '../../../infra/cli/progress.js';
+import { drawDue, progressBar, renderProgress } from '../../../infra/cli/progress.js';
 
 test('a known total: bar, percentage, count, rate and time left', () => {
   assert.equal(
@@ -53,4 +53,10 @@ test('on a terminal: redrawn in place; a log line clears the bar and the bar com
     writes.map((w) => w.replace(/\x1b\[2K/g, '<clr>').replace(/ {2}.*$/s, '')),
     ['\r<clr>train', '\r<clr>', 'learner: update 1\n', '\r<clr>train', '\r<clr>train', '\r<clr>train', '\n'],
   );
+});
+
+test('a redraw is due once the last one is an interval old, and always before the first', () => {
+  assert.equal(drawDue(-Infinity, 0, 10_000), true);
+  assert.equal(drawDue(300, 1299, 1000), false);
+  assert.equal(drawDue(300, 1300, 1000), true);
 });
