@@ -8,7 +8,8 @@ import { Rng } from '../envs/random.js';
 import type { PolicyBundle } from '../learner/policy/bundle.js';
 import type { BatchOutput, RawGroup } from '../processors/pipeline/process-batch.js';
 import { SpecialToken } from '../tokenizer/word-pieces.js';
-import { lakeOptimalActions } from './supervised-labels.js';
+import { lakeOptimalActions, sokobanDistances, sokobanOptimalActions } from './supervised-labels.js';
+import { Cell } from '../envs/sokoban-room.js';
 import { supervisedTask, type LabelledState } from './supervised-states.js';
 import { replyProbabilities } from './supervised-train.js';
 
@@ -28,12 +29,12 @@ export interface SignalDiagnosis {
   readonly zeroAdvantageActions: number;
   /** Share of steps whose reply the environment refused. */
   readonly invalidReplies: number;
-  /** FrozenLake only (null elsewhere): Pearson correlation of a step's advantage with "the action was BFS-optimal". */
+  /** FrozenLake and Sokoban (null elsewhere): Pearson correlation of a step's advantage with "the action was BFS-optimal". */
   readonly advantageOptimalCorrelation: number | null;
-  /** FrozenLake only: of the steps with a positive advantage, the share whose action was optimal; likewise negative. */
+  /** FrozenLake and Sokoban: of the steps with a positive advantage, the share whose action was optimal; likewise negative. */
   readonly optimalAmongPositive: number | null;
   readonly optimalAmongNegative: number | null;
-  /** FrozenLake only: share of the sampled actions that were optimal. */
+  /** FrozenLake and Sokoban: share of the sampled actions that were optimal. */
   readonly optimalActionsTaken: number | null;
 }
 
@@ -58,6 +59,24 @@ function optimalFrom(observation: string): number[] | null {
   return parsed ? lakeOptimalActions(parsed.map, goalDistances(parsed.map), parsed.player) : null;
 }
 
+const SOKOBAN_FIXED: Record<string, number> = { '#': Cell.wall, _: Cell.floor, O: Cell.target, '√': Cell.target, X: Cell.floor, P: Cell.floor, S: Cell.target };
+
+/** The BFS-optimal actions (indices into Up, Down, Left, Right) from a Sokoban observation; null when it is not one. */
+export function sokobanOptimalFrom(observation: string): number[] | null {
+  const rows = observation.split('\n').map((r) => [...r]);
+  const cols = rows[0]?.length ?? 0;
+  if (rows.length < 3 || rows.some((r) => r.length !== cols)) return null;
+  const cells = rows.flat();
+  if (cells.some((c) => SOKOBAN_FIXED[c] === undefined)) return null;
+  const player = cells.findIndex((c) => c === 'P' || c === 'S');
+  const boxes = cells.flatMap((c, i) => (c === 'X' || c === '√' ? [i] : []));
+  if (player < 0 || boxes.length === 0) return null;
+  const layout = { rows: rows.length, cols, fixed: cells.map((c) => SOKOBAN_FIXED[c]!) };
+  const state = { player, boxes };
+  return sokobanOptimalActions(layout, sokobanDistances(layout, state), state);
+}
+const SOKOBAN_ACTIONS = ['Up', 'Down', 'Left', 'Right'];
+
 function pearson(xs: readonly number[], ys: readonly number[]): number | null {
   const n = xs.length;
   if (n < 2) return null;
@@ -76,7 +95,7 @@ function pearson(xs: readonly number[], ys: readonly number[]): number | null {
 
 const share = (part: number, whole: number): number | null => (whole === 0 ? null : part / whole);
 
-/** The iteration's signal: groups' variance, advantages by token kind, and (FrozenLake) against the optimal action. */
+/** The iteration's signal: groups' variance, advantages by token kind, and (FrozenLake, Sokoban) against the optimal action. */
 export function diagnoseSignal(groups: readonly RawGroup[], output: BatchOutput, env: string, actionIds: ReadonlySet<number>): SignalDiagnosis {
   const zeroVariance = groups.filter((g) => new Set(g.trajectories.map((t) => t.totalReward)).size <= 1).length;
   const withSuccess = groups.filter((g) => g.trajectories.some((t) => t.success)).length;
@@ -101,12 +120,14 @@ export function diagnoseSignal(groups: readonly RawGroup[], output: BatchOutput,
   const invalid = steps.filter((s) => !s.actionValid).length;
   const advantages: number[] = [];
   const optimal: number[] = [];
-  if (env === 'FrozenLake') {
+  if (env === 'FrozenLake' || env === 'Sokoban') {
+    const words = env === 'FrozenLake' ? ACTIONS : SOKOBAN_ACTIONS;
+    const optimalOf = env === 'FrozenLake' ? optimalFrom : sokobanOptimalFrom;
     for (const t of groups.flatMap((g) => g.trajectories)) {
       const advs = stepAdvantage.get(t.episodeId) ?? [];
       t.steps.forEach((step, k) => {
-        const best = optimalFrom(step.observation);
-        const taken = ACTIONS.indexOf(/<answer>\s*(\w+)/.exec(step.action)?.[1] ?? '');
+        const best = optimalOf(step.observation);
+        const taken = words.indexOf(/<answer>\s*(\w+)/.exec(step.action)?.[1] ?? '');
         if (best === null || best.length === 0 || taken < 0 || advs[k] === undefined) return;
         advantages.push(advs[k]!);
         optimal.push(best.includes(taken) ? 1 : 0);
@@ -114,7 +135,7 @@ export function diagnoseSignal(groups: readonly RawGroup[], output: BatchOutput,
     }
   }
   const mean = (xs: readonly number[]) => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
-  const lake = env === 'FrozenLake';
+  const lake = env === 'FrozenLake' || env === 'Sokoban';
   const positive = advantages.map((a, i) => [a, optimal[i]!] as const).filter(([a]) => a > 0);
   const negative = advantages.map((a, i) => [a, optimal[i]!] as const).filter(([a]) => a < 0);
   return {

@@ -3,9 +3,16 @@
 // against the BFS-optimal action.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { diagnoseSignal, layerNorms, parseLakeObservation } from '../../bench/learning-diagnostics.js';
+import { diagnoseSignal, layerNorms, parseLakeObservation, sokobanOptimalFrom } from '../../bench/learning-diagnostics.js';
 import type { BatchOutput, RawGroup } from '../../processors/pipeline/process-batch.js';
 import type { TrainingSampleEvent, TrajectoryEvent, TrajectoryStep } from '../../schemas/index.js';
+
+test('sokobanOptimalFrom: the pushes that bring the box one action closer to its target, as Up/Down/Left/Right indices', () => {
+  assert.deepEqual(sokobanOptimalFrom('#####\n#_O_#\n#_X_#\n#_P_#\n#####'), [0], 'box above the player, target above the box: Up');
+  assert.deepEqual(sokobanOptimalFrom('######\n#PX_O#\n#____#\n######'), [3], 'target to the right of the box: Right');
+  assert.deepEqual(sokobanOptimalFrom('#####\n#_√_#\n#_P_#\n#####'), [], 'solved: nothing to do');
+  assert.equal(sokobanOptimalFrom('P_O_\n____\n_O__\n___G'), null, 'not a Sokoban room');
+});
 
 test('parseLakeObservation reads the rendered map: holes, goal and player; anything else is null', () => {
   const parsed = parseLakeObservation('P_O_\n____\n_O__\n___G');
