@@ -23,7 +23,7 @@ export const dashboardUsage = `trajflow dashboard [--host 127.0.0.1] [--port ${D
   POST /v1/steps                                  step events as JSON (one, or {"steps": [...]}) or application/vnd.trajflow.avro
   GET  /health                                    Kafka and ClickHouse reachability
   GET  /v1/dead-letters                           ?limit=&sinceMs=&untilMs=&order=&reason=
-  GET  /v1/runs                                   runs seen: ?limit=&sinceMs=&untilMs= (default: the last 30 days)
+  GET  /v1/runs                                   runs seen: ?limit=&sinceMs=&untilMs=&runIds= (default: the last 30 days)
   GET  /v1/runs/:runId/curve                      learning curve per rollout batch: ?sinceMs=&untilMs=&bucketMs=&limit=
   GET  /v1/runs/:runId/rollout-stats              ?scope=batch|group&limit=&sinceMs=&untilMs=&order=&batchId=&groupId=
   GET  /v1/runs/:runId/learner-metrics            one row per update: ?limit=&sinceMs=&untilMs=&order=

@@ -46,7 +46,7 @@ import { LEARNER_METRICS_DEFAULT_LIMIT, type LearnerMetricsQuery, type LearnerMe
 import { CLOCK_SKEW_MS, DAY_MS, ID_PATTERN, MAX_ROWS, MAX_TIME_MS, RUN_WINDOW, type WindowLimits } from '../storage/query/params.js';
 import type { PassAtKResult, PassPoint } from '../storage/query/pass-at-k.js';
 import { ROLLOUT_STATS_DEFAULT_LIMIT, type RolloutStatsQuery, type RolloutStatsView } from '../storage/query/rollout-stats.js';
-import { RUNS_DEFAULT_LIMIT, RUNS_DEFAULT_WINDOW_MS, RUNS_MAX_WINDOW_MS, type RunsQuery, type RunView } from '../storage/query/runs.js';
+import { RUNS_DEFAULT_LIMIT, RUNS_DEFAULT_WINDOW_MS, RUNS_MAX_IDS, RUNS_MAX_WINDOW_MS, type RunsQuery, type RunView } from '../storage/query/runs.js';
 import {
   MAX_EPISODE_STEPS,
   TRAJECTORIES_DEFAULT_LIMIT,
@@ -401,6 +401,7 @@ const CURVE_POINT = shape<CurvePoint>({
   rewardHigh: nullable(num('rewardMean + rewardStd.')),
   envSteps: nullable(int()),
   cumulativeEnvSteps: nullable(int()),
+  policyVersion: nullable(int("The newest policy version the learner had published by the point's newest batch (policy_versions); null before the first.")),
   closedFull: int('Groups closed with all their members.'),
   closedIdle: int('Groups closed after no member arrived for the idle time.'),
   closedTimeout: int('Groups closed by the group timeout, complete or not.'),
@@ -413,6 +414,10 @@ const seriesPlan = {
   autoBucketed: bool(),
   envStepsBefore: nullable(int()),
 };
+
+/** How far the run had got by a row, as the curve counts it (cumulativeEnvSteps). */
+const ENV_STEPS_AT = (row: string): string =>
+  `Env steps of the run's rollout batches recorded at or before the ${row}, as the curve's cumulativeEnvSteps counts them; null before the first batch, and always null in GET /v1/events.`;
 
 const LEARNER_STEP = shape<LearnerMetricsView>({
   step: int(),
@@ -436,6 +441,7 @@ const LEARNER_STEP = shape<LearnerMetricsView>({
   metrics: numbersByName(),
   eventTimeMs: timeMs(),
   nonFinite: mapOf(str(), 'Fields whose value is NaN or infinite (null above), e.g. {"totalLoss": "nan"}.'),
+  envSteps: nullable(int(ENV_STEPS_AT('step'))),
 });
 
 const ALERT = shape<AlertView>({
@@ -450,6 +456,7 @@ const ALERT = shape<AlertView>({
   message: str(),
   evidence: numbersByName(),
   eventTimeMs: timeMs(),
+  envSteps: nullable(int(ENV_STEPS_AT('alert'))),
 });
 
 const EVALUATION = shape<EvaluationView>({
@@ -860,7 +867,7 @@ const ENVELOPES: Record<string, Json> = {
     shape<DeadLetterQuery>({ limit: int(), ...windowEcho, order: str(undefined, { enum: ['asc', 'desc'] }), reason: str() }, { optional: ['reason'] }),
     { truncated: false },
   ),
-  RunList: list('runs', ref('Run'), shape<RunsQuery>({ limit: int(), ...windowEcho })),
+  RunList: list('runs', ref('Run'), shape<RunsQuery>({ limit: int(), ...windowEcho, runIds: arrayOf(str()) }, { optional: ['runIds'] })),
   Curve: shape<{ runId: string; query: SeriesQuery; count: number } & CurveResult>({
     runId: str(),
     query: seriesQuerySchema,
@@ -1039,9 +1046,18 @@ function runsPath(): PathItem {
   return read({
     id: 'listRuns',
     summary: 'Runs',
-    description: 'Every run with events in the window, newest activity first, with its counts.',
+    description: 'Every run with events in the window, newest activity first, with its counts; with runIds, only those runs (a run with no events in the window is not listed).',
     tags: ['runs'],
-    parameters: [limit(RUNS_DEFAULT_LIMIT), ...windowQuery("the runs' event times", { defaultWindowMs: RUNS_DEFAULT_WINDOW_MS, maxWindowMs: RUNS_MAX_WINDOW_MS })],
+    parameters: [
+      limit(RUNS_DEFAULT_LIMIT),
+      ...windowQuery("the runs' event times", { defaultWindowMs: RUNS_DEFAULT_WINDOW_MS, maxWindowMs: RUNS_MAX_WINDOW_MS }),
+      query(
+        'runIds',
+        { type: 'array', items: idSchema(), minItems: 1, maxItems: RUNS_MAX_IDS, uniqueItems: true },
+        `Comma-separated run ids (${ID_DESCRIPTION}): only these runs. The window then defaults to the widest, ${days(RUNS_MAX_WINDOW_MS)}.`,
+        { style: 'form', explode: false },
+      ),
+    ],
     ok: ref('RunList'),
   });
 }

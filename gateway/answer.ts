@@ -1,13 +1,43 @@
-// What the gateway's endpoints answer, decided from values alone: a recorded call as SSE chunks or one JSON
-// object in its endpoint's shape, and a finish's run and episode ids (checked) and reply. app.ts sends them.
+// What the gateway's endpoints answer, decided from values alone: a recorded call as server-sent events or one
+// JSON object in its endpoint's shape, and a finish's run and episode ids (checked) and reply. app.ts sends them.
 import type { StepEvent } from '../schemas/index.js';
 import { ID_DESCRIPTION, ID_PATTERN } from '../schemas/ids.js';
 import type { GatewayRequest } from './chat-request.js';
+import { messageEvents, messageObject } from './messages-answer.js';
 import { invalidParam } from './openai-error.js';
 import type { RecordedCall } from './recorder.js';
+import { responseEvents, responseObject } from './responses-answer.js';
 import { chatChunks, chatCompletion, textChunks, textCompletion, type AnswerMeta } from './responses.js';
+import { dataEvents, type SseEvent } from './sse.js';
+import type { UpstreamAnswer } from './upstream.js';
 
-export type Answer = { readonly stream: true; readonly payloads: readonly string[] } | { readonly stream: false; readonly body: object };
+export type Answer = { readonly stream: true; readonly events: readonly SseEvent[] } | { readonly stream: false; readonly body: object };
+
+function streamed(request: GatewayRequest, answer: UpstreamAnswer, meta: AnswerMeta): SseEvent[] {
+  switch (request.endpoint) {
+    case 'chat':
+      return dataEvents(chatChunks(answer, meta, request.includeUsage));
+    case 'completion':
+      return dataEvents(textChunks(answer, meta, request.includeUsage));
+    case 'responses':
+      return responseEvents(answer, meta, request.echo ?? {});
+    case 'messages':
+      return messageEvents(answer, meta.id);
+  }
+}
+
+function whole(request: GatewayRequest, answer: UpstreamAnswer, meta: AnswerMeta): object {
+  switch (request.endpoint) {
+    case 'chat':
+      return chatCompletion(answer, meta);
+    case 'completion':
+      return textCompletion(answer, meta);
+    case 'responses':
+      return responseObject(answer, meta, request.echo ?? {});
+    case 'messages':
+      return messageObject(answer, meta.id);
+  }
+}
 
 /** A recorded call's answer: its id, its creation second (the first step's time) and the asked log-probs, in the endpoint's shape. */
 export function answerOf(request: GatewayRequest, recorded: RecordedCall): Answer {
@@ -17,9 +47,14 @@ export function answerOf(request: GatewayRequest, recorded: RecordedCall): Answe
     logprobs: request.upstream.sampling.logprobs,
     topLogprobs: request.upstream.sampling.topLogprobs,
   };
-  const chat = request.endpoint === 'chat';
-  if (request.stream) return { stream: true, payloads: chat ? chatChunks(recorded.answer, meta, request.includeUsage) : textChunks(recorded.answer, meta, request.includeUsage) };
-  return { stream: false, body: chat ? chatCompletion(recorded.answer, meta) : textCompletion(recorded.answer, meta) };
+  if (request.stream) return { stream: true, events: streamed(request, recorded.answer, meta) };
+  return { stream: false, body: whole(request, recorded.answer, meta) };
+}
+
+/** Throws (a 502) when the upstream's answer cannot be put in the endpoint's shape: checked before anything is recorded. */
+export function checkAnswerable(request: GatewayRequest, answer: UpstreamAnswer): void {
+  const meta: AnswerMeta = { id: 'check', createdS: 0, logprobs: false, topLogprobs: 0 };
+  if (request.endpoint === 'responses' || request.endpoint === 'messages') whole(request, answer, meta);
 }
 
 /** The episode id of a finish's path, which must be an id. */

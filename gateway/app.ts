@@ -1,10 +1,12 @@
 // The gateway's express app, from its dependencies (nothing here opens a connection, so tests hand in fakes).
 //
 //   host check → auth (api/auth.ts) → per-token rate limit (api/token-bucket.ts) → Content-Type → body with a
-//   size limit (api/body-limit.ts, declared or chunked) read as strict JSON (api/strict-json.ts) → strict request (chat-request.ts)
-//   → upstream → publish the step, await Kafka's ack → answer (JSON, or SSE chunks ending with [DONE]).
+//   size limit (api/body-limit.ts, declared or chunked) read as strict JSON (api/strict-json.ts) → strict request
+//   (chat-request.ts, completion-request.ts, responses-request.ts, messages-request.ts: each API into one chat
+//   request) → upstream → publish the step, await Kafka's ack → answer (JSON, or server-sent events).
 //
-// Every error is OpenAI-shaped (errors.ts). GET /health is open (it says only whether the gateway runs).
+// Every error is OpenAI-shaped, Anthropic-shaped on /v1/messages (errors.ts). GET /health is open (it says only
+// whether the gateway runs).
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { bearerAuth, callerOf } from '../api/auth.js';
 import { rawBody } from '../api/body-limit.js';
@@ -15,11 +17,14 @@ import { RateLimiter, type Clock } from '../api/token-bucket.js';
 import { parseChatRequest, type GatewayRequest } from './chat-request.js';
 import { parseCompletionRequest } from './completion-request.js';
 import type { GatewayConfig } from './config.js';
-import { notFound, openAIErrorHandler } from './errors.js';
+import { ANTHROPIC_PATH, notFound, openAIErrorHandler } from './errors.js';
 import { parseFinishRequest } from './finish-request.js';
-import { OpenAIError } from './openai-error.js';
+import { parseMessagesRequest } from './messages-request.js';
+import { inRequestTerms, OpenAIError } from './openai-error.js';
 import { CallRecorder, type RecorderDeps } from './recorder.js';
-import { answerOf, finishEpisodeId, finishRunId, finishedBody } from './answer.js';
+import { parseResponsesRequest } from './responses-request.js';
+import { sseText, type SseEvent } from './sse.js';
+import { answerOf, checkAnswerable, finishEpisodeId, finishRunId, finishedBody } from './answer.js';
 
 export interface GatewayDeps extends Omit<RecorderDeps, 'defaults' | 'publishTimeoutMs' | 'episodeTimeoutMs'> {
   readonly config: GatewayConfig;
@@ -58,23 +63,38 @@ function rateLimit(limiter: RateLimiter): RequestHandler {
   };
 }
 
-function sendSse(res: Response, payloads: readonly string[]): void {
+function sendSse(res: Response, events: readonly SseEvent[]): void {
   res.status(200);
   res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
   res.setHeader('Cache-Control', 'no-cache');
-  res.end(payloads.map((payload) => `data: ${payload}\n\n`).join(''));
+  res.end(sseText(events));
 }
 
-/** A completion endpoint: the strict request, the call recorded (its step published), then the answer. */
+/** A model endpoint: the strict request, the call recorded (its step published), then the answer. */
 function answer(recorder: CallRecorder, parse: (body: unknown) => GatewayRequest): RequestHandler {
   return async (req: Request, res: Response) => {
     const request = parse(req.body);
-    const recorded = await recorder.call(request, (name) => req.get(name));
+    const recorded = await recorder
+      .call(
+        request,
+        (name) => req.get(name),
+        (upstreamAnswer) => checkAnswerable(request, upstreamAnswer),
+      )
+      .catch((error: unknown) => {
+        throw inRequestTerms(error, request.fieldNames);
+      });
     const reply = answerOf(request, recorded);
-    if (reply.stream) sendSse(res, reply.payloads);
+    if (reply.stream) sendSse(res, reply.events);
     else res.json(reply.body);
   };
 }
+
+/** Anthropic's clients send their key as `x-api-key`: it is taken as the bearer token when no Authorization is given. */
+const apiKeyAsBearer: RequestHandler = (req, _res, next) => {
+  const key = req.get('x-api-key');
+  if (key !== undefined && req.get('authorization') === undefined) req.headers.authorization = `Bearer ${key}`;
+  next();
+};
 
 /** POST /v1/episodes/:id/finish: publishes the episode's outcome step. */
 function finish(recorder: CallRecorder, defaultRun: string): RequestHandler {
@@ -87,13 +107,14 @@ function finish(recorder: CallRecorder, defaultRun: string): RequestHandler {
   };
 }
 
-/** The open and model-listing endpoints, the auth of /v1, and the three calls behind their rate limit and JSON body. */
+/** The open and model-listing endpoints, the auth of /v1, and the calls behind their rate limit and JSON body. */
 function routes(app: Express, deps: GatewayDeps, recorder: CallRecorder): void {
   const { config } = deps;
   const limiter = new RateLimiter({ ratePerSecond: config.callsPerSecond, burst: config.burst, ...(deps.monotonic ? { now: deps.monotonic } : {}) });
   app.get('/health', (_req, res) => {
     res.json({ status: 'ok', upstream: deps.upstream.name, models: deps.upstream.models(), openEpisodes: recorder.book.openCount, ...recorder.stats });
   });
+  app.use(ANTHROPIC_PATH, apiKeyAsBearer);
   app.use('/v1', bearerAuth(config.tokens, config.tokens.length > 0));
   app.get('/v1/models', (_req, res) => {
     res.json({ object: 'list', data: deps.upstream.models().map((id) => ({ id, object: 'model', created: 0, owned_by: 'trajflow' })) });
@@ -101,6 +122,8 @@ function routes(app: Express, deps: GatewayDeps, recorder: CallRecorder): void {
   const guarded = [rateLimit(limiter), ...jsonBody(config.maxBodyBytes)];
   app.post('/v1/chat/completions', ...guarded, answer(recorder, parseChatRequest));
   app.post('/v1/completions', ...guarded, answer(recorder, parseCompletionRequest));
+  app.post('/v1/responses', ...guarded, answer(recorder, parseResponsesRequest));
+  app.post(ANTHROPIC_PATH, ...guarded, answer(recorder, parseMessagesRequest));
   app.post('/v1/episodes/:id/finish', ...guarded, finish(recorder, config.runId));
 }
 

@@ -31,13 +31,20 @@ const KNOWN = new Set([
 const ROLES: ReadonlySet<string> = new Set<ChatRole>(['system', 'developer', 'user', 'assistant', 'tool']);
 const MESSAGE_KEYS = new Set(['role', 'content', 'name', 'tool_calls', 'tool_call_id', 'refusal']);
 
+/** The endpoint a call came to: chat and text completions, OpenAI's Responses, Anthropic's Messages. */
+export type Endpoint = 'chat' | 'completion' | 'responses' | 'messages';
+
 /** What the gateway needs of a request, whichever endpoint it came to. */
 export interface GatewayRequest {
-  readonly endpoint: 'chat' | 'completion';
+  readonly endpoint: Endpoint;
   readonly upstream: UpstreamRequest;
   readonly stream: boolean;
   readonly includeUsage: boolean;
   readonly metadata: Readonly<Record<string, string>>;
+  /** What a Responses answer echoes of its request (instructions, tools, tool_choice …); absent for the others. */
+  readonly echo?: Readonly<Record<string, unknown>>;
+  /** The request's own name for a field of the internal chat request (`messages` → `input`), for errors raised past the parser. */
+  readonly fieldNames?: Readonly<Record<string, string>>;
 }
 
 /** A message's content: a string, or text parts ({type: "text", text}) joined; null only where allowed. */

@@ -1,4 +1,4 @@
-// `trajflow gateway`: an OpenAI-compatible HTTP server in front of trajflow's own policy or any
+// `trajflow gateway`: an OpenAI- and Anthropic-compatible HTTP server in front of trajflow's own policy or any
 // OpenAI-compatible model server, recording every answered call as step events (docs/guides/llm-agents.md).
 // Runs until SIGINT/SIGTERM, then stops accepting, lets in-flight calls finish and flushes the producer.
 import { parseArgs } from 'node:util';
@@ -35,6 +35,8 @@ const USAGE = `trajflow gateway [--upstream policy|URL] [--host 127.0.0.1] [--po
 
   POST /v1/chat/completions     OpenAI chat completions (n, temperature, max_tokens, stop, logprobs, tools, stream)
   POST /v1/completions          OpenAI text completions
+  POST /v1/responses            OpenAI Responses (input items, instructions, function tools, stream)
+  POST /v1/messages             Anthropic Messages (system, tool_use / tool_result, stream; x-api-key as the token)
   GET  /v1/models               the model names served
   POST /v1/episodes/{id}/finish {"reward": 1, "success": true} ends an episode (also turn_rewards, truncated)
   GET  /health                  calls answered, steps recorded, episodes open, finished, timed out
@@ -140,7 +142,7 @@ async function run(args: string[]): Promise<number> {
 }
 
 export const gatewayCommand: Command = {
-  summary: 'serve an OpenAI-compatible API in front of the own policy or a model server, recording every call as step events',
+  summary: 'serve OpenAI- and Anthropic-compatible APIs in front of the own policy or a model server, recording every call as step events',
   usage: USAGE,
   run,
 };

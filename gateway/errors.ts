@@ -1,16 +1,22 @@
-// The gateway's error middleware: every failure becomes an OpenAI-shaped error body. OpenAIErrors keep their
-// fields; problem details raised by the shared API modules (auth, body limit, host check) keep their status
-// and message and get the matching OpenAI type; express' body-reader errors become 400/413; anything else is
-// a 500 whose body holds only an id to find it in the log.
+// The gateway's error middleware: every failure becomes an OpenAI-shaped error body, or Anthropic's shape on
+// POST /v1/messages (anthropic-error.ts). OpenAIErrors keep their fields; problem details raised by the shared
+// API modules (auth, body limit, host check) keep their status and message and get the matching OpenAI type;
+// express' body-reader errors become 400/413; anything else is a 500 whose body holds only an id to find it in the log.
 import { randomUUID } from 'node:crypto';
-import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { HttpProblem } from '../core/problem.js';
 import type { Logger } from '../api/error-handler.js';
+import { anthropicErrorBody } from './anthropic-error.js';
 import { OpenAIError, typeOfStatus } from './openai-error.js';
 
-export function sendError(res: Response, error: OpenAIError): void {
+/** The path (and the paths under it) whose errors are in Anthropic's shape. */
+export const ANTHROPIC_PATH = '/v1/messages';
+
+/** Sends the error in the shape of the API the request was made to. */
+export function sendError(req: Request, res: Response, error: OpenAIError): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  res.status(error.status).json(error.body);
+  const anthropic = req.path === ANTHROPIC_PATH || req.path.startsWith(`${ANTHROPIC_PATH}/`);
+  res.status(error.status).json(anthropic ? anthropicErrorBody(error) : error.body);
 }
 
 function fromBodyReader(error: { type?: unknown; limit?: unknown }): OpenAIError | undefined {
@@ -48,19 +54,19 @@ export function openAIErrorHandler(log: Logger): ErrorRequestHandler {
     const known = toOpenAIError(error);
     if (known) {
       if (known.status >= 500) log(`gateway: ${req.method} ${req.path}: ${known.status} ${known.message}`);
-      sendError(res, known);
+      sendError(req, res, known);
       return;
     }
     const errorId = randomUUID();
     log(`gateway: ${req.method} ${req.path}: unexpected error ${errorId}`, error);
-    sendError(res, new OpenAIError(500, `an unexpected error occurred; the gateway's log has it under id ${errorId}`, 'server_error', null, 'internal_error'));
+    sendError(req, res, new OpenAIError(500, `an unexpected error occurred; the gateway's log has it under id ${errorId}`, 'server_error', null, 'internal_error'));
   };
 }
 
 export const notFound: RequestHandler = (req) => {
   throw new OpenAIError(
     404,
-    `no route ${req.method} ${req.path}; the gateway serves POST /v1/chat/completions, POST /v1/completions, GET /v1/models, POST /v1/episodes/{id}/finish`,
+    `no route ${req.method} ${req.path}; the gateway serves POST /v1/chat/completions, POST /v1/completions, POST /v1/responses, POST /v1/messages, GET /v1/models, POST /v1/episodes/{id}/finish`,
     'not_found_error',
     null,
     'unknown_url',

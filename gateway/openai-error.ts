@@ -52,3 +52,12 @@ export function typeOfStatus(status: number): OpenAIErrorType {
   if (status >= 500) return 'server_error';
   return 'invalid_request_error';
 }
+
+/** The error with its `param` in the request's own words (`messages` → `input`) when the endpoint translated that field. */
+export function inRequestTerms(error: unknown, names: Readonly<Record<string, string>> | undefined): unknown {
+  if (!names || !(error instanceof OpenAIError) || error.param === null) return error;
+  const param = names[error.param];
+  if (param === undefined) return error;
+  const message = error.message.startsWith(`${error.param}:`) ? `${param}${error.message.slice(error.param.length)}` : error.message;
+  return new OpenAIError(error.status, message, error.type, param, error.code, error.headers);
+}

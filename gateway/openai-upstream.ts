@@ -1,4 +1,6 @@
 // Upstream (b): any OpenAI-compatible server by URL (vLLM; SGLang and others that answer in vLLM's shape).
+// A chat request goes to its /v1/chat/completions whichever endpoint it came to (chat, Responses, Messages: the
+// one endpoint that returns token ids), a text prompt to /v1/completions.
 // Every call goes to it non-streaming with `logprobs: true` (completions: `logprobs: max(1, k)`),
 // `return_tokens_as_token_ids: true` and `return_token_ids: true`, and the answer is read by
 // vllm-response.ts: a choice without token ids is refused with a 502 naming the field, and nothing is

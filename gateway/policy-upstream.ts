@@ -10,7 +10,7 @@
 // distribution it sampled from — and detokenizes the reply; the step records exactly that, as actors' steps do.
 //
 // What it cannot honour it refuses (400 naming the field) rather than record log-probs of a distribution it
-// did not sample from: a temperature other than the learner's, stop sequences, top_p, penalties, logit_bias,
+// did not sample from: a temperature other than the learner's, stop sequences, top_p, top_k, penalties, logit_bias,
 // response_format. Tools are accepted and never called (the policy writes only <answer>…</answer> replies).
 // top_logprobs lists the sampled token only (the sampler keeps no other alternatives).
 import type { HistoryEntry, PolicyProvider } from '../envs/policy/index.js';
@@ -32,7 +32,7 @@ export interface PolicyUpstreamOptions {
   readonly randomSeed?: () => number;
 }
 
-const UNSUPPORTED = ['top_p', 'frequency_penalty', 'presence_penalty', 'logit_bias', 'response_format'] as const;
+const UNSUPPORTED = ['top_p', 'top_k', 'frequency_penalty', 'presence_penalty', 'logit_bias', 'response_format'] as const;
 
 /** The chat or text prompt as the policy's request: system prompt, history and the observation to act on. */
 export function renderForPolicy(request: UpstreamRequest): { systemPrompt: string; history: HistoryEntry[]; observation: string } {

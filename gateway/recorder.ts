@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidEventError, type StepEvent } from '../schemas/index.js';
 import type { StepPublisher } from '../streams/index.js';
 import { withDeadline } from '../api/deadline.js';
-import type { GatewayRequest } from './chat-request.js';
+import type { Endpoint, GatewayRequest } from './chat-request.js';
 import { EpisodeBook, newPromptIds, type OpenEpisodeState } from './episodes.js';
 import { callIdentity, type IdentityDefaults } from './identity.js';
 import { OpenAIError } from './openai-error.js';
@@ -31,7 +31,7 @@ export interface RecorderDeps {
   readonly episodeTimeoutMs: number;
   /** Wall clock (event times). */
   readonly now?: () => number;
-  readonly newCallId?: (endpoint: GatewayRequest['endpoint']) => string;
+  readonly newCallId?: (endpoint: Endpoint) => string;
 }
 
 export interface RecordedCall {
@@ -40,7 +40,10 @@ export interface RecordedCall {
   readonly steps: readonly StepEvent[];
 }
 
-const defaultCallId = (endpoint: GatewayRequest['endpoint']): string => `${endpoint === 'chat' ? 'chatcmpl' : 'cmpl'}-${randomUUID().replaceAll('-', '')}`;
+/** Each endpoint's id prefix, as its API names its answers (chatcmpl-…, cmpl-…, resp_…, msg_…). */
+const ID_PREFIX: Readonly<Record<Endpoint, string>> = { chat: 'chatcmpl-', completion: 'cmpl-', responses: 'resp_', messages: 'msg_' };
+
+const defaultCallId = (endpoint: Endpoint): string => `${ID_PREFIX[endpoint]}${randomUUID().replaceAll('-', '')}`;
 
 export class CallRecorder {
   readonly stats: GatewayStats = { answeredCalls: 0, recordedSteps: 0, upstreamFailures: 0, publishFailures: 0, episodesFinished: 0, episodesTimedOut: 0 };
@@ -52,8 +55,11 @@ export class CallRecorder {
     this.now = deps.now ?? Date.now;
   }
 
-  /** Answers and records one call; throws an OpenAIError when it cannot do both. */
-  async call(request: GatewayRequest, header: (name: string) => string | undefined): Promise<RecordedCall> {
+  /**
+   * Answers and records one call; throws an OpenAIError when it cannot do both. `answerable` throws when the
+   * upstream's answer cannot be put in the endpoint's shape, before anything is recorded.
+   */
+  async call(request: GatewayRequest, header: (name: string) => string | undefined, answerable: (answer: UpstreamAnswer) => void = () => undefined): Promise<RecordedCall> {
     const { upstream } = this.deps;
     const model = request.upstream.model;
     if (!upstream.models().includes(model)) {
@@ -74,6 +80,7 @@ export class CallRecorder {
     let answer: UpstreamAnswer;
     try {
       answer = await upstream.complete(request.upstream);
+      answerable(answer);
     } catch (error) {
       this.stats.upstreamFailures++;
       throw error;

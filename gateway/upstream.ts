@@ -55,6 +55,8 @@ export interface SampledChoice {
   readonly finishReason: 'stop' | 'length' | 'tool_calls' | 'content_filter';
   /** The assistant's tool calls (chat), as the upstream gave them. */
   readonly toolCalls: readonly unknown[] | null;
+  /** The stop sequence that ended the reply, when the upstream says which (vLLM's `stop_reason`). */
+  readonly stopSequence?: string;
 }
 
 export interface UpstreamAnswer {

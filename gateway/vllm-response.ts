@@ -3,7 +3,8 @@
 // The gateway asks for `logprobs` and vLLM's `return_tokens_as_token_ids` (each logprobs token is then the
 // string "token_id:<id>") and `return_token_ids` (newer vLLM: the choice's `token_ids` and the answer's
 // `prompt_token_ids`). Chat: choices[i].logprobs.content[j] = {token, logprob, top_logprobs}; completions:
-// choices[i].logprobs = {tokens, token_logprobs, top_logprobs} and prompt_token_ids per choice.
+// choices[i].logprobs = {tokens, token_logprobs, top_logprobs} and prompt_token_ids per choice. A choice's
+// `stop_reason` names the stop string that ended it (an integer when a stop token did).
 // An answer without token ids is refused (UpstreamTokenIdsMissing, naming the field): the gateway never
 // re-tokenizes text into ids (retokenisation drift) and never records a call without them. Pure.
 import { OpenAIError } from './openai-error.js';
@@ -105,6 +106,7 @@ export function sampledChoiceOf(raw: unknown, i: number, kind: 'chat' | 'text'):
     topLogProbs: rows.top,
     finishReason: finish as SampledChoice['finishReason'],
     toolCalls: Array.isArray(message.tool_calls) ? message.tool_calls : null,
+    ...(finish === 'stop' && typeof raw.stop_reason === 'string' ? { stopSequence: raw.stop_reason } : {}),
   };
 }
 

@@ -1,6 +1,8 @@
 // GET /v1/runs/:runId/alerts: the collapse alerts of a run (collapse_alerts with their evidence map from
-// collapse_alert_evidence), newest first by default, optionally of one detector kind or severity.
+// collapse_alert_evidence), newest first by default, optionally of one detector kind or severity. Each alert
+// says how far the run had got when it was raised (`envSteps`, progress.ts); the event stream leaves it null.
 import { RUN_WINDOW, enumParam, limitParam, patternParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
+import { envStepsAt } from './progress.js';
 import { sqlInt, sqlString } from './sql.js';
 import { int, mapOf, num, read, type AnalyticsStore } from './store.js';
 
@@ -80,9 +82,11 @@ export interface AlertView {
   readonly message: string;
   readonly evidence: Record<string, number | null>;
   readonly eventTimeMs: number;
+  /** Env steps of the run's rollout batches recorded at or before the alert; null before the first, and in the event stream. */
+  readonly envSteps: number | null;
 }
 
-export function alertView(row: AlertRow): AlertView {
+export function alertView(row: AlertRow, envSteps: number | null = null): AlertView {
   return {
     alertId: row.alert_id,
     runId: row.run_id,
@@ -95,6 +99,7 @@ export function alertView(row: AlertRow): AlertView {
     message: row.message,
     evidence: mapOf(row.evidence_keys, row.evidence_values),
     eventTimeMs: int(row.event_time_ms),
+    envSteps,
   };
 }
 
@@ -105,5 +110,11 @@ export interface AlertsResult {
 
 export async function queryAlerts(store: AnalyticsStore, q: AlertsQuery): Promise<AlertsResult> {
   const rows = await read<AlertRow>(store, alertsSql(q));
-  return { alerts: rows.slice(0, q.limit).map(alertView), truncated: rows.length > q.limit };
+  const kept = rows.slice(0, q.limit);
+  const envSteps = await envStepsAt(
+    store,
+    q.runId,
+    kept.map((row) => int(row.event_time_ms)),
+  );
+  return { alerts: kept.map((row, i) => alertView(row, envSteps[i] ?? null)), truncated: rows.length > q.limit };
 }

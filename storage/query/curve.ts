@@ -9,7 +9,10 @@
 //
 // Each point also counts the groups closed by each reason (closed_by_keys/values, rollout_stats v2; empty for a
 // batch written before): closedTimeout and closedIdle are the groups completed without all their members.
+// And it says how far the run had got: its env steps so far, and the newest policy version published by its newest
+// batch (progress.ts), so that runs can be compared by env steps or by policy version.
 import { DAY_MS, RUN_WINDOW, intParam, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
+import { versionsAt } from './progress.js';
 import { sqlInt, sqlString } from './sql.js';
 import type { RolloutFigures, RolloutStatsRow } from './rollout-stats.js';
 import { int, kMap, num, read, type AnalyticsStore } from './store.js';
@@ -201,12 +204,17 @@ export interface CurvePoint extends RolloutFigures {
   readonly envSteps: number | null;
   /** Env steps of the run's batches up to and including this point. */
   readonly cumulativeEnvSteps: number | null;
+  /** The newest policy version the learner had published by the point's newest batch; null before the first. */
+  readonly policyVersion: number | null;
   /** Groups of the point closed by each reason: full, idle (no member for a while), timeout, evicted (docs/design/group-completion.md). */
   readonly closedFull: number;
   readonly closedIdle: number;
   readonly closedTimeout: number;
   readonly closedEvicted: number;
 }
+
+/** What one batch or bucket holds, before the run's progress up to it is added. */
+type PointFigures = Omit<CurvePoint, 'cumulativeEnvSteps' | 'policyVersion'>;
 
 const closedCounts = (row: ClosedCountRow): Pick<CurvePoint, 'closedFull' | 'closedIdle' | 'closedTimeout' | 'closedEvicted'> => ({
   closedFull: int(row.closed_full_count),
@@ -219,7 +227,7 @@ const band = (mean: number | null, std: number | null): [number | null, number |
 
 const ratio = (sum: number | null, count: number): number | null => (sum === null || count === 0 ? null : sum / count);
 
-export function batchPoint(row: BatchPointRow): Omit<CurvePoint, 'cumulativeEnvSteps'> {
+export function batchPoint(row: BatchPointRow): PointFigures {
   const trajectories = int(row.trajectories);
   const rewardMean = num(row.reward_mean);
   const rewardStd = num(row.reward_std);
@@ -250,7 +258,7 @@ export function batchPoint(row: BatchPointRow): Omit<CurvePoint, 'cumulativeEnvS
 }
 
 /** The pooled statistics of a bucket; pass maps come from the passK query (empty until merged). */
-export function bucketPoint(row: BucketPointRow): Omit<CurvePoint, 'cumulativeEnvSteps'> {
+export function bucketPoint(row: BucketPointRow): PointFigures {
   const n = int(row.trajectory_count);
   const groups = int(row.group_count);
   const rewardMean = ratio(num(row.reward_sum), n);
@@ -321,13 +329,23 @@ export interface CurveResult extends SeriesPlan {
   readonly points: CurvePoint[];
 }
 
-/** Adds the running env-step count, from the steps before the window. */
-function withCumulative(points: ReadonlyArray<Omit<CurvePoint, 'cumulativeEnvSteps'>>, before: number | null): CurvePoint[] {
+/** Adds the running env-step count, from the steps before the window, and the policy version of each point. */
+function withProgress(points: readonly PointFigures[], before: number | null, versions: ReadonlyArray<number | null>): CurvePoint[] {
   let total = before === null ? null : Math.round(before);
-  return points.map((point) => {
+  return points.map((point, i) => {
     total = total === null || point.envSteps === null ? null : total + point.envSteps;
-    return { ...point, cumulativeEnvSteps: total };
+    return { ...point, cumulativeEnvSteps: total, policyVersion: versions[i] ?? null };
   });
+}
+
+/** The points with the run's progress up to each. */
+async function progressed(store: AnalyticsStore, q: SeriesQuery, points: readonly PointFigures[], before: number | null): Promise<CurvePoint[]> {
+  const versions = await versionsAt(
+    store,
+    q.runId,
+    points.map((p) => p.lastEventTimeMs),
+  );
+  return withProgress(points, before, versions);
 }
 
 export async function queryCurve(store: AnalyticsStore, q: SeriesQuery): Promise<CurveResult> {
@@ -335,10 +353,10 @@ export async function queryCurve(store: AnalyticsStore, q: SeriesQuery): Promise
   if (plan.batches === 0) return { ...plan, truncated: false, points: [] };
   if (plan.bucketMs === null) {
     const rows = await read<BatchPointRow>(store, batchPointsSql(q));
-    return { ...plan, truncated: rows.length > q.limit, points: withCumulative(rows.slice(0, q.limit).map(batchPoint), plan.envStepsBefore) };
+    return { ...plan, truncated: rows.length > q.limit, points: await progressed(store, q, rows.slice(0, q.limit).map(batchPoint), plan.envStepsBefore) };
   }
   const [rows, passRows] = await Promise.all([read<BucketPointRow>(store, bucketPointsSql(q, plan.bucketMs)), read<PassKRow>(store, passKSql(q, plan.bucketMs))]);
   const pass = new Map(passRows.map((row) => [int(row.bucket_start_ms), passMaps(row)]));
   const points = rows.slice(0, q.limit).map((row) => ({ ...bucketPoint(row), ...(pass.get(int(row.bucket_start_ms)) ?? {}) }));
-  return { ...plan, truncated: rows.length > q.limit, points: withCumulative(points, plan.envStepsBefore) };
+  return { ...plan, truncated: rows.length > q.limit, points: await progressed(store, q, points, plan.envStepsBefore) };
 }

@@ -4,7 +4,11 @@
 //
 // A diverging learner reports NaN and infinities; JSON has no literal for them, so they come back as null
 // and `nonFinite` names each such field with its value ('nan', 'inf', '-inf') — a chart can mark them.
+//
+// Each step also says how far the run had got when it ran (`envSteps`, progress.ts), so runs can be compared by
+// env steps; the event stream, which sends one row at a time, leaves it null.
 import { RUN_WINDOW, enumParam, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
+import { envStepsAt } from './progress.js';
 import { sqlInt, sqlString } from './sql.js';
 import { int, mapOf, num, read, type AnalyticsStore } from './store.js';
 
@@ -127,9 +131,11 @@ export interface LearnerMetricsView {
   readonly eventTimeMs: number;
   /** Fields whose value is NaN or infinite (shown as null above), e.g. {"totalLoss": "nan"}. */
   readonly nonFinite: Record<string, string>;
+  /** Env steps of the run's rollout batches recorded at or before the step; null before the first, and in the event stream. */
+  readonly envSteps: number | null;
 }
 
-export function learnerMetricsView(row: LearnerMetricsRow): LearnerMetricsView {
+export function learnerMetricsView(row: LearnerMetricsRow, envSteps: number | null = null): LearnerMetricsView {
   const nonFinite: Record<string, string> = {};
   for (const entry of row.non_finite ?? []) {
     const at = entry.lastIndexOf('=');
@@ -158,6 +164,7 @@ export function learnerMetricsView(row: LearnerMetricsRow): LearnerMetricsView {
     metrics: mapOf(row.metrics_keys, row.metrics_values),
     eventTimeMs: int(row.event_time_ms),
     nonFinite,
+    envSteps,
   };
 }
 
@@ -168,5 +175,11 @@ export interface LearnerMetricsResult {
 
 export async function queryLearnerMetrics(store: AnalyticsStore, q: LearnerMetricsQuery): Promise<LearnerMetricsResult> {
   const rows = await read<LearnerMetricsRow>(store, learnerMetricsSql(q));
-  return { learnerSteps: rows.slice(0, q.limit).map(learnerMetricsView), truncated: rows.length > q.limit };
+  const kept = rows.slice(0, q.limit);
+  const envSteps = await envStepsAt(
+    store,
+    q.runId,
+    kept.map((row) => int(row.event_time_ms)),
+  );
+  return { learnerSteps: kept.map((row, i) => learnerMetricsView(row, envSteps[i] ?? null)), truncated: rows.length > q.limit };
 }

@@ -82,6 +82,17 @@ export function idParam(values: ReadonlyMap<string, string>, name: string): stri
   return patternParam(values, name, ID_PATTERN, ID_DESCRIPTION);
 }
 
+/** A comma-separated list of 1 to `max` distinct ids (e.g. runIds); undefined when absent. */
+export function idListParam(values: ReadonlyMap<string, string>, name: string, max: number): readonly string[] | undefined {
+  const raw = values.get(name);
+  if (raw === undefined) return undefined;
+  const ids = raw.split(',');
+  if (ids.length > max) throw invalid(name, `names ${ids.length} ids; at most ${max}`);
+  for (const id of ids) if (!ID_PATTERN.test(id)) throw invalid(name, `each must be ${ID_DESCRIPTION}, got '${id.slice(0, 40)}'`);
+  if (new Set(ids).size !== ids.length) throw invalid(name, 'names an id twice');
+  return ids;
+}
+
 /** An id from the path (`:runId`, `:episodeId`), already percent-decoded by express; 400 naming it otherwise. */
 export function routeId(name: string, raw: unknown): string {
   if (typeof raw !== 'string' || !ID_PATTERN.test(raw)) {

@@ -8,8 +8,11 @@
 // a crash counts twice until ClickHouse merges the duplicate away — and episodes as rows of step 0. Assembled
 // episodes are distinct 64-bit hashes of their ids (half the time of hashing the strings; two ids collide
 // with a chance of about 1 in 10^7 at a million episodes).
-import { DAY_MS, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
-import { sqlInt } from './sql.js';
+//
+// With runIds only those runs are read (the run id leads every table's key, so the scan is theirs alone), over the
+// widest window by default: how a page that names its runs, such as the comparison of runs, learns which exist.
+import { DAY_MS, idListParam, limitParam, readQuery, windowParams, type RawQuery, type TimeWindow } from './params.js';
+import { sqlInt, sqlString } from './sql.js';
 import { int, read, type AnalyticsStore } from './store.js';
 
 export const RUNS_DEFAULT_LIMIT = 100;
@@ -17,20 +20,30 @@ export const RUNS_DEFAULT_LIMIT = 100;
 export const RUNS_DEFAULT_WINDOW_MS = 30 * DAY_MS;
 /** The widest window: every table is scanned over it (not only one run's rows). */
 export const RUNS_MAX_WINDOW_MS = 366 * DAY_MS;
+/** Most run ids one request may name. */
+export const RUNS_MAX_IDS = 100;
 
 export interface RunsQuery extends TimeWindow {
   readonly limit: number;
+  /** Only these runs. */
+  readonly runIds?: readonly string[];
 }
 
-export const runsParams = ['limit', 'sinceMs', 'untilMs'] as const;
+export const runsParams = ['limit', 'sinceMs', 'untilMs', 'runIds'] as const;
 
 export function parseRunsQuery(query: RawQuery, nowMs: number): RunsQuery {
   const values = readQuery(query, runsParams);
   const limit = limitParam(values, RUNS_DEFAULT_LIMIT);
-  return { limit, ...windowParams(values, nowMs, { defaultWindowMs: RUNS_DEFAULT_WINDOW_MS, maxWindowMs: RUNS_MAX_WINDOW_MS }) };
+  const runIds = idListParam(values, 'runIds', RUNS_MAX_IDS);
+  const defaultWindowMs = runIds === undefined ? RUNS_DEFAULT_WINDOW_MS : RUNS_MAX_WINDOW_MS;
+  return { limit, ...windowParams(values, nowMs, { defaultWindowMs, maxWindowMs: RUNS_MAX_WINDOW_MS }), ...(runIds === undefined ? {} : { runIds }) };
 }
 
-const inWindow = (column: string, q: TimeWindow): string => `${column} >= ${sqlInt(q.sinceMs)} AND ${column} < ${sqlInt(q.untilMs)}`;
+/** A table's rows in the window (by `column`), of the runs asked for when the query names them. */
+function inWindow(column: string, q: RunsQuery): string {
+  const window = `${column} >= ${sqlInt(q.sinceMs)} AND ${column} < ${sqlInt(q.untilMs)}`;
+  return q.runIds === undefined ? window : `run_id IN (${q.runIds.map(sqlString).join(', ')}) AND ${window}`;
+}
 
 /**
  * The runs SELECT; asks for limit + 1 rows so the caller can say whether there were more. Every part has

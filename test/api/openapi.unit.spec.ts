@@ -341,8 +341,9 @@ test('each operation documents the query parameters its handler accepts, and the
     }
     // Each documented parameter, given a value its schema refuses, is a 400 naming it (not an unknown-parameter 400).
     for (const p of documented) {
-      const schema = p.schema as { type?: string; enum?: unknown[]; items?: unknown };
-      const bad = schema.type === 'array' ? 'nope' : schema.enum ? 'nope' : schema.type === 'string' ? 'has space' : 'x1';
+      const schema = p.schema as { type?: string; enum?: unknown[]; items?: { enum?: unknown[] } };
+      // A list of ids (runIds) refuses a space; a list from an enumeration, a name outside it.
+      const bad = schema.type === 'array' ? (schema.items?.enum ? 'nope' : 'has space') : schema.enum ? 'nope' : schema.type === 'string' ? 'has space' : 'x1';
       const rest = required.filter((r) => !r.startsWith(`${p.name}=`));
       const refused = await fetch(`${url}${concrete(path, op)}?${[...rest, `${p.name}=${encodeURIComponent(bad)}`].join('&')}`);
       const body = (await conforms(op, `${what}?${p.name}=${bad}`, refused)) as { status: number; field: string; detail: string };

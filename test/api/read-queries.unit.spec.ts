@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { HttpProblem } from '../../core/problem.js';
 import { ID_PATTERN, MAX_ROWS, routeId, windowParams, readQuery, boolParam, listParam, RUN_WINDOW, CLOCK_SKEW_MS, DAY_MS } from '../../storage/query/params.js';
-import { parseRunsQuery, runsSql, RUNS_DEFAULT_WINDOW_MS } from '../../storage/query/runs.js';
+import { parseRunsQuery, runsSql, RUNS_DEFAULT_WINDOW_MS, RUNS_MAX_IDS, RUNS_MAX_WINDOW_MS } from '../../storage/query/runs.js';
 import { autoBucketMs, batchPointsSql, bucketPointsSql, extentSql, parseSeriesQuery, passKSql } from '../../storage/query/curve.js';
 import { parseRolloutStatsQuery, rolloutStatsSql } from '../../storage/query/rollout-stats.js';
 import { learnerMetricsSql, parseLearnerMetricsQuery } from '../../storage/query/learner-metrics.js';
@@ -98,6 +98,18 @@ test('runs: defaults to the last 30 days and 100 runs; the SQL unions every tabl
   for (const table of ['steps', 'trajectories', 'rollout_stats', 'learner_steps', 'policy_versions']) assert.match(sql, new RegExp(`FROM ${table} WHERE`));
   assert.equal(sql.match(/>= 100 AND \w+ < 200/g)?.length, 5, 'every part is bounded by the window');
   assert.match(sql, /LIMIT 6$/);
+});
+
+test('runs: runIds names the runs (each checked, at most RUNS_MAX_IDS, each once) over the widest window by default', () => {
+  const q = parseRunsQuery({ runIds: 'run-7,a/b:c' }, NOW);
+  assert.deepEqual(q, { limit: 100, sinceMs: NOW + CLOCK_SKEW_MS - RUNS_MAX_WINDOW_MS, untilMs: NOW + CLOCK_SKEW_MS, runIds: ['run-7', 'a/b:c'] });
+  const sql = runsSql(q);
+  assert.equal(sql.match(/run_id IN \('run-7', 'a\/b:c'\) AND \w+ >= /g)?.length, 5, 'every part reads only the runs named');
+  assert.doesNotMatch(runsSql({ limit: 5, sinceMs: 100, untilMs: 200 }), /run_id IN/);
+  rejects('a quote', () => parseRunsQuery({ runIds: "run-7,x'y" }, NOW), 'runIds');
+  rejects('an empty id', () => parseRunsQuery({ runIds: 'run-7,' }, NOW), 'runIds');
+  rejects('twice', () => parseRunsQuery({ runIds: 'a,a' }, NOW), 'runIds');
+  rejects('too many', () => parseRunsQuery({ runIds: Array.from({ length: RUNS_MAX_IDS + 1 }, (_, i) => `r${i}`).join(',') }, NOW), 'runIds');
 });
 
 const runsBad: Array<[string, Record<string, unknown>, string]> = [

@@ -38,8 +38,8 @@ test('a call not streamed is one object of its endpoint, with the call id and th
 test('a streamed call is chunks ending with [DONE]', () => {
   const chat = answerOf(parseChatRequest({ model: 'm', messages, stream: true }), recorded);
   assert.ok(chat.stream);
-  assert.equal(chat.payloads.at(-1), '[DONE]');
-  assert.match(chat.payloads[0]!, /chat\.completion\.chunk/);
+  assert.equal(chat.events.at(-1)?.data, '[DONE]');
+  assert.match(chat.events[0]!.data, /chat\.completion\.chunk/);
 });
 
 const param = (f: () => unknown) => {

@@ -6,8 +6,6 @@
 // documented 502 and nothing is recorded. Each test has its own topic prefix; waits poll.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Admin } from 'kafkajs';
 import { loadConfig, topicName, type TrajflowConfig } from '../../core/config.js';
 import { ensureTopics, topicSpecs } from '../../infra/topics.js';
@@ -16,9 +14,9 @@ import { loadGatewayConfig } from '../../gateway/config.js';
 import { OpenAIUpstream } from '../../gateway/openai-upstream.js';
 import { startGateway, type GatewayHandle } from '../../gateway/server.js';
 import { readEvents, uniqueName, waitFor } from '../helpers/kafka.js';
+import { startVllmFixture } from './fixtures/vllm-fixture.js';
 
 const base = loadConfig();
-const FIXTURE = fileURLToPath(new URL('./fixtures/vllm-server-entry.mjs', import.meta.url));
 let backbone: Backbone;
 let admin: Admin;
 const prefixes: string[] = [];
@@ -38,23 +36,7 @@ after(async () => {
   await backbone.close();
 });
 
-/** Starts the fixture server process; resolves with its /v1 URL. */
-async function startFixture(...flags: string[]): Promise<string> {
-  const child: ChildProcess = spawn(process.execPath, [FIXTURE, ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
-  closers.push(() => {
-    child.kill('SIGTERM');
-    return undefined;
-  });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (chunk: Buffer) => {
-      const match = /listening (\d+)/.exec(chunk.toString());
-      if (match) resolve(Number(match[1]));
-      else reject(new Error(`the fixture printed ${chunk.toString()}`));
-    });
-    child.once('exit', (code) => reject(new Error(`the fixture exited with ${code}`)));
-  });
-  return `http://127.0.0.1:${port}/v1`;
-}
+const startFixture = (...flags: string[]) => startVllmFixture(closers, ...flags);
 
 async function startOn(upstreamUrl: string): Promise<{ gateway: GatewayHandle; config: TrajflowConfig; runId: string }> {
   const config: TrajflowConfig = { ...base, topicPrefix: uniqueName('gateway') };

@@ -90,3 +90,22 @@ test('no token ids is the documented refusal naming the field; no log-probs and 
   assert.equal(tokenIdOf('token_id:'), undefined);
   assert.equal(tokenIdOf(' token_id:1'), undefined);
 });
+
+test("a choice's stop_reason names the stop string that ended it (a stop token's integer id names none)", () => {
+  const raw = (stopReason: unknown, finish = 'stop') => ({
+    message: { content: 'ab' },
+    token_ids: [1, 2],
+    logprobs: {
+      content: content([
+        ['a', -0.5],
+        ['b', -0.25],
+      ]),
+    },
+    finish_reason: finish,
+    stop_reason: stopReason,
+  });
+  assert.equal(sampledChoiceOf(raw('END'), 0, 'chat').stopSequence, 'END');
+  assert.equal(sampledChoiceOf(raw(151645), 0, 'chat').stopSequence, undefined);
+  assert.equal(sampledChoiceOf(raw(null), 0, 'chat').stopSequence, undefined);
+  assert.equal(sampledChoiceOf(raw('END', 'length'), 0, 'chat').stopSequence, undefined);
+});

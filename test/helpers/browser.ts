@@ -1,6 +1,6 @@
 // Browser-test helpers: Debian's Chromium (installed by infra/browser.ts when missing, never a downloaded
 // build) driven by playwright-core; pages that record every console error and uncaught exception; and
-// screenshots under test-artifacts/.
+// screenshots under test-artifacts/ (or docs/images/, for those the documentation shows).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -33,10 +33,16 @@ export async function openWatchedPage(browser: Browser, viewport = { width: 1360
   return { page, context, errors };
 }
 
-/** A full-page screenshot at test-artifacts/<name>.png; returns its path. */
-export async function screenshot(page: Page, name: string): Promise<string> {
-  mkdirSync(ARTIFACTS_DIR, { recursive: true });
-  const path = join(ARTIFACTS_DIR, `${name}.png`);
+/**
+ * Where a screenshot the documentation shows goes: docs/images/ when TRAJFLOW_UPDATE_DOCS_IMAGES=1 (to refresh the
+ * docs on purpose), test-artifacts/ otherwise, so a test run leaves the working tree as it found it.
+ */
+export const DOCS_IMAGES_DIR = process.env.TRAJFLOW_UPDATE_DOCS_IMAGES === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : ARTIFACTS_DIR;
+
+/** A full-page screenshot at <dir>/<name>.png (test-artifacts/ unless said); returns its path. */
+export async function screenshot(page: Page, name: string, dir = ARTIFACTS_DIR): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, `${name}.png`);
   await page.screenshot({ path, fullPage: true });
   return path;
 }

@@ -458,6 +458,12 @@ export function clickHouseSuite(options: SuiteOptions): void {
     assert.deepEqual(runs.map((r) => r.runId).sort(), [RUN_G, RUN_B, RUN].sort());
     const one = await queryRuns(counting, { limit: 1, ...W });
     assert.deepEqual([one.runs.length, one.truncated], [1, true]);
+    const named = await queryRuns(counting, { limit: 100, ...W, runIds: [RUN_B, 'no-such-run'] });
+    assert.deepEqual(
+      named.runs.map((r) => r.runId),
+      [RUN_B],
+      'only the runs named, and only those that exist',
+    );
   });
 
   test('curve: one point per batch (the duplicate once) with cumulative env steps; buckets pool exactly; auto buckets', async () => {
@@ -469,6 +475,8 @@ export function clickHouseSuite(options: SuiteOptions): void {
       const rewards = BATCH_REWARDS[i]!;
       cumulative += rewards.length * MEAN_LENGTH[i]!;
       assert.deepEqual([point.batchId, point.timeMs, point.envSteps, point.cumulativeEnvSteps], [`batch-${i}`, batchTime(i), rewards.length * MEAN_LENGTH[i]!, cumulative]);
+      // Versions 1 and 2 are published between the first and the second batch.
+      assert.equal(point.policyVersion, i === 0 ? null : 2, `policy version of batch ${i}`);
       close(point.rewardMean, mean(rewards), 'rewardMean');
       close(point.rewardStd, unbiasedStd(rewards), 'rewardStd');
       close(point.passAtK['4'] ?? null, Math.min(1, mean(rewards) + 0.25), 'pass@4');
@@ -561,8 +569,13 @@ export function clickHouseSuite(options: SuiteOptions): void {
     assert.deepEqual(first!.metrics, { importanceWeightMean: 1, ppoKl: 0.01 });
     assert.deepEqual(first!.nonFinite, {});
     assert.deepEqual([second!.totalLoss, second!.clipFractionLow, second!.nonFinite], [null, null, { totalLoss: 'nan' }]);
+    assert.deepEqual(
+      body.learnerSteps.map((s) => s.envSteps),
+      [8, 58, 108],
+      "the run's env steps by each step (batch 2 stored twice counts once)",
+    );
     const desc = await queryLearnerMetrics(counting, { runId: RUN, limit: 1, order: 'desc', ...W });
-    assert.deepEqual([desc.learnerSteps[0]?.step, desc.truncated], [2, true]);
+    assert.deepEqual([desc.learnerSteps[0]?.step, desc.truncated, desc.learnerSteps[0]?.envSteps], [2, true, 108]);
   });
 
   test('evaluations: per policy version in order, the redelivered one once, NaN as null', async () => {
@@ -591,6 +604,10 @@ export function clickHouseSuite(options: SuiteOptions): void {
       ['nan', 'entropy_collapse'],
     );
     assert.equal(body.alerts[0]!.value, null, 'a NaN value is null');
+    assert.deepEqual(
+      body.alerts.map((a) => a.envSteps),
+      [58, 58],
+    );
     assert.deepEqual(body.alerts[0]!.evidence, { totalLoss: null });
     assert.deepEqual(body.alerts[1]!.evidence, sampleEvents.collapse_alert.evidence);
     const warnings = await queryAlerts(counting, { ...q, kind: 'entropy_collapse', severity: 'warning' });

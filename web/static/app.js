@@ -4,8 +4,10 @@
 //   #/                                        runs
 //   #/runs/<runId>                            one run: curves, collapse panel, trajectories
 //   #/runs/<runId>/trajectories/<episodeId>   the trajectory inspector
+//   #/compare?runs=<runId>,<runId>…&x=<axis>  runs compared, one line per run on each chart
 //   #/ops                                     consumer lag, throughput, dead letters
 import { ApiError, isAbort, setToken, token } from './api.js';
+import { renderCompare } from './compare.js';
 import { h } from './dom.js';
 import { renderOps } from './ops.js';
 import { renderRun } from './run.js';
@@ -33,14 +35,17 @@ const tokenInput = element('token-input', HTMLInputElement);
 let current = null;
 
 /**
+ * A hash's route; what follows a '?' is the query, which only the comparison reads (no id has a '?').
  * @param {string} hash
  * @returns {Route}
  */
 function parseRoute(hash) {
+  const at = hash.indexOf('?');
+  const path = at < 0 ? hash : hash.slice(0, at);
   /** @type {string[]} */
   let parts;
   try {
-    parts = hash
+    parts = path
       .replace(/^#\/?/, '')
       .split('/')
       .filter((p) => p !== '')
@@ -51,6 +56,7 @@ function parseRoute(hash) {
   const [section, runId, sub, episodeId] = parts;
   if (section === undefined) return { page: 'runs' };
   if (section === 'ops' && runId === undefined) return { page: 'ops' };
+  if (section === 'compare' && runId === undefined) return { page: 'compare', search: at < 0 ? '' : hash.slice(at + 1) };
   if (section === 'runs' && runId !== undefined && sub === undefined) return { page: 'run', runId };
   if (section === 'runs' && runId !== undefined && sub === 'trajectories' && episodeId !== undefined && parts.length === 4) return { page: 'trajectory', runId, episodeId };
   return { page: 'missing' };
@@ -78,6 +84,8 @@ function render(root, route, context) {
       return renderRun(root, route, context);
     case 'trajectory':
       return renderTrajectory(root, route, context);
+    case 'compare':
+      return renderCompare(root, route, context);
     case 'ops':
       return renderOps(root, route, context);
     case 'missing':

@@ -226,7 +226,7 @@ export function createVersionChart(parent, spec) {
  * @param {string} label
  * @returns {ChartParts}
  */
-function chartFigure(parent, spec, label) {
+export function chartFigure(parent, spec, label) {
   const plot = h('div', { class: 'plot', role: 'img', 'aria-label': label });
   const latest = h('p', { class: 'latest', 'data-latest': '' }, 'no data yet');
   const figure = h(
@@ -249,7 +249,7 @@ function chartFigure(parent, spec, label) {
  * @param {ChartParts} parts
  * @returns {Chart}
  */
-function chartHandle(chart, spec, { plot, latest, figure, colored }) {
+export function chartHandle(chart, spec, { plot, latest, figure, colored }) {
   return {
     figure,
     update(xs, columns) {

@@ -117,3 +117,21 @@ export function facts(pairs, attrs = {}) {
     pairs.map(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
   );
 }
+
+/**
+ * Calls `resize` once the window has kept its size for 150 ms; the function returned stops listening.
+ * @param {() => void} resize
+ */
+export function onWindowResize(resize) {
+  /** @type {number | undefined} */
+  let timer;
+  const onResize = () => {
+    clearTimeout(timer);
+    timer = setTimeout(resize, 150);
+  };
+  window.addEventListener('resize', onResize);
+  return () => {
+    clearTimeout(timer);
+    window.removeEventListener('resize', onResize);
+  };
+}

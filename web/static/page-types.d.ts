@@ -18,12 +18,14 @@ export interface PageContext {
   readonly onError: (error: unknown) => void;
 }
 
-/** A hash route: which page, and the ids in its path. */
+/** A hash route: which page, and the ids in its path (and the comparison's query). */
 export type Route =
   | { readonly page: 'runs' }
   | { readonly page: 'ops' }
   | { readonly page: 'missing' }
   | { readonly page: 'run'; readonly runId: string }
+  /** The comparison of runs; `search` is the hash's query (runs=…&x=…), which the page reads itself. */
+  | { readonly page: 'compare'; readonly search: string }
   | { readonly page: 'trajectory'; readonly runId: string; readonly episodeId: string };
 
 /** What a page gives back: its title, the heading to focus, and dispose() for its timers and streams. */

@@ -23,7 +23,7 @@ export function emptyRunState() {
 
 /**
  * A curve point from a live rollout-stats row: the batch as one point, as the curve has it without buckets (the
- * run's cumulative env steps are not known from one row).
+ * run's cumulative env steps and policy version are not known from one row).
  * @param {RolloutStatsView} row
  * @returns {CurvePoint}
  */
@@ -39,6 +39,7 @@ export function pointOfBatch(row) {
     rewardHigh: mean === null || std === null ? null : mean + std,
     envSteps: meanLength === null ? null : Math.round(meanLength * row.trajectories),
     cumulativeEnvSteps: null,
+    policyVersion: null,
     closedFull: closed('full'),
     closedIdle: closed('idle'),
     closedTimeout: closed('timeout'),

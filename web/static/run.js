@@ -5,6 +5,7 @@
 // modules, one per panel; this one loads the data, follows the stream and draws.
 import { enc, getJson } from './api.js';
 import { alertsTable } from './collapse.js';
+import { onWindowResize } from './dom.js';
 import { subscribe } from './live.js';
 import { chartBoard } from './run-board.js';
 import { closedChart, curveNoteText, passChart, rewardChart, rolloutCollapseCharts, successChart } from './run-curves.js';
@@ -169,24 +170,6 @@ function liveUpdates(run, draw, onError) {
       draw();
     },
     dispose: () => clearTimeout(refetch),
-  };
-}
-
-/**
- * Calls `resize` once the window has kept its size for 150 ms; the function returned stops listening.
- * @param {() => void} resize
- */
-function onWindowResize(resize) {
-  /** @type {number | undefined} */
-  let timer;
-  const onResize = () => {
-    clearTimeout(timer);
-    timer = setTimeout(resize, 150);
-  };
-  window.addEventListener('resize', onResize);
-  return () => {
-    clearTimeout(timer);
-    window.removeEventListener('resize', onResize);
   };
 }
 

@@ -67,6 +67,8 @@ export interface CurvePoint extends RolloutFigures {
   readonly rewardHigh: number | null;
   readonly envSteps: number | null;
   readonly cumulativeEnvSteps: number | null;
+  /** The newest policy version published by the point's newest batch; null before the first. */
+  readonly policyVersion: number | null;
   readonly closedFull: number;
   readonly closedIdle: number;
   readonly closedTimeout: number;
@@ -96,6 +98,8 @@ export interface LearnerMetricsView {
   readonly metrics: Readonly<Record<string, number | null>>;
   readonly eventTimeMs: number;
   readonly nonFinite: Readonly<Record<string, string>>;
+  /** Env steps of the run's rollout batches by the step; null before the first, and in the event stream. */
+  readonly envSteps: number | null;
 }
 
 export interface AlertView {
@@ -111,6 +115,8 @@ export interface AlertView {
   readonly message: string;
   readonly evidence: Readonly<Record<string, number | null>>;
   readonly eventTimeMs: number;
+  /** Env steps of the run's rollout batches by the alert; null before the first, and in the event stream. */
+  readonly envSteps: number | null;
 }
 
 export interface EvaluationView {
