@@ -6,7 +6,7 @@ const LAYERS = [
   ['schemas', 'tokenizer'],
   ['streams'],
   ['infra'],
-  ['envs', 'processors', 'learner', 'storage', 'detectors'],
+  ['envs', 'rollout', 'processors', 'learner', 'storage', 'detectors'],
   ['api', 'web', 'sdk', 'gateway'], // sdk/: the package's entry (package.json "exports"), over core, schemas, streams and envs; gateway/: the OpenAI-compatible gateway (imports api's auth and limits)
   ['cli'],
   ['bench'],
@@ -56,11 +56,20 @@ const againstTheOrder = LAYERS.slice(0, -1).map((layer, i) => ({
 const peers = [
   { from: 'processors', may: [], why: 'the processors are stream logic over events: they know no environment, model or store' },
   { from: 'storage', may: [], why: 'storage writes and reads ClickHouse; the parts that use it import it, not the other way' },
-  { from: 'envs', may: ['learner/policy/'], why: "environments know nothing of training; only the actors sample from the learner's policy" },
+  { from: 'envs', may: [], why: 'environments and the policy interface know nothing of rollouts or training: the rollout workers and the learner import them, not the other way' },
+  {
+    from: 'rollout',
+    may: ['envs/', 'learner/policy/'],
+    why: "the rollout workers play the environments; `trajflow actors` samples with the learner's transformer policy when asked (learner/policy/actors-provider.ts)",
+  },
   { from: 'detectors', may: ['storage/'], why: 'the collapse detectors read the stored history through the read model' },
-  { from: 'learner', may: ['envs/', 'processors/', 'storage/'], why: "the learner evaluates on envs, replays through the processors' core and reads stored trajectories" },
+  {
+    from: 'learner',
+    may: ['envs/', 'rollout/', 'processors/', 'storage/'],
+    why: "the learner evaluates on envs, plays episodes in process and follows policy versions with rollout's code, replays through the processors' core and reads stored trajectories",
+  },
 ];
-const DOMAIN = ['envs', 'processors', 'learner', 'storage', 'detectors'];
+const DOMAIN = ['envs', 'rollout', 'processors', 'learner', 'storage', 'detectors'];
 const peerRules = peers.map(({ from, may, why }) => ({
   name: `peers-${from}`,
   comment: why,

@@ -9,7 +9,7 @@ import type { EventCodec } from '../schemas/index.js';
 import type { DeadLetterSink, StepPublisher } from '../streams/index.js';
 import { webRouter } from '../web/router.js';
 import { bearerAuth } from './auth.js';
-import { isLoopback, type DashboardConfig } from './config.js';
+import { isLoopback, type ApiConfig } from './config.js';
 import { deadLettersRouter } from './dead-letters-route.js';
 import { consoleLogger, notFound, problemErrorHandler, type Logger } from './error-handler.js';
 import { eventsRouter, type EventStreamOptions } from './events-route.js';
@@ -24,7 +24,7 @@ import { replayRouter, type ReplayStarter } from './replay-route.js';
 import { RateLimiter, type Clock } from './token-bucket.js';
 
 export interface ApiDeps {
-  readonly config: DashboardConfig;
+  readonly config: ApiConfig;
   readonly codec: EventCodec;
   readonly steps: Pick<StepPublisher, 'publishAll'>;
   readonly deadLetters: DeadLetterSink;

@@ -5,13 +5,13 @@ import { parseArgs } from 'node:util';
 import type { Command } from '../infra/cli/command.js';
 import { loadConfig } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { connectBackbone, shutdownOnSignals } from '../streams/index.js';
-import { checkExposure, loadDashboardConfig, DEFAULT_DASHBOARD_PORT } from './config.js';
+import { checkExposure, loadApiConfig, DEFAULT_API_PORT } from './config.js';
 import { startHttpServer } from './server.js';
 import { createApiServices } from './services.js';
 
-export const dashboardUsage = `trajflow dashboard [--host 127.0.0.1] [--port ${DEFAULT_DASHBOARD_PORT}]
+export const dashboardUsage = `trajflow dashboard [--host 127.0.0.1] [--port ${DEFAULT_API_PORT}]
 
   --host   interface to bind (TRAJFLOW_DASHBOARD_HOST); anything but loopback needs TRAJFLOW_DASHBOARD_TOKENS
   --port   port to bind, 0 for any free one (TRAJFLOW_DASHBOARD_PORT)
@@ -57,9 +57,9 @@ export async function dashboardCommand(args: string[]): Promise<number> {
     return 0;
   }
   const port = portFlag(values.port);
-  const dashboard = loadDashboardConfig({ ...(values.host === undefined ? {} : { host: values.host }), ...(port === undefined ? {} : { port }) });
+  const api = loadApiConfig({ ...(values.host === undefined ? {} : { host: values.host }), ...(port === undefined ? {} : { port }) });
   // Refuse before starting anything else.
-  checkExposure(dashboard);
+  checkExposure(api);
 
   const config = loadConfig();
   await ensureUp(config);
@@ -67,13 +67,13 @@ export async function dashboardCommand(args: string[]): Promise<number> {
   const services = createApiServices(backbone);
   let server: Awaited<ReturnType<typeof startHttpServer>>;
   try {
-    server = await startHttpServer(dashboard, services);
+    server = await startHttpServer(api, services);
   } catch (error) {
     await services.close();
     await backbone.close();
     throw error;
   }
-  const auth = dashboard.tokens.length > 0 ? `${dashboard.tokens.length} token(s) required for writes` : 'no tokens (loopback only)';
+  const auth = api.tokens.length > 0 ? `${api.tokens.length} token(s) required for writes` : 'no tokens (loopback only)';
   console.log(`dashboard: API on ${server.url} (${auth}); POST ${server.url}/v1/steps, GET ${server.url}/v1/runs, GET ${server.url}/health; Ctrl-C to stop`);
 
   // Close in order: the server (no new requests; in-flight ones finish), the probe client, then the

@@ -11,7 +11,7 @@ export interface RateLimitConfig {
   readonly burst: number;
 }
 
-export interface DashboardConfig {
+export interface ApiConfig {
   /** Interface to bind (default 127.0.0.1). Anything but loopback needs at least one token. */
   readonly host: string;
   /** Port to bind (default 18080); 0 picks a free port (tests). */
@@ -38,11 +38,11 @@ export interface DashboardConfig {
   readonly allowedHosts: readonly string[] | null;
 }
 
-export const DEFAULT_DASHBOARD_PORT = 18080;
+export const DEFAULT_API_PORT = 18080;
 
-export const defaultDashboardConfig: DashboardConfig = Object.freeze({
+export const defaultApiConfig: ApiConfig = Object.freeze({
   host: '127.0.0.1',
-  port: DEFAULT_DASHBOARD_PORT,
+  port: DEFAULT_API_PORT,
   tokens: Object.freeze([]) as readonly string[],
   maxBodyBytes: 1024 * 1024,
   maxStepsPerRequest: 1000,
@@ -54,8 +54,8 @@ export const defaultDashboardConfig: DashboardConfig = Object.freeze({
 });
 
 /** Overrides from flags or code; a field left undefined falls back to the environment, then the default. */
-export type DashboardConfigOverrides = {
-  readonly [K in keyof DashboardConfig]?: K extends 'rateLimit' ? Partial<RateLimitConfig> : DashboardConfig[K];
+export type ApiConfigOverrides = {
+  readonly [K in keyof ApiConfig]?: K extends 'rateLimit' ? Partial<RateLimitConfig> : ApiConfig[K];
 };
 
 type Env = Record<string, string | undefined>;
@@ -116,7 +116,7 @@ export function isLoopback(host: string): boolean {
 
 /** The interface to bind: the override, else the environment, else loopback; a host name or an IP address. */
 function hostOf(override: string | undefined, env: Env): string {
-  const host = override ?? (env[ENV.host]?.trim() || defaultDashboardConfig.host);
+  const host = override ?? (env[ENV.host]?.trim() || defaultApiConfig.host);
   if (!HOST.test(host)) {
     throw new ConfigError(`the dashboard host '${host}' is not a host name or IP address: pass --host 127.0.0.1 (or set ${ENV.host}).`);
   }
@@ -136,7 +136,7 @@ function tokensOf(override: readonly string[] | undefined, env: Env): readonly s
 
 /** The per-token bucket: a positive rate, and a burst (default at least a full batch) that a full batch fits in. */
 function rateLimitOf(override: Partial<RateLimitConfig> | undefined, env: Env, maxStepsPerRequest: number): RateLimitConfig {
-  const d = defaultDashboardConfig.rateLimit;
+  const d = defaultApiConfig.rateLimit;
   const stepsPerSecond = override?.stepsPerSecond ?? envNumber(env, ENV.stepsPerSecond) ?? d.stepsPerSecond;
   if (!(stepsPerSecond > 0) || !Number.isFinite(stepsPerSecond)) {
     throw new ConfigError(`${ENV.stepsPerSecond} is ${stepsPerSecond}: set it to a rate above 0 steps per second (default ${d.stepsPerSecond}).`);
@@ -153,8 +153,8 @@ function rateLimitOf(override: Partial<RateLimitConfig> | undefined, env: Env, m
 }
 
 /** The event stream limits, in all and per client (default at most the total); per client never above the total. */
-function eventStreamLimitsOf(overrides: DashboardConfigOverrides, env: Env): Pick<DashboardConfig, 'maxEventStreams' | 'maxEventStreamsPerClient'> {
-  const d = defaultDashboardConfig;
+function eventStreamLimitsOf(overrides: ApiConfigOverrides, env: Env): Pick<ApiConfig, 'maxEventStreams' | 'maxEventStreamsPerClient'> {
+  const d = defaultApiConfig;
   const maxEventStreams = integerIn(`${ENV.maxEventStreams}`, overrides.maxEventStreams ?? envNumber(env, ENV.maxEventStreams) ?? d.maxEventStreams, 1, 10_000, d.maxEventStreams);
   const maxEventStreamsPerClient = integerIn(
     `${ENV.maxEventStreamsPerClient}`,
@@ -175,8 +175,8 @@ function eventStreamLimitsOf(overrides: DashboardConfigOverrides, env: Env): Pic
  * Builds the API config from `env` (default process.env) and `overrides`, checking every field.
  * Throws ConfigError with a message saying what to change.
  */
-export function loadDashboardConfig(overrides: DashboardConfigOverrides = {}, env: Env = process.env): DashboardConfig {
-  const d = defaultDashboardConfig;
+export function loadApiConfig(overrides: ApiConfigOverrides = {}, env: Env = process.env): ApiConfig {
+  const d = defaultApiConfig;
   const host = hostOf(overrides.host, env);
   const port = integerIn(`the dashboard port (--port or ${ENV.port})`, overrides.port ?? envNumber(env, ENV.port) ?? d.port, 0, 65535, d.port);
   const tokens = tokensOf(overrides.tokens, env);
@@ -242,7 +242,7 @@ function allowedHostsOf(override: readonly string[] | null | undefined, env: Env
  * Refuses a server anyone on the network could write to: binding beyond loopback needs a token.
  * Called by startHttpServer before it binds.
  */
-export function checkExposure(config: Pick<DashboardConfig, 'host' | 'tokens'>): void {
+export function checkExposure(config: Pick<ApiConfig, 'host' | 'tokens'>): void {
   if (!isLoopback(config.host) && config.tokens.length === 0) {
     throw new ConfigError(
       `refusing to serve on ${config.host} without authentication: anyone who can reach it could publish steps. ` +

@@ -71,7 +71,7 @@ class EventStream {
     private readonly res: Response,
     private readonly store: AnalyticsStore,
     private readonly query: EventsQuery,
-    private readonly settings: Required<EventStreamOptions>,
+    private readonly config: Required<EventStreamOptions>,
     private readonly now: () => number,
     private readonly log: Logger,
     private readonly onClose: () => void,
@@ -83,8 +83,8 @@ class EventStream {
 
   /** Sets the cursors; without sinceMs, marks what is already there as sent. Throws what ClickHouse throws. */
   async prime(): Promise<void> {
-    const from = this.query.sinceMs ?? Math.max(0, this.now() - this.settings.lookbackMs);
-    for (const type of this.query.types) this.cursors.set(type, new StreamCursor(from, this.settings.lookbackMs, EVENT_PAGE));
+    const from = this.query.sinceMs ?? Math.max(0, this.now() - this.config.lookbackMs);
+    for (const type of this.query.types) this.cursors.set(type, new StreamCursor(from, this.config.lookbackMs, EVENT_PAGE));
     if (this.query.sinceMs !== undefined) return;
     await Promise.all(
       this.query.types.map(async (type) => {
@@ -106,9 +106,9 @@ class EventStream {
       'X-Accel-Buffering': 'no',
     });
     this.write(`retry: 2000\n\nevent: ready\ndata: ${JSON.stringify({ runId: this.query.runId, types: this.query.types, sinceMs: this.query.sinceMs ?? null })}\n\n`);
-    this.heartbeatTimer = setInterval(() => this.write(`: heartbeat ${this.now()}\n\n`), this.settings.heartbeatMs);
+    this.heartbeatTimer = setInterval(() => this.write(`: heartbeat ${this.now()}\n\n`), this.config.heartbeatMs);
     this.heartbeatTimer.unref();
-    this.schedule(this.query.sinceMs === undefined ? this.settings.pollMs : 0);
+    this.schedule(this.query.sinceMs === undefined ? this.config.pollMs : 0);
   }
 
   private write(text: string): void {
@@ -154,7 +154,7 @@ class EventStream {
       this.schedule(FAILURE_DELAY_MS);
       return;
     }
-    this.schedule(behind ? 0 : this.settings.pollMs);
+    this.schedule(behind ? 0 : this.config.pollMs);
   }
 
   close(): void {
@@ -168,7 +168,7 @@ class EventStream {
 }
 
 /** The options with their defaults filled in. */
-export function eventStreamSettings(options: EventStreamOptions = {}): Required<EventStreamOptions> {
+export function eventStreamConfig(options: EventStreamOptions = {}): Required<EventStreamOptions> {
   return {
     pollMs: options.pollMs ?? 1000,
     heartbeatMs: options.heartbeatMs ?? 15_000,
@@ -179,15 +179,15 @@ export function eventStreamSettings(options: EventStreamOptions = {}): Required<
 }
 
 /** GET /v1/events: checks the query and the limits, holds a slot, primes the cursors, then streams. */
-function openStream(deps: EventsRouteDeps, settings: Required<EventStreamOptions>, slots: StreamSlots<EventStream>): RequestHandler {
+function openStream(deps: EventsRouteDeps, config: Required<EventStreamOptions>, slots: StreamSlots<EventStream>): RequestHandler {
   return async (req, res) => {
-    const query = parseEventsQuery(req.query as RawQuery, req.get('last-event-id'), settings.lookbackMs);
+    const query = parseEventsQuery(req.query as RawQuery, req.get('last-event-id'), config.lookbackMs);
     // Streams hold a slot for as long as they are open: without a per-client limit one client could take
     // every slot and shut everyone else out. A client is its remote address (behind a proxy: the proxy's).
     const client = clientOf(req);
-    const refusal = slots.refusal(client, settings);
+    const refusal = slots.refusal(client, config);
     if (refusal) throw refusal;
-    const stream: EventStream = new EventStream(res, deps.analytics, query, settings, deps.now, deps.log, () => slots.release(stream));
+    const stream: EventStream = new EventStream(res, deps.analytics, query, config, deps.now, deps.log, () => slots.release(stream));
     // Hold the slot while priming, so concurrent opens cannot pass the limits.
     slots.take(stream, client);
     try {
@@ -207,10 +207,10 @@ function openStream(deps: EventsRouteDeps, settings: Required<EventStreamOptions
 }
 
 export function eventsRouter(deps: EventsRouteDeps): EventsRouter {
-  const settings = eventStreamSettings(deps.options);
+  const config = eventStreamConfig(deps.options);
   const slots = new StreamSlots<EventStream>();
   const router = express.Router();
-  router.get('/v1/events', deps.readAuth, openStream(deps, settings, slots));
+  router.get('/v1/events', deps.readAuth, openStream(deps, config, slots));
   router.all('/v1/events', methodNotAllowed(['GET']));
   return {
     router,

@@ -2,12 +2,12 @@
 export { createApp, type ApiApp, type ApiDeps } from './app.js';
 export {
   checkExposure,
-  defaultDashboardConfig,
+  defaultApiConfig,
   isLoopback,
-  loadDashboardConfig,
-  DEFAULT_DASHBOARD_PORT,
-  type DashboardConfig,
-  type DashboardConfigOverrides,
+  loadApiConfig,
+  DEFAULT_API_PORT,
+  type ApiConfig,
+  type ApiConfigOverrides,
   type RateLimitConfig,
 } from './config.js';
 export { startHttpServer, type HttpServerHandle } from './server.js';

@@ -58,7 +58,7 @@ import {
   type TrajectoryView,
   type TurnSpan,
 } from '../storage/query/trajectories.js';
-import { defaultDashboardConfig, DEFAULT_DASHBOARD_PORT } from './config.js';
+import { defaultApiConfig, DEFAULT_API_PORT } from './config.js';
 import { methodNotAllowed } from './error-handler.js';
 import { hostNotAllowed } from './host-check.js';
 import type { HealthStatus, ProbeResult } from './health-route.js';
@@ -287,7 +287,7 @@ const EXAMPLE_STEP: StepEvent = {
 
 // core/problem.ts' types and the API's own (host-check.ts).
 const problemTypeList = [...Object.values(problemTypes), hostNotAllowed] as ProblemType[];
-const HOST_REFUSED = `this server does not answer for Host "evil.example:${DEFAULT_DASHBOARD_PORT}": use http://127.0.0.1:${DEFAULT_DASHBOARD_PORT}, or add the name to TRAJFLOW_DASHBOARD_ALLOWED_HOSTS`;
+const HOST_REFUSED = `this server does not answer for Host "evil.example:${DEFAULT_API_PORT}": use http://127.0.0.1:${DEFAULT_API_PORT}, or add the name to TRAJFLOW_DASHBOARD_ALLOWED_HOSTS`;
 
 const PROBLEM: Json = {
   type: 'object',
@@ -901,7 +901,7 @@ const ENVELOPES: Record<string, Json> = {
 const RUN_TIME = "the rows' event time";
 const RUN_ID = ref$('parameters', 'runId');
 const EPISODE_ID = ref$('parameters', 'episodeId');
-const MAX_STEPS = defaultDashboardConfig.maxStepsPerRequest;
+const MAX_STEPS = defaultApiConfig.maxStepsPerRequest;
 
 /** This document and /health: open. */
 function metaPaths(): Record<string, PathItem> {
@@ -943,7 +943,7 @@ function ingestPaths(): Record<string, PathItem> {
         summary: 'Publish step events',
         description: [
           `Step events from any language, into <prefix>.env.steps. The body is ${JSON_TYPE} (one step, or {"steps": [...]} with up to ${MAX_STEPS} steps by default: TRAJFLOW_DASHBOARD_MAX_STEPS_PER_REQUEST) or ${AVRO_TYPE} (one step in Avro single-object encoding: 0xC3 0x01, the writer schema's CRC-64-AVRO fingerprint little-endian, the binary record).`,
-          `The body may be gzip-, deflate- or br-compressed (Content-Encoding); its size limit (default ${defaultDashboardConfig.maxBodyBytes} bytes: TRAJFLOW_DASHBOARD_MAX_BODY_BYTES) applies after decompression, and to the bytes on the wire: a body declared larger (Content-Length) is a 413 at once, before any of it is read, and one sent without a length (chunked) is a 413 as soon as the bytes received pass the limit; either way the connection is then closed.`,
+          `The body may be gzip-, deflate- or br-compressed (Content-Encoding); its size limit (default ${defaultApiConfig.maxBodyBytes} bytes: TRAJFLOW_DASHBOARD_MAX_BODY_BYTES) applies after decompression, and to the bytes on the wire: a body declared larger (Content-Length) is a 413 at once, before any of it is read, and one sent without a length (chunked) is a 413 as soon as the bytes received pass the limit; either way the connection is then closed.`,
           "Order of checks: token (401/403) → Content-Type (415) → size (413) → parse → per-token rate limit on the step count (429) → every step converted and validated (400) → all published, Kafka's acks awaited → 202.",
           'All or nothing: a batch with one bad step publishes nothing. A body refused with 400 is also written to the dead-letter topic (source topic `http:/v1/steps`); the problem says whether (`deadLettered`). On 503 some steps may have been written: retry, consumers drop duplicates by eventId.',
         ].join('\n\n'),
@@ -1284,13 +1284,10 @@ function eventsPath(): PathItem {
         },
         '400': ref$('responses', 'InvalidQuery'),
         '503': problemResponse(
-          `ClickHouse failed, or the server has as many streams open as it keeps (default ${defaultDashboardConfig.maxEventStreams}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS), or this client (its remote address; behind a proxy, the proxy's) has as many open as one client may (default ${defaultDashboardConfig.maxEventStreamsPerClient}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT).`,
+          `ClickHouse failed, or the server has as many streams open as it keeps (default ${defaultApiConfig.maxEventStreams}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS), or this client (its remote address; behind a proxy, the proxy's) has as many open as one client may (default ${defaultApiConfig.maxEventStreamsPerClient}: TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT).`,
           [
             [problemTypes.clickhouseUnavailable, 'ClickHouse is not reachable; is it running (trajflow status)?'],
-            [
-              problemTypes.tooManyStreams,
-              `this client has ${defaultDashboardConfig.maxEventStreamsPerClient} event streams open, the most one client may; close one, or retry later`,
-            ],
+            [problemTypes.tooManyStreams, `this client has ${defaultApiConfig.maxEventStreamsPerClient} event streams open, the most one client may; close one, or retry later`],
           ],
           ['Retry-After'],
         ),
@@ -1493,7 +1490,7 @@ function buildDocument(): OpenApiDocument {
       version,
       summary: 'Ingest step events, read what the pipeline stored, follow a run live, start replays.',
       description: [
-        `The HTTP API of \`trajflow dashboard\` (default http://127.0.0.1:${DEFAULT_DASHBOARD_PORT}). Reference: docs/reference/http-api.md.`,
+        `The HTTP API of \`trajflow dashboard\` (default http://127.0.0.1:${DEFAULT_API_PORT}). Reference: docs/reference/http-api.md.`,
         'Errors are RFC 9457 problem details (`application/problem+json`, schema Problem) on every path: an unknown path is a 404 `not-found`; a method a known path does not have is a 405 `method-not-allowed` with Allow; a path parameter that is not valid percent-encoded UTF-8 is a 400; an unexpected failure is a 500 whose body has only an `errorId` for the server log.',
         'Query parameters are read strictly: an unknown one (a typo) or one given twice is a 400 naming it. HEAD is answered for every GET. Every response carries `X-Content-Type-Options: nosniff`.',
         'Authentication: see the bearerAuth security scheme. Writes need a token whenever the server has tokens; reads need one when the server is bound beyond loopback; /health and /openapi.json are open.',

@@ -12,7 +12,7 @@ import { buildSelection, type ReplaySelectionInput } from '../learner/replay/sel
 import { bearerAuth } from './auth.js';
 import { rawBody } from './body-limit.js';
 import { parseReplayBody } from './replay-body.js';
-import type { DashboardConfig } from './config.js';
+import type { ApiConfig } from './config.js';
 import { methodNotAllowed, type Logger } from './error-handler.js';
 import { HttpProblem, problemTypes } from '../core/problem.js';
 import { JSON_TYPE } from './step-body.js';
@@ -47,7 +47,7 @@ const jsonContentType: RequestHandler = (req, _res, next) => {
   next();
 };
 
-export function replayRouter(deps: { config: DashboardConfig; replay?: ReplayStarter; log: Logger }): Router {
+export function replayRouter(deps: { config: ApiConfig; replay?: ReplayStarter; log: Logger }): Router {
   const router = express.Router();
   const states = new Map<string, ReplayState>();
   const writeAuth = bearerAuth(deps.config.tokens, deps.config.tokens.length > 0);

@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../core/errors.js';
 import { createApp, type ApiApp, type ApiDeps } from './app.js';
-import { checkExposure, type DashboardConfig } from './config.js';
+import { checkExposure, type ApiConfig } from './config.js';
 
 export interface HttpServerHandle {
   /** e.g. http://127.0.0.1:18080 */
@@ -37,7 +37,7 @@ export function listen(server: Server, host: string, port: number, portSetting =
   });
 }
 
-export async function startHttpServer(config: DashboardConfig, services: Omit<ApiDeps, 'config'>): Promise<HttpServerHandle> {
+export async function startHttpServer(config: ApiConfig, services: Omit<ApiDeps, 'config'>): Promise<HttpServerHandle> {
   checkExposure(config);
   const app = createApp({ ...services, config });
   const server = createServer(app);

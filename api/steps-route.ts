@@ -18,7 +18,7 @@ import type { EventCodec, StepEvent } from '../schemas/index.js';
 import type { DeadLetterSink, StepPublisher } from '../streams/index.js';
 import { bearerAuth, callerOf } from './auth.js';
 import { rawBody } from './body-limit.js';
-import type { DashboardConfig } from './config.js';
+import type { ApiConfig } from './config.js';
 import { withDeadline } from './deadline.js';
 import type { Logger } from './error-handler.js';
 import { methodNotAllowed } from './error-handler.js';
@@ -38,7 +38,7 @@ export interface IngestStats {
 }
 
 export interface StepsRouteDeps {
-  readonly config: Pick<DashboardConfig, 'tokens' | 'maxBodyBytes' | 'maxStepsPerRequest' | 'publishTimeoutMs'>;
+  readonly config: Pick<ApiConfig, 'tokens' | 'maxBodyBytes' | 'maxStepsPerRequest' | 'publishTimeoutMs'>;
   readonly codec: EventCodec;
   readonly steps: Pick<StepPublisher, 'publishAll'>;
   readonly deadLetters: DeadLetterSink;

@@ -9,9 +9,9 @@
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { loadConfig, type TrajflowConfig } from '../core/config.js';
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { deleteTopicsUnder, ensureTopics, topicSpecs } from '../infra/topics.js';
-import { actorsConfig, episodeIdOf, groupIdOf, startActors, turnSeedOf } from '../envs/actors/index.js';
+import { actorsConfig, episodeIdOf, groupIdOf, startActors, turnSeedOf } from '../rollout/index.js';
 import { createEnv, envNames, type EnvName } from '../envs/index.js';
 import { UniformRandomPolicy } from '../envs/policy/index.js';
 import { connectBackbone } from '../streams/index.js';

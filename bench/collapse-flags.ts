@@ -1,4 +1,4 @@
-// The flags of `trajflow bench collapse` and their defaults, read into the settings both runs share.
+// The flags of `trajflow bench collapse` and their defaults, read into the config both runs share.
 import { ConfigError } from '../core/errors.js';
 import { TRAIN_PRESETS, type TrainPreset } from '../cli/train/presets.js';
 import { parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
@@ -66,7 +66,7 @@ export const COLLAPSE_USAGE =
 
 export type RunLabel = 'collapse' | 'stable';
 
-export interface CollapseSettings extends ReturnType<typeof runOverrides> {
+export interface CollapseBenchConfig extends ReturnType<typeof runOverrides> {
   readonly env: EnvName;
   readonly preset: TrainPreset;
   readonly algorithms: Record<RunLabel, string>;
@@ -80,8 +80,8 @@ export interface CollapseSettings extends ReturnType<typeof runOverrides> {
   readonly groupSize: number;
 }
 
-/** The settings of `bench collapse`'s args (args[0] is `collapse`); unknown flags and values are ConfigErrors. */
-export function collapseSettings(args: readonly string[]): CollapseSettings {
+/** The config of `bench collapse`'s args (args[0] is `collapse`); unknown flags and values are ConfigErrors. */
+export function collapseBenchConfig(args: readonly string[]): CollapseBenchConfig {
   const f = parseFlagPairs(
     args.slice(1).filter((a) => a !== '--json' && a !== '--save'),
     FLAGS,

@@ -4,7 +4,7 @@ import { runLocal, type CurvePoint, type LocalRunConfig } from '../learner/local
 import { buildDetectorsConfig } from '../detectors/config.js';
 import { CollapseEngine, type DetectorInput, type RaisedAlert } from '../detectors/engine.js';
 import { ALGORITHMS } from './learning-algorithms.js';
-import { COLLAPSE_DEFAULTS, type CollapseSettings, type RunLabel } from './collapse-flags.js';
+import { COLLAPSE_DEFAULTS, type CollapseBenchConfig, type RunLabel } from './collapse-flags.js';
 import {
   alertMarks,
   batchInfo,
@@ -20,7 +20,7 @@ import {
 } from './collapse-records.js';
 
 /** The loop's configuration for a run of `algorithm`; `onBatch` sees every batch before its update. */
-function collapseRunConfig(s: CollapseSettings, algorithm: string, onBatch: LocalRunConfig['onBatch']): LocalRunConfig {
+function collapseRunConfig(s: CollapseBenchConfig, algorithm: string, onBatch: LocalRunConfig['onBatch']): LocalRunConfig {
   const chosen = ALGORITHMS[algorithm]!;
   return {
     env: s.env,
@@ -46,7 +46,7 @@ function collapseRunConfig(s: CollapseSettings, algorithm: string, onBatch: Loca
 }
 
 /** Trains the run labelled `label`, logging each iteration to stderr, and reports its alerts, fall and lead time. */
-export async function runCollapseRun(s: CollapseSettings, label: RunLabel, backend: string): Promise<RunReport> {
+export async function runCollapseRun(s: CollapseBenchConfig, label: RunLabel, backend: string): Promise<RunReport> {
   const algorithm = s.algorithms[label];
   const started = Date.now();
   const runId = `bench-collapse-${label}-${algorithm}-${s.seed}`;

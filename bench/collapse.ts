@@ -14,13 +14,13 @@
 import { cpus } from 'node:os';
 import { selectBackend } from '../learner/backend.js';
 import { defaultFallRule, markerRow, rollingMean, sparkline } from './collapse-analysis.js';
-import { collapseSettings, type CollapseSettings } from './collapse-flags.js';
+import { collapseBenchConfig, type CollapseBenchConfig } from './collapse-flags.js';
 import { runCollapseRun } from './collapse-run.js';
 import type { RunReport } from './collapse-records.js';
 import { emitResult } from './results-file.js';
 
 export async function runCollapseBench(args: string[]): Promise<number> {
-  const s = collapseSettings(args);
+  const s = collapseBenchConfig(args);
   const { env, preset, tasks, iterations, seed, groups, groupSize, optimizer, model, loss, estimatorOptions, algorithms } = s;
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
@@ -37,7 +37,7 @@ export async function runCollapseBench(args: string[]): Promise<number> {
 }
 
 /** The settings and the fall rule, above the runs' reports. */
-export function headerLines(s: CollapseSettings): string[] {
+export function headerLines(s: CollapseBenchConfig): string[] {
   const { optimizer } = s;
   return [
     `${s.env}, ${s.tasks} fixed training tasks, ${s.groups} groups × ${s.groupSize}, lr ${optimizer.learningRate} (warm-up ${optimizer.warmupUpdates} updates), ${optimizer.epochs} epochs × ${optimizer.minibatches} minibatches, seed ${s.seed}; detectors: default configuration`,

@@ -3,7 +3,7 @@
 import { cpus } from 'node:os';
 import type { Command } from '../infra/cli/command.js';
 import { loadConfig } from '../core/config.js';
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { connectBackbone } from '../streams/index.js';
 import { measureCodec } from './codec.js';
 import { deleteBenchTopics, measureBackbone } from './backbone.js';

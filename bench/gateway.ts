@@ -12,7 +12,7 @@ import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig, topicName } from '../core/config.js';
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { freePort } from '../infra/free-port.js';
 import { waitUntil } from '../infra/process.js';
 import { connectBackbone } from '../streams/index.js';

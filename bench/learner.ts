@@ -26,7 +26,7 @@ import { buildBatch, type TrainingBatch } from '../learner/train/batch.js';
 import { buildOptimizerConfig, type OptimizerConfig } from '../learner/train/config.js';
 import { installWasmKernels, useWasmKernels } from '../learner/kernels/wasm-kernels.js';
 import { PolicyTrainer } from '../learner/train/trainer.js';
-import { Rng } from '../envs/random.js';
+import { Rng } from '../core/rng.js';
 import type { TrainingSampleEvent } from '../schemas/index.js';
 import { option } from './args.js';
 import { interleavedRates, roundRatio, type InterleavedRates, type RoundTimes, type SamplingRate } from './learner-rates.js';

@@ -4,7 +4,7 @@
 // measurements behind docs/results/learning-diagnosis.md.
 import { goalDistances, lakeMove, type LakeMap, type Tile } from '../envs/frozen-lake-map.js';
 import { EVAL_SEEDS } from '../envs/seeds.js';
-import { Rng } from '../envs/random.js';
+import { Rng } from '../core/rng.js';
 import type { PolicyBundle } from '../learner/policy/bundle.js';
 import type { BatchOutput, RawGroup } from '../processors/pipeline/process-batch.js';
 import { SpecialToken } from '../tokenizer/word-pieces.js';

@@ -1,4 +1,4 @@
-// The flags of `trajflow bench learning` (the in-process path), read into the settings every (algorithm, seed) run shares.
+// The flags of `trajflow bench learning` (the in-process path), read into the config every (algorithm, seed) run shares.
 import { ConfigError } from '../core/errors.js';
 import { TRAIN_PRESETS, type TrainPreset } from '../cli/train/presets.js';
 import { jsonObjectFlag, parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
@@ -32,9 +32,9 @@ const USAGE =
   'trajflow bench learning [--path in-process|real] [--env FrozenLake] [--algorithms grpo,gigpo,starpo-s] [--seeds 1,2,3] [--env-steps 30000] [--groups 8] [--group-size 8] [--lr 1e-3] [--epochs 4] [--minibatches 4] [--eval-tasks 100] [--eval-every 10] [--eval-samples 0] ' +
   '[--model \'{"width":64}\'] [--optimizer \'{"warmupUpdates":5}\'] [--loss \'{"entropyCoeff":0.01}\'] [--estimator-options \'{"gamma":0.9}\'] [--env-options \'{"distanceShaping":1}\'] [--json]';
 
-export type RunSettings = ReturnType<typeof runOverrides>;
+export type RunOverrides = ReturnType<typeof runOverrides>;
 
-export interface LearningSettings extends RunSettings {
+export interface LearningBenchConfig extends RunOverrides {
   readonly env: EnvName;
   readonly preset: TrainPreset;
   readonly envOptions: Record<string, unknown>;
@@ -50,8 +50,8 @@ export interface LearningSettings extends RunSettings {
   readonly diagnose: boolean;
 }
 
-/** The settings of `bench learning`'s args (args[0] is `learning`); unknown flags and values are ConfigErrors. */
-export function learningSettings(args: readonly string[]): LearningSettings {
+/** The config of `bench learning`'s args (args[0] is `learning`); unknown flags and values are ConfigErrors. */
+export function learningBenchConfig(args: readonly string[]): LearningBenchConfig {
   const f = parseFlagPairs(
     args.slice(1).filter((a) => a !== '--json' && a !== '--save' && a !== '--diagnose'),
     FLAGS,

@@ -6,7 +6,7 @@ import { trajflowTokenizer } from '../tokenizer/index.js';
 import { createEnv, type EnvName } from '../envs/registry.js';
 import { diagnosisLine, diagnosisRecorder, type IterationDiagnosis } from './learning-diagnostics.js';
 import { ALGORITHMS } from './learning-algorithms.js';
-import type { LearningSettings } from './learning-flags.js';
+import type { LearningBenchConfig } from './learning-flags.js';
 import type { seedToTarget } from './learning-summary.js';
 
 export interface SeedCurvePoint {
@@ -37,7 +37,7 @@ function actionTokenIds(env: EnvName, envOptions: Record<string, unknown>): Set<
 }
 
 /** The loop's configuration for one run: enough iterations to pass the budget, stopped by `shouldStop` at the first past it. */
-export function seedRunConfig(s: LearningSettings, algorithm: string, seed: number, shouldStop: () => boolean, recorder?: Recorder): LocalRunConfig {
+export function seedRunConfig(s: LearningBenchConfig, algorithm: string, seed: number, shouldStop: () => boolean, recorder?: Recorder): LocalRunConfig {
   const chosen = ALGORITHMS[algorithm]!;
   return {
     env: s.env,
@@ -96,8 +96,8 @@ export function seedResult(
   };
 }
 
-/** Trains one (algorithm, seed) until it has used the settings' env steps, logging each evaluation to stderr. */
-export async function runLearningSeed(s: LearningSettings, algorithm: string, seed: number): Promise<SeedResult> {
+/** Trains one (algorithm, seed) until it has used the config's env steps, logging each evaluation to stderr. */
+export async function runLearningSeed(s: LearningBenchConfig, algorithm: string, seed: number): Promise<SeedResult> {
   const started = Date.now();
   const curve: CurvePoint[] = [];
   const evalSeconds: number[] = [];

@@ -6,18 +6,18 @@
 // of held-out greedy success at the end, next to the untrained policy and the random baseline.
 import { cpus } from 'node:os';
 import { ConfigError } from '../core/errors.js';
-import { baselineSuccessRate } from '../envs/random-policy.js';
+import { baselineSuccessRate } from '../envs/baseline.js';
 import { EVAL_SEEDS } from '../envs/seeds.js';
 import { selectBackend } from '../learner/backend.js';
 import { emitResult } from './results-file.js';
 import { seedToTarget } from './learning-summary.js';
 import { TRAIN_EXPECTATIONS } from '../cli/train/expectations.js';
-import { learningSettings, type LearningSettings } from './learning-flags.js';
+import { learningBenchConfig, type LearningBenchConfig } from './learning-flags.js';
 import { runLearningSeed, type SeedResult } from './learning-seed.js';
 import { comparisonLines, targetSummary } from './learning-report.js';
 
 /** The run's two header lines on stderr: what is trained, and with which settings. */
-function logSettings(s: LearningSettings, backend: string): void {
+function logConfig(s: LearningBenchConfig, backend: string): void {
   console.error(`bench learning: ${s.env} ${JSON.stringify(s.envOptions)}, ${s.algorithms.join(' / ')}, seeds ${s.seeds.join(',')}, ${s.envSteps} env steps each, ${backend}`);
   console.error(
     `  ${s.groups} groups × ${s.groupSize}, optimizer ${JSON.stringify(s.optimizer)}, model ${JSON.stringify(s.model)}, loss ${JSON.stringify(s.loss)}, estimator options ${JSON.stringify(s.estimatorOptions)}`,
@@ -30,11 +30,11 @@ export async function runLearningBench(args: string[]): Promise<number> {
     if (path !== 'real') throw new ConfigError(`--path must be real or in-process, got ${path ?? 'nothing'}`);
     return (await import('./learning-real.js')).runRealPathBench(args);
   }
-  const s = learningSettings(args);
+  const s = learningBenchConfig(args);
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
   const random = baselineSuccessRate(s.env, EVAL_SEEDS.take(s.evalTasks));
-  logSettings(s, backend.description);
+  logConfig(s, backend.description);
   const results: SeedResult[] = [];
   for (const algorithm of s.algorithms) {
     for (const seed of s.seeds) results.push(await runLearningSeed(s, algorithm, seed));

@@ -13,10 +13,10 @@
 import { cpus, loadavg } from 'node:os';
 import { loadConfig, type TrajflowConfig } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { ClickHouseHttp, clickHouseClient } from '../infra/clickhouse/http.js';
 import { applyMigrations } from '../infra/clickhouse/migrations.js';
-import { loadDashboardConfig } from '../api/config.js';
+import { loadApiConfig } from '../api/config.js';
 import { startHttpServer } from '../api/server.js';
 import { createApiServices } from '../api/services.js';
 import { connectBackbone } from '../streams/index.js';
@@ -208,7 +208,7 @@ async function withApiServer<T>(config: TrajflowConfig, serverErrors: string[], 
   const backbone = await connectBackbone(config, { clientId: 'trajflow-bench-queries' });
   const services = createApiServices(backbone);
   try {
-    const server = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), {
+    const server = await startHttpServer(loadApiConfig({ port: 0 }, {}), {
       ...services,
       log: (line, error) => serverErrors.push(`${line}${error instanceof Error ? `: ${error.message}` : ''}`),
     });

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { loadConfig, topicName, type TrajflowConfig } from '../core/config.js';
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { ensureTopics } from '../infra/topics.js';
 import type { Admin } from 'kafkajs';
 import { connectBackbone, StepPublisher, type Backbone } from '../streams/index.js';

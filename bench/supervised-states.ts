@@ -5,7 +5,7 @@ import { ConfigError } from '../core/errors.js';
 import type { Environment } from '../envs/contract.js';
 import { FrozenLakeEnv, type FrozenLakeOptions } from '../envs/frozen-lake.js';
 import { goalDistances, type LakeMap } from '../envs/frozen-lake-map.js';
-import type { Rng } from '../envs/random.js';
+import type { Rng } from '../core/rng.js';
 import { SokobanEnv, type SokobanOptions } from '../envs/sokoban.js';
 import { lakeOptimalActions, sokobanDistances, sokobanOptimalActions, sokobanStep, type SokobanState } from './supervised-labels.js';
 

@@ -4,7 +4,7 @@
 // apart from any RL estimator (docs/results/learning.md).
 import * as tf from '@tensorflow/tfjs-core';
 import { EVAL_SEEDS, TRAIN_SEEDS } from '../envs/seeds.js';
-import type { Rng } from '../envs/random.js';
+import type { Rng } from '../core/rng.js';
 import { evaluate } from '../learner/eval/evaluate.js';
 import type { PolicyModelConfig } from '../learner/model/config.js';
 import { createPolicyBundle, disposeBundle, policyOf, type PolicyBundle } from '../learner/policy/bundle.js';

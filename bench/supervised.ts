@@ -5,7 +5,7 @@
 //   trajflow bench supervised --env FrozenLake|Sokoban [--examples N] [--eval-every N] [--batch B] [--lr X] [--model JSON] [--seed S] [--eval-tasks K] [--json]
 import { cpus } from 'node:os';
 import { ConfigError } from '../core/errors.js';
-import { Rng, Stream } from '../envs/random.js';
+import { Rng, RngStream } from '../core/rng.js';
 import { TRAIN_PRESETS } from '../cli/train/presets.js';
 import { jsonObjectFlag, numberFlag, parseFlagPairs, positiveInt } from '../infra/cli/flags.js';
 import { selectBackend } from '../learner/backend.js';
@@ -62,7 +62,7 @@ export async function runSupervisedBench(args: string[]): Promise<number> {
       `  ${p.examples} examples, ${p.seconds.toFixed(0)} s: greedy held-out ${p.greedySuccess.toFixed(3)}, one-step held-out ${p.stepAccuracy.toFixed(3)}${p.trainLoss === undefined ? '' : `, train loss ${p.trainLoss.toFixed(3)}, train accuracy ${p.trainAccuracy!.toFixed(3)}`}`,
     );
   const result = await trainSupervised(
-    { task, model, examples, evalEvery, batch, learningRate, evalTasks, evalStates: EVAL_STATES, states: new Rng(seed + STATE_SEED_OFFSET, Stream.policy) },
+    { task, model, examples, evalEvery, batch, learningRate, evalTasks, evalStates: EVAL_STATES, states: new Rng(seed + STATE_SEED_OFFSET, RngStream.policy) },
     progress,
   );
 

@@ -6,13 +6,13 @@ import type { Command } from '../infra/cli/command.js';
 import { blameConfigFile, withConfigFile, type ConfigFileArgs } from '../infra/cli/config-file.js';
 
 const commands: Record<string, () => Promise<Command>> = {
-  up: async () => (await import('../infra/commands.js')).upCommand,
-  down: async () => (await import('../infra/commands.js')).downCommand,
-  status: async () => (await import('../infra/commands.js')).statusCommand,
+  up: async () => (await import('../infra/service-commands.js')).upCommand,
+  down: async () => (await import('../infra/service-commands.js')).downCommand,
+  status: async () => (await import('../infra/service-commands.js')).statusCommand,
   processors: async () => (await import('../processors/pipeline/command.js')).processorsCommand,
   bench: async () => (await import('../bench/command.js')).benchCommand,
   detectors: async () => (await import('../detectors/command.js')).detectorsCommand,
-  actors: async () => (await import('../envs/actors/command.js')).actorsCommand,
+  actors: async () => (await import('../rollout/command.js')).actorsCommand,
   sink: async () => (await import('../storage/sink/command.js')).sinkCommand,
   replay: async () => (await import('../learner/replay/command.js')).replayCommand,
   eval: async () => (await import('../learner/eval/command.js')).evalCommand,

@@ -6,7 +6,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clickHouseCredentials, kafkaSecurity, redactUrl, type ClickHouseCredentials, type KafkaSecurity } from './credentials.js';
 import { ConfigError } from './errors.js';
-import { blameServiceSetting, withServiceSettings } from './service-settings.js';
+import { blameServiceSetting, withServiceSections } from './service-sections.js';
 
 /** The project folder (where package.json is). */
 export const projectRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -117,7 +117,7 @@ function brokerList(raw: string): string[] {
 }
 
 export function loadConfig(env: Env = process.env): TrajflowConfig {
-  const { env: merged, fromFile } = withServiceSettings(env);
+  const { env: merged, fromFile } = withServiceSections(env);
   try {
     return buildConfig(merged, fromFile);
   } catch (error) {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from './errors.js';
 
 type Env = Record<string, string | undefined>;
-/** Variables whose value came from the config file → where in it (core/service-settings.ts), for messages. */
+/** Variables whose value came from the config file → where in it (core/service-sections.ts), for messages. */
 type Origins = ReadonlyMap<string, string>;
 
 const REDACTED = '[redacted]';

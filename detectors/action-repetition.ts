@@ -8,7 +8,7 @@
 // Environments whose actions are a few fixed words (Bandit, FrozenLake without reasoning) repeat across
 // states by nature; their early rate is near 1, so the rule cannot fire there — as intended.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import type { ActionPair } from './action-windows.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -32,7 +32,7 @@ export interface RepetitionWindowPoint {
   readonly pairs: readonly ActionPair[];
 }
 
-export interface ActionRepetitionConfig extends EpisodeConfig {
+export interface ActionRepetitionConfig extends LatchConfig {
   readonly enabled: boolean;
   readonly earlyWindows: number;
   /** Fire when the rate exceeds its early level by more than this. */
@@ -59,16 +59,16 @@ export function actionRepetitionConfig(overrides?: Partial<ActionRepetitionConfi
   checks.fraction('delta', c.delta, 'rise of the cross-input repetition rate over its early level that fires the alert');
   checks.number('clearDelta', c.clearDelta, 0, 'rise over the early level at or below which the episode clears');
   checks.ordered('clearDelta', c.clearDelta, 'delta', c.delta, 'the episode must clear below the rise that fires it (hysteresis)');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class ActionRepetitionDetector implements Detector<RepetitionWindowPoint> {
   private readonly early: number[] = [];
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: ActionRepetitionConfig = actionRepetitionDefaults) {
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: RepetitionWindowPoint): DetectorAlert[] {

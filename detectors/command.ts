@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import type { Command } from '../infra/cli/command.js';
 import { loadConfig } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { clickHouseClient } from '../infra/clickhouse/http.js';
 import type { CollapseAlertEvent } from '../schemas/index.js';
 import { connectBackbone, shutdownOnSignals } from '../streams/index.js';

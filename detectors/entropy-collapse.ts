@@ -15,7 +15,7 @@
 // Neither rule applies before the early level is known or when it is below minEarly. One alert per
 // episode and rule.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { Window, mean, median } from './rolling.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -28,7 +28,7 @@ export interface EntropyPoint {
   readonly entropy: number;
 }
 
-export interface EntropyConfig extends EpisodeConfig {
+export interface EntropyConfig extends LatchConfig {
   readonly enabled: boolean;
   /** The first this many finite entropies define the early level. */
   readonly earlyUpdates: number;
@@ -77,7 +77,7 @@ export function entropyConfig(overrides?: Partial<EntropyConfig>, section = 'det
   checks.number('maxSwing', c.maxSwing, 0, 'median |Δentropy| / early entropy above which entropy_erratic fires', { exclusive: true });
   checks.number('swingClear', c.swingClear, 0, 'swing at or below which the erratic episode clears');
   checks.ordered('swingClear', c.swingClear, 'maxSwing', c.maxSwing, 'the erratic episode must clear below the swing that fires it (hysteresis)');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
@@ -86,14 +86,14 @@ export class EntropyDetector implements Detector<EntropyPoint> {
   private readonly values: Window;
   private readonly diffs: Window;
   private previous: number | null = null;
-  private readonly collapse: EpisodeLatch;
-  private readonly erratic: EpisodeLatch;
+  private readonly collapse: AlertLatch;
+  private readonly erratic: AlertLatch;
 
   constructor(readonly config: EntropyConfig = entropyDefaults) {
     this.values = new Window(config.recent);
     this.diffs = new Window(config.swingWindow);
-    this.collapse = new EpisodeLatch(config);
-    this.erratic = new EpisodeLatch(config);
+    this.collapse = new AlertLatch(config);
+    this.erratic = new AlertLatch(config);
   }
 
   /** The early level once known. */

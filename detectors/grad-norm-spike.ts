@@ -15,7 +15,7 @@
 // The current norm joins the window after it was scored (median and MAD shrug off the spike itself).
 // Non-finite norms are skipped here: the 'nan' detector reports them; so are norms ≤ 0 in log space.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { MAD_TO_SIGMA, Window, mad, median } from './rolling.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -27,7 +27,7 @@ export interface GradNormPoint {
   readonly gradNorm: number;
 }
 
-export interface GradNormSpikeConfig extends EpisodeConfig {
+export interface GradNormSpikeConfig extends LatchConfig {
   readonly enabled: boolean;
   /** Previous updates the median and MAD are taken over. */
   readonly window: number;
@@ -68,17 +68,17 @@ export function gradNormSpikeConfig(overrides?: Partial<GradNormSpikeConfig>, se
   checks.ordered('clearZ', c.clearZ, 'k', c.k, 'the episode must clear below the z that fires it (hysteresis)');
   checks.number('minRelativeScale', c.minRelativeScale, 0, 'floor of the robust scale as a fraction of the median norm');
   checks.boolean('logScale', c.logScale, 'choice to score ln(norm) (true) or the norm itself (false)');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class GradNormSpikeDetector implements Detector<GradNormPoint> {
   private readonly history: Window;
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: GradNormSpikeConfig = gradNormSpikeDefaults) {
     this.history = new Window(config.window);
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: GradNormPoint): DetectorAlert[] {

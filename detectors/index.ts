@@ -1,5 +1,5 @@
 export * from './types.js';
-export * from './episode.js';
+export * from './alert-latch.js';
 export * from './rolling.js';
 export * from './reward-variance-cliff.js';
 export * from './entropy-collapse.js';

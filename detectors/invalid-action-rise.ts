@@ -8,7 +8,7 @@
 //   none before `minBaseline` baseline batches. An absolute delta (rates live in [0, 1]): a relative rule
 //   would fire on 0.01 → 0.03. One alert per episode.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { LaggedBaseline } from './rolling.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -20,7 +20,7 @@ export interface InvalidActionPoint {
   readonly invalidActionRate: number;
 }
 
-export interface InvalidActionRiseConfig extends EpisodeConfig {
+export interface InvalidActionRiseConfig extends LatchConfig {
   readonly enabled: boolean;
   readonly baselineWindow: number;
   readonly minBaseline: number;
@@ -54,17 +54,17 @@ export function invalidActionRiseConfig(overrides?: Partial<InvalidActionRiseCon
   checks.fraction('delta', c.delta, 'rise of the invalid-action rate over its baseline (absolute) that fires the alert');
   checks.number('clearDelta', c.clearDelta, 0, 'rise over the baseline at or below which the episode clears');
   checks.ordered('clearDelta', c.clearDelta, 'delta', c.delta, 'the episode must clear below the rise that fires it (hysteresis)');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class InvalidActionRiseDetector implements Detector<InvalidActionPoint> {
   private readonly levels: LaggedBaseline;
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: InvalidActionRiseConfig = invalidActionRiseDefaults) {
     this.levels = new LaggedBaseline(config.baselineWindow, config.recent, config.minBaseline);
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: InvalidActionPoint): DetectorAlert[] {

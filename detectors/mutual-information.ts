@@ -16,7 +16,7 @@
 //   a pretrained policy (RAGEN-2's setting) starts high, and then early and peak agree.
 // The evidence carries the retrieval accuracy next to its chance level 1/N, which the paper reads with MI.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { Window, mean } from './rolling.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -33,7 +33,7 @@ export interface MutualInformationPoint {
   readonly chance: number;
 }
 
-export interface MutualInformationConfig extends EpisodeConfig {
+export interface MutualInformationConfig extends LatchConfig {
   readonly enabled: boolean;
   readonly earlyPoints: number;
   readonly recent: number;
@@ -67,7 +67,7 @@ export function mutualInformationConfig(overrides?: Partial<MutualInformationCon
   checks.ordered('dropFraction', c.dropFraction, 'clearFraction', c.clearFraction, 'the episode must clear above the level that fires it (hysteresis)');
   checks.number('minEarly', c.minEarly, 0, 'least early Î/log N the rule compares against');
   checks.number('minPeak', c.minPeak, 0, 'least peak recent Î/log N the rule compares against');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
@@ -84,11 +84,11 @@ export class MutualInformationDetector implements Detector<MutualInformationPoin
   private readonly values: Window;
   /** The highest recent level before the current measurement (0 until the window is full). */
   private peak = 0;
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: MutualInformationConfig = mutualInformationDefaults) {
     this.values = new Window(config.recent);
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: MutualInformationPoint): DetectorAlert[] {

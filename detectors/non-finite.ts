@@ -3,7 +3,7 @@
 // detectors skip such points). Rule: breach when any watched field is not finite, clear when all are.
 // Severity critical. One alert per episode: a run that keeps producing NaN alerts once until it recovers.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import type { Detector, DetectorAlert } from './types.js';
 
 export const NON_FINITE = 'nan';
@@ -15,7 +15,7 @@ export interface NonFinitePoint {
   readonly values: Readonly<Record<string, number>>;
 }
 
-export interface NonFiniteConfig extends EpisodeConfig {
+export interface NonFiniteConfig extends LatchConfig {
   readonly enabled: boolean;
 }
 
@@ -25,15 +25,15 @@ export function nonFiniteConfig(overrides?: Partial<NonFiniteConfig>, section = 
   const c = withDefaults(section, nonFiniteDefaults, overrides);
   const checks = new Checks(section, nonFiniteDefaults);
   checks.boolean('enabled', c.enabled, 'switch for this detector');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class NonFiniteDetector implements Detector<NonFinitePoint> {
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: NonFiniteConfig = nonFiniteDefaults) {
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: NonFinitePoint): DetectorAlert[] {

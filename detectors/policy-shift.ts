@@ -12,7 +12,7 @@
 // that did not fall stayed well below it: the default sits between the two (docs/results/collapse.md). The
 // alert comes with the update, before the rollouts of the changed policy show the fall.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const POLICY_SHIFT_SPIKE = 'policy_shift_spike';
@@ -24,7 +24,7 @@ export interface PolicyShiftPoint {
   readonly ppoKl: number;
 }
 
-export interface PolicyShiftConfig extends EpisodeConfig {
+export interface PolicyShiftConfig extends LatchConfig {
   readonly enabled: boolean;
   /** PPO-KL (nats) above which an update is a policy-shift spike. */
   readonly maxKl: number;
@@ -48,15 +48,15 @@ export function policyShiftConfig(overrides?: Partial<PolicyShiftConfig>, sectio
   checks.number('maxKl', c.maxKl, 0, 'PPO-KL in nats above which one update moved the policy too far', { exclusive: true });
   checks.number('clearKl', c.clearKl, 0, 'PPO-KL in nats at or below which the episode clears');
   checks.ordered('clearKl', c.clearKl, 'maxKl', c.maxKl, 'the episode must clear below the KL that fires it (hysteresis)');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class PolicyShiftDetector implements Detector<PolicyShiftPoint> {
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: PolicyShiftConfig = policyShiftDefaults) {
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: PolicyShiftPoint): DetectorAlert[] {

@@ -11,7 +11,7 @@
 // Episode length in steps (RolloutStatsEvent.meanLength) is deliberately not watched: shorter episodes
 // are usually the agent getting better (Sokoban, FrozenLake), not collapsing.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { LaggedBaseline } from './rolling.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -24,7 +24,7 @@ export interface ResponseLengthPoint {
   readonly tokensPerSample: number;
 }
 
-export interface ResponseLengthConfig extends EpisodeConfig {
+export interface ResponseLengthConfig extends LatchConfig {
   readonly enabled: boolean;
   readonly baselineWindow: number;
   readonly minBaseline: number;
@@ -58,17 +58,17 @@ export function responseLengthConfig(overrides?: Partial<ResponseLengthConfig>, 
   checks.fraction('fraction', c.fraction, 'share of the baseline length below which the collapse fires');
   checks.fraction('clearFraction', c.clearFraction, 'share of the baseline length at which the episode clears');
   checks.ordered('fraction', c.fraction, 'clearFraction', c.clearFraction, 'the episode must clear above the level that fires it (hysteresis)');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class ResponseLengthDetector implements Detector<ResponseLengthPoint> {
   private readonly levels: LaggedBaseline;
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: ResponseLengthConfig = responseLengthDefaults) {
     this.levels = new LaggedBaseline(config.baselineWindow, config.recent, config.minBaseline);
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: ResponseLengthPoint): DetectorAlert[] {

@@ -16,12 +16,12 @@
 //            the newest batch's success rate < solvedSuccessRate   (groups that agree because nearly every
 //            rollout succeeds have solved the task: convergence, not the Echo Trap);
 //   clear    when recentStd ≥ clearFraction · baselineStd.
-// Needs minBaseline baseline batches first. One alert per episode (EpisodeLatch). A slow decline that the
+// Needs minBaseline baseline batches first. One alert per spell of the condition (AlertLatch). A slow decline that the
 // baseline follows is not a cliff and does not fire; a fall of mean and std together is reward collapse,
 // not this early warning, and does not fire either.
 import { ConfigError } from '../core/errors.js';
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { LaggedBaseline } from './rolling.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -36,7 +36,7 @@ export interface RewardVarianceCliffPoint {
   readonly successRate?: number;
 }
 
-export interface RewardVarianceCliffConfig extends EpisodeConfig {
+export interface RewardVarianceCliffConfig extends LatchConfig {
   readonly enabled: boolean;
   /** Batches in the baseline (their median), ending `recent` batches before the newest. */
   readonly baselineWindow: number;
@@ -89,7 +89,7 @@ export function rewardVarianceCliffConfig(overrides?: Partial<RewardVarianceClif
       `${section}.solvedSuccessRate must be a number in (0, 1], got ${c.solvedSuccessRate}: it is the success rate from which agreeing groups count as a solved task, not a cliff. Set it to a number in (0, 1] (default 0.95) or leave it out.`,
     );
   }
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
@@ -97,12 +97,12 @@ export class RewardVarianceCliffDetector implements Detector<RewardVarianceCliff
   private readonly stds: LaggedBaseline;
   private readonly means: LaggedBaseline;
   private lastSuccessRate = Number.NaN;
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: RewardVarianceCliffConfig = rewardVarianceCliffDefaults) {
     this.stds = new LaggedBaseline(config.baselineWindow, config.recent, config.minBaseline);
     this.means = new LaggedBaseline(config.baselineWindow, config.recent, config.minBaseline);
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: RewardVarianceCliffPoint): DetectorAlert[] {

@@ -18,7 +18,7 @@
 // would split the topics between them.
 //
 // This file is the shell: the consumer, the producer, the rebuild's replays. The decisions are pure parts
-// beside it: settings.ts (group and topics), detector-input.ts (which events feed the engine, as what),
+// beside it: start-config.ts (group and topics), detector-input.ts (which events feed the engine, as what),
 // deliveries.ts (what is fed, and when a delivery may be acknowledged), rebuild.ts (what is replayed),
 // engine.ts and detect-collapse.ts (which metrics feed which detector; when alerts fire and go out).
 import { from, map, mergeMap, type Subscription } from 'rxjs';
@@ -32,10 +32,10 @@ import { Deliveries, type Delivery } from './deliveries.js';
 import { anyEventDecoder } from './detector-input.js';
 import { CollapseEngine } from './engine.js';
 import { partitionsOf, rebuildEngine } from './rebuild.js';
-import { detectorsSettings, type DetectorsOptions, type DetectorsTopics } from './settings.js';
+import { buildDetectorsStartConfig, type DetectorsOptions, type DetectorsTopics } from './start-config.js';
 
 export { anyEventDecoder, detectorInputOf } from './detector-input.js';
-export type { DetectorsOptions } from './settings.js';
+export type { DetectorsOptions } from './start-config.js';
 
 export interface DetectorsStats {
   /** Inputs delivered by the group consumer (not counting the rebuild). */
@@ -59,7 +59,7 @@ export interface DetectorsHandle {
 }
 
 export async function startDetectors(backbone: Backbone, config: DetectorsConfig = buildDetectorsConfig(), options: DetectorsOptions = {}): Promise<DetectorsHandle> {
-  const { groupId, topics, inputTopics } = detectorsSettings(backbone.config, config, options);
+  const { groupId, topics, inputTopics } = buildDetectorsStartConfig(backbone.config, config, options);
   const decode = anyEventDecoder(backbone.codec);
   const engine = new CollapseEngine(config, { trajectorySources: readsTrajectories(config) ? await partitionsOf(backbone.kafka, topics.trajectories) : [] });
   const stats: DetectorsStats = { inputs: 0, rebuilt: 0, redelivered: 0, alerts: 0 };

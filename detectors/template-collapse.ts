@@ -19,7 +19,7 @@
 //   breach when U < fraction · early, clear when U ≥ clearFraction · early; none while early < minEarly.
 // confirm (default 2) consecutive windows before firing: one window is a small sample.
 import { Checks, withDefaults } from './config-checks.js';
-import { checkEpisode, EpisodeLatch, type EpisodeConfig } from './episode.js';
+import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import type { ActionPair } from './action-windows.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -92,7 +92,7 @@ export interface TemplateWindowPoint {
   readonly pairs: readonly ActionPair[];
 }
 
-export interface TemplateCollapseConfig extends EpisodeConfig {
+export interface TemplateCollapseConfig extends LatchConfig {
   readonly enabled: boolean;
   /** The first this many scored windows define the early input dependence. */
   readonly earlyWindows: number;
@@ -124,16 +124,16 @@ export function templateCollapseConfig(overrides?: Partial<TemplateCollapseConfi
   checks.fraction('clearFraction', c.clearFraction, 'share of the early input dependence at which the episode clears');
   checks.ordered('fraction', c.fraction, 'clearFraction', c.clearFraction, 'the episode must clear above the level that fires it (hysteresis)');
   checks.number('minEarly', c.minEarly, 0, 'least early input dependence (I/H(X)) the rule compares against');
-  checkEpisode(checks, c);
+  checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class TemplateCollapseDetector implements Detector<TemplateWindowPoint> {
   private readonly early: number[] = [];
-  private readonly latch: EpisodeLatch;
+  private readonly latch: AlertLatch;
 
   constructor(readonly config: TemplateCollapseConfig = templateCollapseDefaults) {
-    this.latch = new EpisodeLatch(config);
+    this.latch = new AlertLatch(config);
   }
 
   observe(point: TemplateWindowPoint): DetectorAlert[] {

@@ -2,7 +2,7 @@
 //
 // A detector is a small state machine over one time-ordered stream of metric points (one point per
 // learner update, per rollout batch or per window of trajectories). `observe` returns the alerts the new
-// point raises: most points raise none, and a condition raises one alert per episode (EpisodeLatch), not
+// point raises: most points raise none, and a condition raises one alert per spell (AlertLatch), not
 // one per update. Detectors know nothing of runs, Kafka or events: the engine keeps one set per run and
 // turns their alerts into CollapseAlertEvents.
 

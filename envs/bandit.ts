@@ -3,8 +3,8 @@
 // is swapped at random on every reset. Success = pulling the high arm.
 import type { EnvId, TurnLimits } from './contract.js';
 import { DiscreteTurnEnv, type ActionOutcome } from './discrete-env.js';
-import { integerOption, nameOption, probabilityOption, rejectUnknownOptions, turnLimits } from './options.js';
-import { Rng, Stream } from './random.js';
+import { integerOption, nameOption, probabilityOption, rejectUnknownOptions, turnLimits } from './option-checks.js';
+import { Rng, RngStream } from '../core/rng.js';
 import { ConfigError } from '../core/errors.js';
 
 export interface BanditOptions extends TurnLimits {
@@ -74,11 +74,11 @@ export class BanditEnv extends DiscreteTurnEnv<string> {
   }
 
   protected startEpisode(seed: number): void {
-    const taskRng = new Rng(seed, Stream.task);
+    const taskRng = new Rng(seed, RngStream.task);
     const { loArmName: lo, hiArmName: hi } = this.options;
     this.arms = taskRng.chance(0.5) ? [lo, hi] : [hi, lo];
     // The offset picks another stream of the same seed, so it never collides with a neighbouring seed.
-    this.rewardRng = new Rng(seed, Stream.dynamics + 16 * this.options.rewardSeedOffset);
+    this.rewardRng = new Rng(seed, RngStream.dynamics + 16 * this.options.rewardSeedOffset);
     this.pulled = null;
     const [a, b] = this.arms;
     // RAGEN's INIT_PROMPT, with the arms in this episode's order.

@@ -4,7 +4,7 @@ import type { TrajflowError } from '../core/errors.js';
 import { formatReply } from './actions.js';
 import type { Environment, ResetResult, StepResult } from './contract.js';
 import { EnvCheckError, EpisodeOverError, ResetNeededError } from './errors.js';
-import { Rng, Stream } from './random.js';
+import { Rng, RngStream } from '../core/rng.js';
 
 export interface CheckEnvOptions {
   /** Seeds to play one random episode from each (default: 3 seeds). */
@@ -127,7 +127,7 @@ function checkStepShape(step: StepResult, fail: Fail): void {
 
 /** Plays one episode with random valid actions, checking every result; returns the transcript. */
 function playRandomEpisode(env: Environment, seed: number, fail: Fail): Transcript {
-  const rng = new Rng(seed, Stream.check);
+  const rng = new Rng(seed, RngStream.check);
   const reset = env.reset(seed);
   checkResetShape(reset, fail);
   const render = env.render();

@@ -1,7 +1,7 @@
 // FrozenLake map generation, RAGEN's generate_random_map (docs/algorithms.md §4.5): every tile is frozen with
 // probability p (a hole otherwise — RAGEN's docstring calls p the hole probability, which is wrong), start
 // and goal are random distinct tiles, and the whole map is redrawn until a DFS finds a path.
-import type { Rng } from './random.js';
+import type { Rng } from '../core/rng.js';
 
 /** Gymnasium's tile letters: S start, F frozen, H hole, G goal. */
 export type Tile = 'S' | 'F' | 'H' | 'G';

@@ -5,8 +5,8 @@
 import type { EnvId, TurnLimits } from './contract.js';
 import { DiscreteTurnEnv, type ActionOutcome } from './discrete-env.js';
 import { generateLakeMap, goalDistances, lakeMove, type LakeMap } from './frozen-lake-map.js';
-import { booleanOption, integerOption, probabilityOption, rejectUnknownOptions, signedOption, turnLimits } from './options.js';
-import { Rng, Stream } from './random.js';
+import { booleanOption, integerOption, probabilityOption, rejectUnknownOptions, signedOption, turnLimits } from './option-checks.js';
+import { Rng, RngStream } from '../core/rng.js';
 
 export interface FrozenLakeOptions extends TurnLimits {
   /** Side of the square map (RAGEN: 4). */
@@ -137,9 +137,9 @@ export class FrozenLakeEnv extends DiscreteTurnEnv<FrozenLakeAction> {
   }
 
   protected startEpisode(seed: number): void {
-    this.map = generateLakeMap(new Rng(seed, Stream.task), this.options.size, this.options.frozenProbability);
+    this.map = generateLakeMap(new Rng(seed, RngStream.task), this.options.size, this.options.frozenProbability);
     this.player = this.map.start;
-    this.slipRng = new Rng(seed, Stream.dynamics);
+    this.slipRng = new Rng(seed, RngStream.dynamics);
     this.potential = this.potentialsOf(this.map);
   }
 

@@ -8,6 +8,6 @@ export { SokobanEnv, SOKOBAN_ACTIONS, SOKOBAN_DEFAULTS, type SokobanOptions } fr
 export { ToolUseEnv, TOOL_USE_DEFAULTS, type ToolUseOptions } from './tool-use.js';
 export { createEnv, envNames, isEnvName, type EnvName, type EnvOptionsByName } from './registry.js';
 export { checkEnv, type CheckEnvOptions } from './check-env.js';
-export { createRandomPolicy, runEpisode, measureBaseline, baselineSuccessRate, type TextPolicy, type BaselineResult } from './random-policy.js';
+export { createRandomPolicy, type TextPolicy } from './policy/random-policy.js';
+export { playEpisode, measureBaseline, baselineSuccessRate, type BaselineResult } from './baseline.js';
 export { TRAIN_SEEDS, EVAL_SEEDS, isEvalSeed, assertTrainingSeed, type SeedRange } from './seeds.js';
-export { Rng } from './random.js';

@@ -8,7 +8,7 @@
 //     displacement is 0, otherwise the whole generation starts again (RAGEN reseeds and retries);
 //  4. 0–3 random player moves (move probability 0.8 if the displacement is 1, else 0.5; continue 0.5).
 import { TrajflowError } from '../core/errors.js';
-import type { Rng } from './random.js';
+import type { Rng } from '../core/rng.js';
 
 /** gym-sokoban's cell codes. During reverse play a box that was pulled is 3, one never pulled is 4. */
 export const Cell = { wall: 0, floor: 1, target: 2, boxOnTarget: 3, box: 4, player: 5 } as const;

@@ -5,8 +5,8 @@
 // +10 when all boxes are on targets. Terminated when all boxes are on targets; truncated at maxSteps.
 import type { EnvId, TurnLimits } from './contract.js';
 import { DiscreteTurnEnv, type ActionOutcome } from './discrete-env.js';
-import { integerOption, rejectUnknownOptions, turnLimits } from './options.js';
-import { Rng, Stream } from './random.js';
+import { integerOption, rejectUnknownOptions, turnLimits } from './option-checks.js';
+import { Rng, RngStream } from '../core/rng.js';
 import { Cell, generateRoom, type SokobanRoom } from './sokoban-room.js';
 import { pushOutcome } from './sokoban-push.js';
 
@@ -88,7 +88,7 @@ export class SokobanEnv extends DiscreteTurnEnv<SokobanAction> {
 
   protected startEpisode(seed: number): void {
     const { rows, cols, numBoxes, searchDepth } = this.options;
-    this.setRoom(generateRoom(new Rng(seed, Stream.task), { rows, cols, numBoxes, searchDepth }));
+    this.setRoom(generateRoom(new Rng(seed, RngStream.task), { rows, cols, numBoxes, searchDepth }));
     // gym-sokoban starts the count at 0 (reset sets boxes_on_target = 0); generated boxes are off target.
   }
 

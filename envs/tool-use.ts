@@ -11,8 +11,8 @@ import { extractAnswer, splitActions } from './actions.js';
 import { CalculatorError, evaluate, formatNumber, MAX_EXPRESSION_LENGTH } from './calculator.js';
 import type { EnvId, Environment, ResetResult, StepResult } from './contract.js';
 import { EpisodeLifecycle } from './lifecycle.js';
-import { integerOption, rejectUnknownOptions } from './options.js';
-import { Rng, Stream } from './random.js';
+import { integerOption, rejectUnknownOptions } from './option-checks.js';
+import { Rng, RngStream } from '../core/rng.js';
 import { generateWordProblem, type WordProblem } from './word-problems.js';
 
 export interface ToolUseOptions {
@@ -82,7 +82,7 @@ export class ToolUseEnv implements Environment {
 
   reset(seed: number): ResetResult {
     this.lifecycle.start(seed);
-    this.problem = generateWordProblem(new Rng(seed, Stream.task));
+    this.problem = generateWordProblem(new Rng(seed, RngStream.task));
     this.calls = [];
     this.finalAnswer = null;
     return { observation: `Problem: ${this.problem.text}`, stateKey: this.stateKey(), info: { seed: String(seed), problemKind: this.problem.kind } };

@@ -1,6 +1,6 @@
 // Seeded arithmetic word problems for the ToolUse environment. Each needs two or three operations on
 // two-digit numbers, so a calculator call is worth making; every answer is an integer.
-import type { Rng } from './random.js';
+import type { Rng } from '../core/rng.js';
 
 export interface WordProblem {
   /** Which template made it. */

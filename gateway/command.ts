@@ -5,7 +5,7 @@ import { parseArgs } from 'node:util';
 import type { Command } from '../infra/cli/command.js';
 import { loadConfig } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { jsonObjectFlag } from '../infra/cli/flags.js';
 import { connectBackbone, shutdownOnSignals } from '../streams/index.js';
 import { DEFAULT_GATEWAY_PORT, loadGatewayConfig, type GatewayConfig, type GatewayConfigInput } from './config.js';

@@ -4,7 +4,7 @@
 // call once it has loaded. Like the actors, it reads versions the learner publishes on <prefix>.policy.weights
 // from that topic, so a gateway needs no disk shared with the learner.
 import { topicName } from '../core/config.js';
-import { followPolicyVersions } from '../envs/actors/policy-versions.js';
+import { followPolicyVersions } from '../rollout/follow-policy-versions.js';
 import { createEnv } from '../envs/registry.js';
 import { transformerProvider } from '../learner/policy/actors-provider.js';
 import type { PolicyModelConfig } from '../learner/model/config.js';

@@ -5,7 +5,7 @@ import kafkajs from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { topicName, type TrajflowConfig } from '../core/config.js';
 import { ServiceError } from '../core/errors.js';
-import { createKafka } from './kafka/client.js';
+import { createKafka } from '../streams/kafka-client.js';
 import { clusterReplication } from './kafka/properties.js';
 
 const { ConfigResourceTypes } = kafkajs;

@@ -1,6 +1,6 @@
 // `trajflow learner`: the training loop as its own process (see learner/loop/learner.ts).
 //   trajflow learner --run-id R [--env FrozenLake] [--updates N] [--batch-tokens T] [--lr X] ...
-import { ensureUp } from '../infra/commands.js';
+import { ensureUp } from '../infra/up.js';
 import { loadConfig } from '../core/config.js';
 import { ConfigError } from '../core/errors.js';
 import { connectBackbone, shutdownOnSignals } from '../streams/index.js';

@@ -15,7 +15,8 @@
 // writer schema, an array in several blocks, a failed check, a corrupt datum — gets no WireStep, and the
 // caller decodes it the ordinary way, which gives the ordinary values or the ordinary error. The
 // passed-through fields decode on first access, with the same avsc types.
-import { tapAt, recordFieldsOf, type FieldType } from './avro-tap.js';
+import { recordFieldsOf, type FieldType } from './record-fields.js';
+import { tapAt } from './tap.js';
 import type { EventCodec } from './codec.js';
 import { HEADER_BYTES } from './registry.js';
 import type { StepEvent } from './generated/types.js';

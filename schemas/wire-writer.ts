@@ -2,7 +2,8 @@
 // the schema's avsc types on an avsc Tap, so they are the codec's bytes; the carried ranges are copied.
 // Like avsc, a write past the end of the scratch buffer is dropped and only counted, and the event is
 // written again into a buffer of the size it needs.
-import { tapAt, recordFieldsOf, type FieldType, type WritableTap } from './avro-tap.js';
+import { recordFieldsOf, type FieldType } from './record-fields.js';
+import { tapAt, type WritableTap } from './tap.js';
 import type { EventCodec } from './codec.js';
 import type { EventName, TrajectoryEvent } from './generated/types.js';
 import { OversizeEventError } from './errors.js';

@@ -25,6 +25,7 @@ const SOURCE_ROOTS = [
   'infra',
   'learner',
   'processors',
+  'rollout',
   'schemas',
   'scripts',
   'sdk',

@@ -41,6 +41,7 @@ test('the sources follow the layer rules: no cycle, no import against the order,
     'infra',
     'learner',
     'processors',
+    'rollout',
     'schemas',
     'storage',
     'streams',
@@ -55,7 +56,7 @@ test('the sources follow the layer rules: no cycle, no import against the order,
   assert.match(output, /no dependency violations found/);
 });
 
-test('the rules catch a cycle, an import against the order, a peer the rules do not allow, and production code importing test/', () => {
+test('the rules catch a cycle, an import against the order, peers the rules do not allow, and production code importing test/', () => {
   const dir = tree({
     'core/a.ts': "import { b } from './b.js';\nexport const a = () => b;\n",
     'core/b.ts': "import { a } from './a.js';\nexport const b = () => a;\n",
@@ -63,15 +64,18 @@ test('the rules catch a cycle, an import against the order, a peer the rules do 
     'cli/run.ts': 'export const run = 1;\n',
     'processors/p.ts': "import { l } from '../learner/l.js';\nexport const p = l;\n",
     'learner/l.ts': 'export const l = 1;\n',
+    'envs/e.ts': "import { r } from '../rollout/r.js';\nexport const e = r;\n",
+    'rollout/r.ts': 'export const r = 1;\n',
     'bench/load.ts': "import { fixture } from '../test/fixture.js';\nexport const load = fixture;\n",
     'test/fixture.ts': 'export const fixture = 1;\n',
   });
   try {
-    const { status, output } = cruise(dir, ['core', 'schemas', 'cli', 'processors', 'learner', 'bench', 'test']);
+    const { status, output } = cruise(dir, ['core', 'schemas', 'cli', 'processors', 'learner', 'envs', 'rollout', 'bench', 'test']);
     assert.notEqual(status, 0, output);
     assert.match(output, /no-circular: core\/a\.ts/);
     assert.match(output, /layer-schemas-tokenizer: schemas\/up\.ts → cli\/run\.ts/);
     assert.match(output, /peers-processors: processors\/p\.ts → learner\/l\.ts/);
+    assert.match(output, /peers-envs: envs\/e\.ts → rollout\/r\.ts/);
     assert.match(output, /no-test-in-production: bench\/load\.ts → test\/fixture\.ts/);
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -4,13 +4,13 @@
 // same run id resumes: the learner from its newest checkpoint, the actors after the last iteration they
 // started (recorded in the run's state file).
 //
-// The decisions are pure and unit-tested: the settings (settings.ts), which parts start with which flags
+// The decisions are pure and unit-tested: the config (config.ts), which parts start with which flags
 // (part-plans.ts), what to do when a part exits (supervision.ts), what the progress and closing lines say
 // (run-progress.ts), what to expect from the preset (expectations.ts). This file starts and stops the processes.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { loadConfig } from '../../core/config.js';
-import { ensureUp } from '../../infra/commands.js';
+import { ensureUp } from '../../infra/up.js';
 import type { Command } from '../../infra/cli/command.js';
 import { parseFlagPairs } from '../../infra/cli/flags.js';
 import { progressBar } from '../../infra/cli/progress.js';
@@ -18,7 +18,7 @@ import { expectationLine, TRAIN_EXPECTATIONS } from './expectations.js';
 import { isKafkaNoise, STOP_ORDER, trainParts, type PartPlan } from './part-plans.js';
 import { startPart, type RunningPart } from './parts.js';
 import { RunProgress } from './run-progress.js';
-import { TRAIN_FLAGS, trainSettings, updatesOf } from './settings.js';
+import { TRAIN_FLAGS, buildTrainConfig, updatesOf } from './config.js';
 import { EVALUATOR_GRACE_MS, RESTART_DELAY_MS, Supervision } from './supervision.js';
 
 const USAGE =
@@ -34,7 +34,7 @@ export const trainCommand: Command = {
       console.log(`usage: ${USAGE}`);
       return 0;
     }
-    const s = trainSettings(parseFlagPairs(args, TRAIN_FLAGS, USAGE));
+    const s = buildTrainConfig(parseFlagPairs(args, TRAIN_FLAGS, USAGE));
     const startedAt = Date.now();
     const config = loadConfig();
     console.log(`trajflow train: run ${s.runId} — ${s.env}, ${s.estimator}, ${s.groups}×${s.groupSize} episodes per iteration, lr ${s.lr}`);

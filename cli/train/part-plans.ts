@@ -1,6 +1,6 @@
 // Which parts `trajflow train` starts, in which order, with which flags, and which of their lines it shows (pure).
 // Each part is the same `trajflow <part>` a user can start by hand (parts.ts runs them).
-import type { TrainSettings } from './settings.js';
+import type { TrainConfig } from './config.js';
 
 export interface PartPlan {
   readonly name: string;
@@ -26,7 +26,7 @@ export function isKafkaNoise(line: string): boolean {
 const quietStartup = (line: string) => !/^(sink|processors|dashboard): \{/.test(line);
 
 /** The parts in the order they start; the evaluator only with --eval-every > 0. `updates`: --updates, checked. */
-export function trainParts(s: TrainSettings, updates: number | undefined): PartPlan[] {
+export function trainParts(s: TrainConfig, updates: number | undefined): PartPlan[] {
   const { preset } = s;
   // The preset's estimator options only belong to the preset's estimator.
   const estimatorOptions = s.estimator === preset.estimator && preset.estimatorOptions ? ['--estimator-options', JSON.stringify(preset.estimatorOptions)] : [];
@@ -69,7 +69,7 @@ export function trainParts(s: TrainSettings, updates: number | undefined): PartP
 }
 
 /** The gateway in front of the run's own policy (the learner's model, seed and temperature): agents' calls are the run's steps. */
-function gateway(s: TrainSettings, model: readonly string[]): PartPlan[] {
+function gateway(s: TrainConfig, model: readonly string[]): PartPlan[] {
   if (s.gatewayPort === null) return [];
   const temperature = s.preset.optimizer?.temperature ?? 1;
   return [
@@ -81,7 +81,7 @@ function gateway(s: TrainSettings, model: readonly string[]): PartPlan[] {
   ];
 }
 
-function actorsPart(s: TrainSettings, model: readonly string[]): PartPlan {
+function actorsPart(s: TrainConfig, model: readonly string[]): PartPlan {
   return {
     name: 'actors',
     // A restarted actors process continues after the last iteration any earlier one started.
@@ -110,7 +110,7 @@ function actorsPart(s: TrainSettings, model: readonly string[]): PartPlan {
   };
 }
 
-function learnerArgs(s: TrainSettings, model: readonly string[]): string[] {
+function learnerArgs(s: TrainConfig, model: readonly string[]): string[] {
   return [
     '--run-id',
     s.runId,

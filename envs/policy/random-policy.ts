@@ -1,10 +1,11 @@
-// The uniform-random policy behind the Policy interface: the untrained baseline, and what the actors
-// and their benchmark run before a learner exists.
+// The uniform-random policy: the untrained baseline, and what the actors and their benchmark run before a
+// learner exists. One choice in two forms, so the baseline measured and the actors' rollouts are the same
+// policy: createRandomPolicy answers an environment with text (envs/baseline.ts plays it), UniformRandomPolicy
+// answers a request behind the Policy interface (the actors play it).
 //
-// Choice: exactly envs/random-policy.ts's (reused, not copied, so the baseline measured there and the
-// actors' rollouts are the same policy): the number of actions k uniformly in 1..maxActionsPerTurn,
-// then each action uniformly from the valid actions, written as "<answer>a1 || … || ak</answer>".
-// Seeded by request.seed alone, so the same (episode, turn) seed gives the same reply.
+// Choice: the number of actions k uniformly in 1..maxActionsPerTurn, then each action uniformly from the
+// valid actions, written as "<answer>a1 || … || ak</answer>". Seeded by the seed alone (request.seed), so the
+// same (episode, turn) seed gives the same reply.
 //
 // Log-probs: the reply text's probability under that choice is
 //     P(text) = 1/maxActionsPerTurn · Π_i m(a_i)/|V|
@@ -13,14 +14,31 @@
 // spread evenly over the reply's tokens: every token gets log P / n, the n values sum to log P and are
 // ≤ 0. A learner's importance ratio over the whole reply is then exact; per-token ratios are not
 // meaningful for this policy (it is only a baseline).
-import { extractAnswer, splitActions } from '../actions.js';
+import { Rng, RngStream } from '../../core/rng.js';
+import { extractAnswer, formatReply, splitActions } from '../actions.js';
 import type { Environment } from '../contract.js';
-import { createRandomPolicy } from '../random-policy.js';
 import { byteTokenizer, type Tokenizer } from '../../tokenizer/contract.js';
 import { ActionSpaceRequiredError, NoValidActionError } from './errors.js';
 import type { ActionSpace, Policy, PolicyReply, PolicyRequest } from './policy.js';
 
 const NAME = 'UniformRandomPolicy';
+
+export interface TextPolicy {
+  /** The reply text for the environment's current state. */
+  act(env: Environment): string;
+}
+
+/** The choice as a text policy: each turn k actions, each uniformly from the environment's valid actions. */
+export function createRandomPolicy(seed: number): TextPolicy {
+  const rng = new Rng(seed, RngStream.policy);
+  return {
+    act(env) {
+      const valid = env.validActions();
+      const count = 1 + rng.int(env.maxActionsPerTurn);
+      return formatReply(Array.from({ length: count }, () => rng.pick(valid)));
+    },
+  };
+}
 
 /** log P(reply) of a reply that names `actions`, under the uniform choice over `space`. */
 export function uniformReplyLogProb(actions: readonly string[], space: ActionSpace): number {

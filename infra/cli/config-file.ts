@@ -10,7 +10,7 @@
 // objects → their JSON (for flags that take JSON, e.g. --env-options, --loss).
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../core/errors.js';
-import { SERVICE_SECTIONS } from '../../core/service-settings.js';
+import { SERVICE_SECTIONS } from '../../core/service-sections.js';
 
 export interface ConfigFileArgs {
   /** The command's arguments with the file's flags spliced in and `--config` removed. */
@@ -75,7 +75,7 @@ function readObject(path: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** A command's section, or a service's ("kafka", "clickhouse": core/service-settings.ts reads those). */
+/** A command's section, or a service's ("kafka", "clickhouse": core/service-sections.ts reads those). */
 const isSection = (key: string, commandNames: readonly string[]): boolean => commandNames.includes(key) || (SERVICE_SECTIONS as readonly string[]).includes(key);
 
 /** The settings for `command`: its section in a sectioned file, or the whole flat file. */

@@ -7,7 +7,7 @@ import { ConfigError, ServiceError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
 import { ensureProcess, stopProcess, type ManagedProcess } from '../managed-process.js';
 import { isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
-import { renderConfigXml, renderUsersXml } from './config.js';
+import { renderConfigXml, renderUsersXml } from './config-xml.js';
 import { clickHouseClient } from './http.js';
 import { ensureClickHouse } from './install.js';
 

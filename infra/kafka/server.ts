@@ -7,7 +7,7 @@ import { ConfigError, ServiceError } from '../../core/errors.js';
 import type { TrajflowConfig } from '../../core/config.js';
 import { ensureProcess, stopProcess, type ManagedProcess } from '../managed-process.js';
 import { commandLine, isAlive, livePid, removeFile, spawnDetached, stopProcessGroup, tail, waitUntil, writePidFile } from '../process.js';
-import { probeKafka } from './client.js';
+import { probeKafka } from './probe.js';
 import { fetchKafka, kafkaMajor } from './fetch.js';
 import { brokerLogging } from './logging.js';
 import { formatProperties, renderServerProperties } from './properties.js';

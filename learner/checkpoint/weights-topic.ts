@@ -149,7 +149,7 @@ class TopicWeightsReader implements WeightsReader {
   }
 
   async close(): Promise<void> {
-    // A TopicConsumer closed before it joined its group races its start (see envs/actors/policy-versions.ts): wait for the join, boundedly.
+    // A TopicConsumer closed before it joined its group races its start (see rollout/follow-policy-versions.ts): wait for the join, boundedly.
     const joinBy = Date.now() + 20_000;
     while (this.consumer !== undefined && this.consumer.stats.rebalances === 0 && Date.now() < joinBy) await new Promise((resolve) => setTimeout(resolve, 50));
     this.closing = true;

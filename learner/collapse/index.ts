@@ -8,7 +8,7 @@ export { templateCollapseMetrics, templateMetricsEntries, type CrossScores, type
 export { choosePairs, generatedTurns, type ScoringPairs, type TurnChoice } from './pairs.js';
 export { crossScore } from './cross-score.js';
 
-export interface TemplateCollapseSettings {
+export interface CrossScoringConfig {
   /** Replies scored (RAGEN-2's num_samples, 64 there). */
   readonly pairs: number;
   readonly turns: TurnChoice;
@@ -22,11 +22,11 @@ export function measureTemplateCollapse(
   head: ReplyHead,
   samples: readonly PairSource[],
   seed: number,
-  settings: TemplateCollapseSettings,
+  config: CrossScoringConfig,
 ): TemplateCollapseMetrics | null {
-  const pairs = choosePairs(samples, settings.pairs, seed, settings.turns);
+  const pairs = choosePairs(samples, config.pairs, seed, config.turns);
   if (pairs.prompts.length < 2) return null;
-  return templateCollapseMetrics(crossScore(model, head, pairs, { temperature: settings.temperature, ...(settings.microBatch ? { microBatch: settings.microBatch } : {}) }));
+  return templateCollapseMetrics(crossScore(model, head, pairs, { temperature: config.temperature, ...(config.microBatch ? { microBatch: config.microBatch } : {}) }));
 }
 
 /**
@@ -39,8 +39,8 @@ export function templateCollapseBeforeUpdate(
   head: ReplyHead,
   samples: readonly PairSource[],
   at: { readonly modelSeed: number; readonly update: number },
-  settings: TemplateCollapseSettings & { readonly every: number },
+  config: CrossScoringConfig & { readonly every: number },
 ): TemplateCollapseMetrics | null {
-  if (settings.every <= 0 || samples.length === 0 || at.update % settings.every !== 0) return null;
-  return measureTemplateCollapse(model, head, samples, at.modelSeed * 1_000_003 + at.update, settings);
+  if (config.every <= 0 || samples.length === 0 || at.update % config.every !== 0) return null;
+  return measureTemplateCollapse(model, head, samples, at.modelSeed * 1_000_003 + at.update, config);
 }

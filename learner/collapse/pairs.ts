@@ -4,7 +4,7 @@
 // A turn is one run of generated tokens (loss mask 1); its prompt is every token before it, its reply the
 // run itself. Identical prompts are one column, so a reply's own column is the prompt's content, not
 // its trajectory. Seeded: the same batch and seed pick the same pairs.
-import { Rng } from '../../envs/random.js';
+import { Rng } from '../../core/rng.js';
 
 export interface PairSource {
   readonly tokenIds: readonly number[];

@@ -18,7 +18,7 @@
 //     200 tasks × 8 trials would be one forward pass over 1,600 contexts. The policy is wrapped so each
 //     forward pass takes at most --max-batch contexts. Each reply depends only on its own context and
 //     seed, so the results do not depend on the batch size (a unit test checks).
-//   - The random baseline: success, reward and steps from envs/random-policy.ts measureBaseline (one
+//   - The random baseline: success, reward and steps from envs/baseline.ts measureBaseline (one
 //     episode per seed), and pass@k / pass^k of the same uniform policy (envs/policy/random-policy.ts)
 //     from `samples` trials per task with evaluate().
 import { readdir, stat } from 'node:fs/promises';

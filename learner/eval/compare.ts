@@ -1,7 +1,7 @@
 // The comparison every evaluation makes: a policy bundle on held-out tasks (greedy, and sampled for pass@k)
 // beside the uniform-random policy on the same tasks. `trajflow eval` and the evaluator part both use it.
 import { UniformRandomPolicy } from '../../envs/policy/random-policy.js';
-import { measureBaseline } from '../../envs/random-policy.js';
+import { measureBaseline } from '../../envs/baseline.js';
 import { createEnv, type EnvName } from '../../envs/registry.js';
 import { policyOf, type PolicyBundle } from '../policy/bundle.js';
 import { evaluate, type EvalResult } from './evaluate.js';
@@ -20,7 +20,7 @@ export interface EvalComparison {
   readonly random: BaselineColumn;
 }
 
-export interface EvalSettings {
+export interface EvalConfig {
   readonly envName: EnvName;
   readonly envOptions?: Record<string, unknown>;
   readonly seeds: readonly number[];
@@ -32,7 +32,7 @@ export interface EvalSettings {
 }
 
 /** The bundle's policy (greedy, and sampled at the temperature) and the uniform-random policy on the same seeds. */
-export async function evaluateBundle(bundle: PolicyBundle, version: number, s: EvalSettings): Promise<EvalComparison> {
+export async function evaluateBundle(bundle: PolicyBundle, version: number, s: EvalConfig): Promise<EvalComparison> {
   const maxBatch = s.maxBatch ?? 64;
   const createEnvNow = () => createEnv(s.envName, s.envOptions ?? {});
   const policy = await evaluate({

@@ -4,7 +4,7 @@ import type { Command } from '../../infra/cli/command.js';
 import { parseFlagPairs, positiveInt, nonNegativeInt } from '../../infra/cli/flags.js';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
-import { ensureUp } from '../../infra/commands.js';
+import { ensureUp } from '../../infra/up.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { selectBackend } from '../backend.js';
 import { startEvaluator } from './evaluator.js';

@@ -7,7 +7,7 @@
 // When it evaluates is next-evaluation.ts's (pure), what it reports evaluation-event.ts's; this file reads the
 // versions, the checkpoints and the environment, and publishes.
 import { topicName } from '../../core/config.js';
-import { followPolicyVersions, type PolicyVersionFollower } from '../../envs/actors/policy-versions.js';
+import { followPolicyVersions, type PolicyVersionFollower } from '../../rollout/follow-policy-versions.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 import type { EvaluationEvent, PolicyVersionEvent } from '../../schemas/index.js';
 import type { Backbone } from '../../streams/index.js';

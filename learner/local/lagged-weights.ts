@@ -1,9 +1,9 @@
 // The in-process loop's side of max staleness K ≥ 1: iteration i is played with the weights after update
-// max(0, i − K), as the actors through Kafka play it with policy version i − K (envs/actors/behaviour-version.ts
+// max(0, i − K), as the actors through Kafka play it with policy version i − K (rollout/behaviour-version.ts
 // decides for both). Before each iteration the live weights are copied; the copies no later iteration can be
 // played with are freed, so at most K + 1 weight sets are held besides the live one.
 import { ConfigError } from '../../core/errors.js';
-import { chooseVersion, samplingTarget, versionsToEvict, type HeldVersion } from '../../envs/actors/behaviour-version.js';
+import { chooseVersion, samplingTarget, versionsToEvict, type HeldVersion } from '../../rollout/behaviour-version.js';
 import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../policy/bundle.js';
 
 /** The weights an iteration is played with and their policy version (the updates they have had). */

@@ -7,13 +7,13 @@
 // Which episodes an iteration plays is rollout-plan.ts's, what the curve records and when it evaluates is
 // curve.ts's (both pure); this file plays, processes, trains and evaluates. With maxStaleness K ≥ 1 an
 // iteration is played with the weights of K updates before (lagged-weights.ts), as the actors do through Kafka.
-import { runEpisode } from '../../envs/actors/episode.js';
-import { createRolloutEnv } from '../../envs/actors/rollout-env.js';
+import { runEpisode } from '../../rollout/episode.js';
+import { createRolloutEnv } from '../../rollout/rollout-env.js';
 import { createEnv, type EnvName } from '../../envs/registry.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 import { batchProcessor, type BatchOutput, type ProcessingConfig, type RawGroup } from '../../processors/pipeline/process-batch.js';
 import type { StepEvent } from '../../schemas/index.js';
-import { templateCollapseBeforeUpdate, type TemplateCollapseSettings } from '../collapse/index.js';
+import { templateCollapseBeforeUpdate, type CrossScoringConfig } from '../collapse/index.js';
 import { evaluate, type EvalResult } from '../eval/evaluate.js';
 import { buildPolicyLossConfig, type PolicyLossConfig } from '../loss/index.js';
 import type { PolicyModelConfig } from '../model/config.js';
@@ -75,7 +75,7 @@ export interface LocalRunConfig {
    * (templateCollapseBeforeUpdate, the learner's schedule and seed rule, on the weights about to be updated: at maxStaleness 0 those that sampled the batch). Forward passes only: the
    * run's rollouts and updates are the same with or without it. Default: off.
    */
-  readonly templateCollapse?: Omit<TemplateCollapseSettings, 'temperature'> & { readonly every: number };
+  readonly templateCollapse?: Omit<CrossScoringConfig, 'temperature'> & { readonly every: number };
 }
 
 export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoint) => void = () => {}): Promise<CurvePoint[]> {

@@ -2,8 +2,8 @@
 // actors give it on the real path — group and episode ids, the group's training task seed (consecutive tasks per
 // iteration, offset by the run seed, all below the held-out seeds), the iteration and its P — so that the same seed
 // samples the same episodes on both paths (test/learner/loop/path-equivalence.int.spec.ts).
-import { episodeIdOf, groupIdOf, groupSeedOf } from '../../envs/actors/ids.js';
-import type { EpisodeContext } from '../../envs/actors/step-event.js';
+import { episodeIdOf, groupIdOf, groupSeedOf } from '../../rollout/ids.js';
+import type { EpisodeContext } from '../../rollout/step-event.js';
 import type { EnvId } from '../../envs/contract.js';
 import { taskSeedBase } from '../../envs/seeds.js';
 

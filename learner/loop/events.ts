@@ -69,7 +69,7 @@ export function learnerStepEvent(
 
 /**
  * `progress.iteration`: the highest actors' iteration the version was trained on (-1: none) — what the actors'
- * staleness gate counts (envs/actors/staleness.ts); `progress.envSteps`: the environment steps of the samples it
+ * staleness gate counts (rollout/staleness-gate.ts); `progress.envSteps`: the environment steps of the samples it
  * was trained on (the held-out evaluations are plotted against them).
  */
 export function policyVersionEvent(

@@ -35,7 +35,7 @@ export interface LearnerStats {
 /** What the ledger takes over from the checkpoint a learner resumes from. */
 export type Restored = Pick<CheckpointManifest, 'version' | 'updates' | 'offsets' | 'recentSampleIds' | 'lastStep' | 'trainedIteration'>;
 
-export type LedgerSettings = Pick<LearnerConfig, 'runId' | 'batchTokens' | 'minSamples' | 'maxWaitMs' | 'batchTimeoutMs' | 'maxStaleness' | 'maxUpdates'>;
+export type LedgerConfig = Pick<LearnerConfig, 'runId' | 'batchTokens' | 'minSamples' | 'maxWaitMs' | 'batchTimeoutMs' | 'maxStaleness' | 'maxUpdates'>;
 
 /** What the learner's own part of a checkpoint records (the shell adds weights, optimizer state and model). */
 export interface CheckpointRecord {
@@ -84,7 +84,7 @@ export class LearnerLedger<D extends Delivered> {
   private readonly refused = { duplicates: 0, otherRuns: 0, droppedStale: 0 };
 
   constructor(
-    private readonly settings: LedgerSettings,
+    private readonly config: LedgerConfig,
     restored: Restored | null = null,
   ) {
     this.positions = new ReadPositions(restored?.offsets);
@@ -95,13 +95,13 @@ export class LearnerLedger<D extends Delivered> {
       this.stats.iteration = restored.trainedIteration ?? -1;
       this.stats.envSteps = restored.lastStep?.metrics.envSteps ?? 0;
     }
-    const { runId, batchTokens, minSamples, maxWaitMs, batchTimeoutMs } = settings;
+    const { runId, batchTokens, minSamples, maxWaitMs, batchTimeoutMs } = config;
     this.assembly = new BatchAssembly<D>({ runId, batchTokens, minSamples, maxWaitMs, batchTimeoutMs, trained: (id) => this.recent.has(id) });
   }
 
   /** Whether the learner has made the updates it was asked for. */
   get finished(): boolean {
-    return this.settings.maxUpdates !== null && this.stats.updates >= this.settings.maxUpdates;
+    return this.config.maxUpdates !== null && this.stats.updates >= this.config.maxUpdates;
   }
 
   /** A delivery: 'held' for an update, or 'refused' (another run's, or trained already): the shell acknowledges it. */
@@ -127,7 +127,7 @@ export class LearnerLedger<D extends Delivered> {
    */
   plan(unit: TrainingUnit<D>): UnitPlan {
     const samples = unit.deliveries.map((d) => d.value);
-    const { kept, dropped } = dropStale(samples, this.stats.version, this.settings.maxStaleness);
+    const { kept, dropped } = dropStale(samples, this.stats.version, this.config.maxStaleness);
     const lines =
       dropped > 0
         ? [
@@ -136,7 +136,7 @@ export class LearnerLedger<D extends Delivered> {
               unit,
               samples.map((s) => s.policyVersion),
               this.stats.version,
-              this.settings.maxStaleness,
+              this.config.maxStaleness,
             ),
           ]
         : [];
@@ -164,7 +164,7 @@ export class LearnerLedger<D extends Delivered> {
     this.stats.samplesTrained += done.samples.length;
     for (const sample of done.samples) this.stats.envSteps += turnsOf(sample);
     const step = learnerStepEvent(
-      this.settings.runId,
+      this.config.runId,
       done.updates - 1,
       versionBefore,
       done.metrics,

@@ -2,7 +2,7 @@
 // same seed gives bit-identical weights on every backend (STYLE: reproducible first updates).
 // GPT-2's scheme: normal(0, 0.02) for matrices and embeddings, residual projections scaled by
 // 1/sqrt(2·layers), zeros for biases, ones for layer-norm gains.
-import { Rng } from '../../envs/random.js';
+import { Rng } from '../../core/rng.js';
 import { GRID_EMBEDDINGS, GRID_NEIGHBOURS, type PolicyModelConfig } from './config.js';
 
 export interface ParameterSpec {

@@ -4,7 +4,7 @@
 // request give the same reply; the recorded log-prob is that of the distribution sampled from
 // (logits / temperature over the reply vocabulary), which is what the learner's ratio divides by.
 import * as tf from '@tensorflow/tfjs-core';
-import { Rng, Stream } from '../../envs/random.js';
+import { Rng, RngStream } from '../../core/rng.js';
 import type { Policy, PolicyReply, PolicyRequest } from '../../envs/policy/policy.js';
 import { SpecialToken, type WordTokenizer } from '../../tokenizer/word-pieces.js';
 import { currentTurnStart, type ReplyHead, type TransformerModel } from '../model/transformer.js';
@@ -61,7 +61,7 @@ export class TransformerPolicy implements Policy {
     const rows = requests.map((request) => {
       const maxWords = request.actionSpace?.maxActionsPerTurn ?? this.options.maxActionsPerTurn ?? 1;
       const { context, prompt } = contextIds(tokenizer, vocabulary, request.history, request.observation, maxWords);
-      return { context, prompt, maxWords, rng: new Rng(request.seed, Stream.policy), ids: [] as number[], logProbs: [] as number[], done: false };
+      return { context, prompt, maxWords, rng: new Rng(request.seed, RngStream.policy), ids: [] as number[], logProbs: [] as number[], done: false };
     });
     while (rows.some((row) => !row.done)) {
       const active = rows.filter((row) => !row.done);

@@ -7,7 +7,7 @@ import { progressBar, type ProgressBar } from '../../infra/cli/progress.js';
 import type { Command } from '../../infra/cli/command.js';
 import { loadConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
-import { ensureUp } from '../../infra/commands.js';
+import { ensureUp } from '../../infra/up.js';
 import type { ProcessingConfig } from '../../processors/pipeline/process-batch.js';
 import type { FilterName } from '../../processors/filters/registry.js';
 import { connectBackbone } from '../../streams/index.js';

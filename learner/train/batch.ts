@@ -8,7 +8,7 @@
 // turn before the last contextLength tokens from training (Sokoban's 10 turns of ≈ 47 tokens lost their first
 // five, the ones whose anchor states the whole group shares).
 import type { TrainingSampleEvent } from '../../schemas/index.js';
-import { Rng } from '../../envs/random.js';
+import { Rng } from '../../core/rng.js';
 import type { ReplyHead } from '../model/transformer.js';
 import { SpecialToken } from '../../tokenizer/word-pieces.js';
 

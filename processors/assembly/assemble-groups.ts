@@ -86,12 +86,12 @@ export function assembleGroups<T>(options?: AssembleGroupsOptions<AssembledTraje
 /** Over any item that carries a trajectory (plain TrajectoryEvents: `trajectoryOf: (t) => t`). */
 export function assembleGroups<I>(options: AssembleGroupsOptions<I> & { readonly trajectoryOf: (item: I) => TrajectoryEvent }): OperatorFunction<I, TrajectoryGroup<I>>;
 export function assembleGroups<I>(options: AssembleGroupsOptions<I> = {}): OperatorFunction<I, TrajectoryGroup<I>> {
-  const { rules, shell } = settingsOf(options);
+  const { rules, shell } = configOf(options);
   return (source) => new Observable<TrajectoryGroup<I>>((subscriber) => runGroupAssembly(source, subscriber, rules, shell));
 }
 
 /** What the operator itself does with the options: read trajectories, time, call back, count. */
-interface ShellSettings<I> {
+interface ShellConfig<I> {
   readonly trajectoryOf: (item: I) => TrajectoryEvent;
   readonly groupTimeoutMs: number;
   readonly idleCloseMs: number | undefined;
@@ -102,7 +102,7 @@ interface ShellSettings<I> {
 }
 
 /** The options with their defaults, checked (ConfigError saying what would work). */
-function settingsOf<I>(options: AssembleGroupsOptions<I>): { rules: GroupAssemblyRules; shell: ShellSettings<I> } {
+function configOf<I>(options: AssembleGroupsOptions<I>): { rules: GroupAssemblyRules; shell: ShellConfig<I> } {
   const {
     trajectoryOf = (item: I) => (item as unknown as AssembledTrajectory<unknown>).trajectory,
     groupSize = DEFAULT_GROUP_SIZE,
@@ -134,7 +134,7 @@ function settingsOf<I>(options: AssembleGroupsOptions<I>): { rules: GroupAssembl
 }
 
 /** One subscription: feeds the events to the group assembly and carries out its effects; returns the teardown. */
-function runGroupAssembly<I>(source: Observable<I>, subscriber: Subscriber<TrajectoryGroup<I>>, rules: GroupAssemblyRules, shell: ShellSettings<I>): () => void {
+function runGroupAssembly<I>(source: Observable<I>, subscriber: Subscriber<TrajectoryGroup<I>>, rules: GroupAssemblyRules, shell: ShellConfig<I>): () => void {
   const { trajectoryOf, groupTimeoutMs, idleCloseMs, hasOpenEpisodes, onDrop, stats, scheduler } = shell;
   const state = createGroupAssembly<I>(rules);
   const timers = new GroupTimers(scheduler);

@@ -60,12 +60,12 @@ export function assembleTrajectories(options?: AssembleTrajectoriesOptions<StepE
 /** Over any item that carries a step event (an Envelope<StepEvent>, ...): `stepOf` reads it. */
 export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> & { readonly stepOf: (item: T) => StepEvent }): OperatorFunction<T, AssembledTrajectory<T>>;
 export function assembleTrajectories<T>(options: AssembleTrajectoriesOptions<T> = {}): OperatorFunction<T, AssembledTrajectory<T>> {
-  const { rules, shell } = settingsOf(options);
+  const { rules, shell } = configOf(options);
   return (source) => new Observable<AssembledTrajectory<T>>((subscriber) => runEpisodeAssembly(source, subscriber, rules, shell));
 }
 
 /** What the operator itself does with the options: read steps, time, call back, count. */
-interface ShellSettings<T> {
+interface ShellConfig<T> {
   readonly stepOf: (item: T) => StepEvent;
   readonly onDiscard: ((item: T, reason: DiscardReason) => void) | undefined;
   readonly stats: AssemblyStats;
@@ -74,7 +74,7 @@ interface ShellSettings<T> {
 }
 
 /** The options with their defaults, checked (ConfigError saying what would work). */
-function settingsOf<T>(options: AssembleTrajectoriesOptions<T>): { rules: EpisodeAssemblyRules; shell: ShellSettings<T> } {
+function configOf<T>(options: AssembleTrajectoriesOptions<T>): { rules: EpisodeAssemblyRules; shell: ShellConfig<T> } {
   const {
     stepOf = (item: T) => item as unknown as StepEvent,
     idleTimeoutMs = DEFAULT_IDLE_TIMEOUT_MS,
@@ -97,7 +97,7 @@ function settingsOf<T>(options: AssembleTrajectoriesOptions<T>): { rules: Episod
 }
 
 /** One subscription: feeds the events to the episode assembly and carries out its effects; returns the teardown. */
-function runEpisodeAssembly<T>(source: Observable<T>, subscriber: Subscriber<AssembledTrajectory<T>>, rules: EpisodeAssemblyRules, shell: ShellSettings<T>): () => void {
+function runEpisodeAssembly<T>(source: Observable<T>, subscriber: Subscriber<AssembledTrajectory<T>>, rules: EpisodeAssemblyRules, shell: ShellConfig<T>): () => void {
   const { stepOf, onDiscard, stats, openEpisodesByGroup, scheduler } = shell;
   const state = createEpisodeAssembly<T>(rules);
   const watches = new Map<string, Subscription>();

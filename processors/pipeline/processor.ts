@@ -7,7 +7,7 @@
 // after the episode marks were reloaded (onAssignment) so that nothing already emitted is emitted again.
 //
 // This file is the shell: the consumer, the transactional emitter, the timers. The decisions are pure parts
-// beside it: settings.ts (options, defaults, topics), step-pipeline.ts (the operator chain, and what each
+// beside it: config.ts (options, defaults, topics), step-pipeline.ts (the operator chain, and what each
 // step, group and batch becomes), output-units.ts (what a unit holds and which episode marks it writes).
 import { Subscription, interval } from 'rxjs';
 import type { StepEvent } from '../../schemas/index.js';
@@ -21,11 +21,11 @@ import { flushOnOutput } from '../exactly-once/flush-on-output.js';
 import { TransactionalEmitter, TransactionFailedError, type OutputUnit } from '../exactly-once/transactional-emitter.js';
 import { deadLetterUnit } from './output-units.js';
 import { batchProcessor } from './process-batch.js';
-import { processorsSettings, type ProcessorsOptions, type ProcessorsSettings } from './settings.js';
+import { buildProcessorsConfig, type ProcessorsOptions, type ProcessorsConfig } from './config.js';
 import { createPipelineStats, stepPipeline, type PipelineStats } from './step-pipeline.js';
 import { STALL_REPORT_AFTER_MS, stallReport } from './stall-report.js';
 
-export type { ProcessorsOptions } from './settings.js';
+export type { ProcessorsOptions } from './config.js';
 
 /**
  * A rebalance's setup (settle, fence, reload the marks) still running after this long fails the pipeline,
@@ -46,8 +46,8 @@ export interface ProcessorsHandle {
 }
 
 export async function startProcessors(backbone: Backbone, options: ProcessorsOptions): Promise<ProcessorsHandle> {
-  const settings = processorsSettings(backbone.config, options);
-  const { consumerGroupId, topics, writeAsQueued } = settings;
+  const config = buildProcessorsConfig(backbone.config, options);
+  const { consumerGroupId, topics, writeAsQueued } = config;
   const processBatch = batchProcessor(options.processing);
   const marks = new EpisodeMarks(consumerGroupId);
   await marks.reload(backbone.kafka, topics.state);
@@ -58,8 +58,8 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const reload = () => Promise.all([marks.reload(backbone.kafka, topics.state), routing.refresh()]).then(() => undefined);
   const setup: SetupClock = { current: null };
   const onAssignment = (assignment: Readonly<Record<string, readonly number[]>>) => timed(setup, (stage) => takeOver(out, assignment[topics.steps] ?? [], reload, stage));
-  const consumer = stepConsumer(backbone, settings, { hold, onAssignment });
-  const out = stepEmitter(backbone, consumer, marks, settings, options);
+  const consumer = stepConsumer(backbone, config, { hold, onAssignment });
+  const out = stepEmitter(backbone, consumer, marks, config, options);
   const stallWatch = watchStalls(out, setup, options, (error) => failFlush(error));
 
   // Output is handed to its partition's lane as soon as it is queued (flush-on-output.ts defers that by one
@@ -79,9 +79,9 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
   const subscription = new Subscription();
   const done = new Promise<void>((resolve, reject) => {
     failFlush = reject;
-    const steps = consumer.events$.pipe(stepPipeline({ settings, processBatch, marks, emit, deadLetter: hold, stats, routing }));
+    const steps = consumer.events$.pipe(stepPipeline({ config, processBatch, marks, emit, deadLetter: hold, stats, routing }));
     subscription.add(steps.subscribe({ next: (stats) => options.onBatch?.(stats), error: reject, complete: resolve }));
-    subscription.add(interval(settings.flushIntervalMs).subscribe(() => out.dispatch()));
+    subscription.add(interval(config.flushIntervalMs).subscribe(() => out.dispatch()));
   });
   // A failed pipeline writes nothing more: closing it waits for no transaction (one may be what it is stuck on).
   let failed = false;
@@ -105,8 +105,8 @@ export async function startProcessors(backbone: Backbone, options: ProcessorsOpt
 }
 
 /** The transactional emitter of the steps consumer's outputs. */
-function stepEmitter(backbone: Backbone, consumer: TopicConsumer<StepEvent>, marks: EpisodeMarks, settings: ProcessorsSettings, options: ProcessorsOptions): TransactionalEmitter {
-  return new TransactionalEmitter(backbone.config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, settings.topics, settings.consumerGroupId, {
+function stepEmitter(backbone: Backbone, consumer: TopicConsumer<StepEvent>, marks: EpisodeMarks, config: ProcessorsConfig, options: ProcessorsOptions): TransactionalEmitter {
+  return new TransactionalEmitter(backbone.config.kafka, backbone.codec, consumer as TopicConsumer<unknown>, marks, config.topics, config.consumerGroupId, {
     holdCommits: options.holdCommits === true,
     transactionDeadlineMs: options.transactionDeadlineMs,
   });
@@ -209,12 +209,12 @@ async function takeOver(out: TransactionalEmitter, partitions: readonly number[]
 /** The consumer of the steps topic, its offsets committed by the emitter's transactions. */
 function stepConsumer(
   backbone: Backbone,
-  settings: ProcessorsSettings,
+  config: ProcessorsConfig,
   hooks: { readonly hold: HeldDeadLetterSink['hold']; readonly onAssignment: NonNullable<TopicConsumerOptions<StepEvent>['onAssignment']> },
 ): TopicConsumer<StepEvent> {
   return createEventConsumer(backbone.kafka, backbone.codec, 'step', {
-    topic: settings.topics.steps,
-    groupId: settings.consumerGroupId,
+    topic: config.topics.steps,
+    groupId: config.consumerGroupId,
     deadLetters: { hold: hooks.hold },
     commits: 'external',
     // Steps stay in their bytes until read (schemas/wire-step.ts): their text, token ids and log-probs are

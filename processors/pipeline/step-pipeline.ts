@@ -31,10 +31,10 @@ import type { BatchStats } from '../stats/batch-stats.js';
 import { acknowledgeOnly, episodesUnit, rolloutBatchUnits, type Member, type StepEnvelope } from './output-units.js';
 import { homePartition } from './home-partition.js';
 import type { BatchOutput, RawGroup } from './process-batch.js';
-import type { ProcessorsSettings } from './settings.js';
+import type { ProcessorsConfig } from './config.js';
 
 export interface StepPipelineOptions {
-  readonly settings: Omit<ProcessorsSettings, 'flushIntervalMs' | 'writeAsQueued' | 'topics'>;
+  readonly config: Omit<ProcessorsConfig, 'flushIntervalMs' | 'writeAsQueued' | 'topics'>;
   readonly processBatch: (groups: readonly RawGroup[]) => BatchOutput;
   /** The episodes already written (by this process, or by any earlier owner of the partitions). */
   readonly marks: Pick<EpisodeMarks, 'has'>;
@@ -97,8 +97,8 @@ export function perGeneration<T extends { readonly generation: number }, R>(pipe
 
 /** One generation's chain, from its steps to its rollout batches' statistics. */
 function generationPipeline(generation: number, options: StepPipelineOptions, stats: PipelineStats): OperatorFunction<StepEnvelope, BatchStats> {
-  const { settings, processBatch, emit } = options;
-  const { consumerGroupId, iterationIdleMs } = settings;
+  const { config, processBatch, emit } = options;
+  const { consumerGroupId, iterationIdleMs } = config;
   const deadLetter = options.deadLetter ?? ((_letter: DeadLetterInput, envelope: StepEnvelope) => emit(acknowledgeOnly(generation, envelope)));
   const groupSizes = new GroupSizes();
   const openEpisodes = new GroupOpenEpisodes();
@@ -112,25 +112,25 @@ function generationPipeline(generation: number, options: StepPipelineOptions, st
       }),
       assembleTrajectories<StepEnvelope>({
         stepOf: (envelope) => envelope.value,
-        idleTimeoutMs: settings.idleTimeoutMs,
+        idleTimeoutMs: config.idleTimeoutMs,
         flushOnComplete: false,
         stats: stats.assembly,
         openEpisodesByGroup: openEpisodes,
         onDiscard: (envelope) => emit(acknowledgeOnly(generation, envelope)),
       }),
       assembleGroups<StepEnvelope>({
-        groupSize: settings.groupSize,
-        minGroupSize: settings.minGroupSize,
-        groupTimeoutMs: settings.groupTimeoutMs,
-        idleCloseMs: settings.groupIdleCloseMs,
+        groupSize: config.groupSize,
+        minGroupSize: config.minGroupSize,
+        groupTimeoutMs: config.groupTimeoutMs,
+        idleCloseMs: config.groupIdleCloseMs,
         hasOpenEpisodes: (runId, groupId) => openEpisodes.has(runId, groupId),
         flushOnComplete: false,
         stats: stats.groups,
         onDrop: (drop: GroupDrop<Member>) => emit(episodesUnit(consumerGroupId, generation, drop.items, 'dropped')),
       }),
       rolloutBatches<TrajectoryGroup<Member>>({
-        windowMs: settings.batchWindowMs,
-        maxGroups: settings.maxBatchGroups,
+        windowMs: config.batchWindowMs,
+        maxGroups: config.maxBatchGroups,
         keyOf: iterationKeyOf,
         ...(iterationIdleMs === undefined ? {} : { iterationIdleMs }),
       }),

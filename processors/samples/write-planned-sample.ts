@@ -4,7 +4,7 @@
 // token ids were written as the shortest varints (every Avro encoder we know writes them so); otherwise they
 // differ only in those varints and decode to the same sample.
 import type { EventCodec } from '../../schemas/index.js';
-import type { WritableTap } from '../../schemas/avro-tap.js';
+import type { WritableTap } from '../../schemas/tap.js';
 import { copyBytes, fillBytes, repeatFloat, WireEventWriter } from '../../schemas/wire-writer.js';
 import type { PlannedSample, PlannedTurn } from './planned-sample.js';
 

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import type { Command } from '../../infra/cli/command.js';
 import { loadConfig } from '../../core/config.js';
-import { ensureUp } from '../../infra/commands.js';
+import { ensureUp } from '../../infra/up.js';
 import { connectBackbone, shutdownOnSignals } from '../../streams/index.js';
 import { defaultMaxInFlight, SINK_DEFAULTS, startSink } from './sink.js';
 import { positiveInt } from '../../infra/cli/flags.js';

@@ -22,7 +22,7 @@
 // meanwhile (bounded by maxInFlight), so the next batch is decoded while the previous one is inserted.
 //
 // This file is the shell: the consumer, the inserts, the worker, the timers. What to do comes from pure
-// parts beside it: settings.ts (options, defaults, which topic holds which event), decode-path.ts (an
+// parts beside it: config.ts (options, defaults, which topic holds which event), decode-path.ts (an
 // event's rows, or its dead letter), stored-events.ts (which events an insert completed, i.e. may be
 // acknowledged), insert-retry.ts (what follows a failed insert), sink-stats.ts (the counters).
 import type { Subscription } from 'rxjs';
@@ -33,13 +33,13 @@ import { decodeEvent } from './decode-path.js';
 import { Inserter, type InsertBody } from './inserter.js';
 import { afterFailedInsert, firstInsertAttempt } from './insert-retry.js';
 import type { RowOptions, TableName } from './rows.js';
-import { sinkSettings, type SinkOptions, type SinkSettings } from './settings.js';
+import { buildSinkConfig, type SinkOptions, type SinkConfig } from './config.js';
 import { countFailedInsert, countInsert, newSinkStats, type SinkStats } from './sink-stats.js';
 import { StepChunks } from './step-transcoder.js';
 import { eventsStored, pendingEvent, rowsOf, type SinkItem } from './stored-events.js';
 import { TranscodePool, type StepEnvelope, type TranscodePoolHandlers } from './transcode-pool.js';
 
-export { defaultMaxInFlight, SINK_DEFAULTS, type SinkOptions } from './settings.js';
+export { defaultMaxInFlight, SINK_DEFAULTS, type SinkOptions } from './config.js';
 export type { SinkStats } from './sink-stats.js';
 
 type EventEnvelope = Envelope<Buffer | null>;
@@ -57,7 +57,7 @@ export interface SinkHandle {
 }
 
 export async function startSink(backbone: Backbone, options: SinkOptions = {}): Promise<SinkHandle> {
-  const sink = new Sink(backbone, sinkSettings(backbone.config, options), options);
+  const sink = new Sink(backbone, buildSinkConfig(backbone.config, options), options);
   return { stats: sink.stats, consumer: sink.consumer, done: sink.done, close: (closeOptions) => sink.close(closeOptions) };
 }
 
@@ -83,7 +83,7 @@ class Sink {
 
   constructor(
     private readonly backbone: Backbone,
-    private readonly settings: SinkSettings,
+    private readonly config: SinkConfig,
     private readonly options: SinkOptions,
   ) {
     const { codec } = backbone;
@@ -92,21 +92,21 @@ class Sink {
       this.rejectDone = reject;
     });
     this.done.catch(() => undefined); // a caller that never awaits done still sees failures via close()
-    this.decoders = new Map(settings.events.map((event) => [event, eventDecoder(codec, event)]));
-    this.rowOptions = { includeSampleTokens: settings.includeSampleTokens };
-    this.consumer = sinkConsumer(backbone, settings);
-    const { url, database, credentials } = settings.clickhouse;
-    this.inserter = new Inserter(url, database, settings.insertTimeoutMs, this.stopController.signal, eventDecoder(codec, 'step'), credentials);
+    this.decoders = new Map(config.events.map((event) => [event, eventDecoder(codec, event)]));
+    this.rowOptions = { includeSampleTokens: config.includeSampleTokens };
+    this.consumer = sinkConsumer(backbone, config);
+    const { url, database, credentials } = config.clickhouse;
+    this.inserter = new Inserter(url, database, config.insertTimeoutMs, this.stopController.signal, eventDecoder(codec, 'step'), credentials);
     // Steps of the current schema that pass every check are written into RowBinary from their Avro bytes
     // as they arrive, once the steps table's column types are known (step-transcoder.ts); anything else is
     // decoded here, and an undecodable step dead-lettered.
     const step = { header: codec.registry.current('step').header, maxEventBytes: codec.maxEventBytes };
     this.stepChunks = new StepChunks(step.header, step.maxEventBytes);
-    if (settings.events.includes('step')) void this.inserter.prepare('steps');
+    if (config.events.includes('step')) void this.inserter.prepare('steps');
     this.batcher = new Batcher<TableName, SinkItem>({
-      maxRows: settings.batchRows,
-      maxDelayMs: settings.flushIntervalMs,
-      concurrency: settings.insertsInFlight,
+      maxRows: config.batchRows,
+      maxDelayMs: config.flushIntervalMs,
+      concurrency: config.insertsInFlight,
       flush: (table, items) => this.store(table, items),
       onError: (error) => this.rejectDone(error),
     });
@@ -116,7 +116,7 @@ class Sink {
       declined: (envelope) => this.declined(envelope),
       error: (error) => this.fail(error),
     };
-    this.pool = settings.transcodeWorker ? new TranscodePool(step, handlers) : null;
+    this.pool = config.transcodeWorker ? new TranscodePool(step, handlers) : null;
     this.subscription = this.consume();
   }
 
@@ -144,7 +144,7 @@ class Sink {
   /** Hands the event's rows to the batcher, or returns the dead-lettering of an event that cannot be decoded. */
   private intake(envelope: EventEnvelope): Promise<void> | undefined {
     this.stats.events++;
-    const event = this.settings.eventByTopic.get(envelope.topic);
+    const event = this.config.eventByTopic.get(envelope.topic);
     if (event === undefined) throw new Error(`sink: message from unexpected topic ${envelope.topic}`);
     if (event === 'step' && envelope.value !== null && this.inserter.transcodesSteps) {
       if (this.pool?.submit(envelope as StepEnvelope)) return;
@@ -178,7 +178,7 @@ class Sink {
   private async store(table: TableName, items: SinkItem[]): Promise<void> {
     const rows = rowsOf(items);
     let body: InsertBody | null = null;
-    for (let attempt = firstInsertAttempt(this.settings.retryInitialMs); ; ) {
+    for (let attempt = firstInsertAttempt(this.config.retryInitialMs); ; ) {
       if (this.stopping) return; // not acked: it comes again after the restart
       const started = Date.now();
       try {
@@ -187,7 +187,7 @@ class Sink {
         body ??= await this.inserter.encode(table, rows);
         await this.inserter.insert(table, body);
       } catch (error) {
-        const next = afterFailedInsert(attempt, error, this.stopping, this.settings.retryMaxMs);
+        const next = afterFailedInsert(attempt, error, this.stopping, this.config.retryMaxMs);
         if (next.action === 'throw') throw error;
         body = null; // encoded again (with the column types asked again) at the next attempt
         if (next.action === 'give-up') return;
@@ -247,21 +247,21 @@ class Sink {
 }
 
 /**
- * One consumer over every stored event's topic, consumer group `settings.groupId`. Raw payloads: decoding
+ * One consumer over every stored event's topic, consumer group `config.groupId`. Raw payloads: decoding
  * happens in the sink, with the decoder of the topic's event, so a payload of the wrong kind is caught too
  * ('wrong-event') and dead-lettered like undecodable bytes.
  */
-function sinkConsumer(backbone: Backbone, settings: SinkSettings): TopicConsumer<Buffer | null> {
+function sinkConsumer(backbone: Backbone, config: SinkConfig): TopicConsumer<Buffer | null> {
   return new TopicConsumer<Buffer | null>(backbone.kafka, {
-    topics: [...settings.eventByTopic.keys()],
-    groupId: settings.groupId,
+    topics: [...config.eventByTopic.keys()],
+    groupId: config.groupId,
     decode: (payload) => payload,
     classify: () => undefined,
     deadLetters: backbone.deadLetters,
-    maxInFlight: settings.maxInFlight,
-    maxInFlightBytes: settings.maxInFlightBytes,
-    drainTimeoutMs: settings.drainTimeoutMs,
-    ...(settings.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: settings.sessionTimeoutMs }),
+    maxInFlight: config.maxInFlight,
+    maxInFlightBytes: config.maxInFlightBytes,
+    drainTimeoutMs: config.drainTimeoutMs,
+    ...(config.sessionTimeoutMs === undefined ? {} : { sessionTimeoutMs: config.sessionTimeoutMs }),
   });
 }
 

@@ -11,7 +11,7 @@ import { ClickHouseError } from '../../infra/clickhouse/http.js';
 import { createApp, type ApiDeps } from '../../api/app.js';
 import { startHttpServer } from '../../api/server.js';
 import { ConfigError } from '../../core/errors.js';
-import { loadDashboardConfig, type DashboardConfigOverrides } from '../../api/config.js';
+import { loadApiConfig, type ApiConfigOverrides } from '../../api/config.js';
 import type { ProbeResult } from '../../api/health-route.js';
 import { makeStep } from '../../bench/load/events.js';
 
@@ -23,12 +23,12 @@ after(() => closers.forEach((close) => close()));
 const up: ProbeResult = { ok: true, ms: 1 };
 const down: ProbeResult = { ok: false, ms: 1, detail: 'did not answer' };
 
-async function serve(config: DashboardConfigOverrides, deps: Partial<Omit<ApiDeps, 'config'>> = {}) {
+async function serve(config: ApiConfigOverrides, deps: Partial<Omit<ApiDeps, 'config'>> = {}) {
   const published: StepEvent[][] = [];
   const letters: DeadLetterInput[] = [];
   const logs: string[] = [];
   const app = createApp({
-    config: loadDashboardConfig({ port: 0, ...config }, {}),
+    config: loadApiConfig({ port: 0, ...config }, {}),
     codec,
     steps: { publishAll: async (steps) => void published.push([...steps]) },
     deadLetters: { route: async (letter) => void letters.push(letter) },
@@ -226,14 +226,14 @@ const fakeServices: Omit<ApiDeps, 'config'> = {
 
 test('startHttpServer refuses a non-loopback host without tokens, and a port in use, with ConfigErrors', async () => {
   await assert.rejects(
-    startHttpServer(loadDashboardConfig({ host: '0.0.0.0', port: 0 }, {}), fakeServices),
+    startHttpServer(loadApiConfig({ host: '0.0.0.0', port: 0 }, {}), fakeServices),
     (error: unknown) => error instanceof ConfigError && /TRAJFLOW_DASHBOARD_TOKENS/.test(error.message),
   );
-  const first = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), fakeServices);
+  const first = await startHttpServer(loadApiConfig({ port: 0 }, {}), fakeServices);
   try {
     assert.match(first.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     await assert.rejects(
-      startHttpServer(loadDashboardConfig({ port: first.port }, {}), fakeServices),
+      startHttpServer(loadApiConfig({ port: first.port }, {}), fakeServices),
       (error: unknown) => error instanceof ConfigError && /already in use.*--port/.test(error.message),
     );
     assert.equal((await fetch(`${first.url}/health`)).status, 200);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { EventCodec, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import { startHttpServer } from '../../api/server.js';
-import { loadDashboardConfig } from '../../api/config.js';
+import { loadApiConfig } from '../../api/config.js';
 import { makeStep } from '../../bench/load/events.js';
 
 const codec = new EventCodec(SchemaRegistry.fromSchemasDir());
@@ -20,7 +20,7 @@ after(async () => {
 async function serve() {
   const published: StepEvent[][] = [];
   const letters: unknown[] = [];
-  const server = await startHttpServer(loadDashboardConfig({ port: 0, maxBodyBytes: LIMIT }, {}), {
+  const server = await startHttpServer(loadApiConfig({ port: 0, maxBodyBytes: LIMIT }, {}), {
     codec,
     steps: { publishAll: async (steps) => void published.push([...steps]) },
     deadLetters: { route: async (letter) => void letters.push(letter) },

@@ -2,14 +2,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../core/errors.js';
-import { checkExposure, defaultDashboardConfig, isLoopback, loadDashboardConfig } from '../../api/config.js';
+import { checkExposure, defaultApiConfig, isLoopback, loadApiConfig } from '../../api/config.js';
 
 const TOKEN = 'a'.repeat(32);
 
 test('with nothing set, the defaults: loopback, port 18080, no tokens, 1 MiB bodies', () => {
-  assert.deepEqual(loadDashboardConfig({}, {}), defaultDashboardConfig);
-  assert.equal(defaultDashboardConfig.host, '127.0.0.1');
-  assert.equal(defaultDashboardConfig.maxBodyBytes, 1024 * 1024);
+  assert.deepEqual(loadApiConfig({}, {}), defaultApiConfig);
+  assert.equal(defaultApiConfig.host, '127.0.0.1');
+  assert.equal(defaultApiConfig.maxBodyBytes, 1024 * 1024);
 });
 
 test('the environment sets every field; overrides win over it', () => {
@@ -26,7 +26,7 @@ test('the environment sets every field; overrides win over it', () => {
     TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS_PER_CLIENT: '2',
     TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'dash.example.com, dash.example.com:8443',
   };
-  assert.deepEqual(loadDashboardConfig({}, env), {
+  assert.deepEqual(loadApiConfig({}, env), {
     host: '0.0.0.0',
     port: 40000,
     tokens: [TOKEN, 'b'.repeat(20)],
@@ -38,32 +38,32 @@ test('the environment sets every field; overrides win over it', () => {
     maxEventStreamsPerClient: 2,
     allowedHosts: ['dash.example.com', 'dash.example.com:8443'],
   });
-  const overridden = loadDashboardConfig({ host: '127.0.0.1', port: 0, rateLimit: { burst: 30 } }, env);
+  const overridden = loadApiConfig({ host: '127.0.0.1', port: 0, rateLimit: { burst: 30 } }, env);
   assert.equal(overridden.host, '127.0.0.1');
   assert.equal(overridden.port, 0);
   assert.deepEqual(overridden.rateLimit, { stepsPerSecond: 2.5, burst: 30 });
 });
 
 test('the event stream limits: 32 in all and 8 per client by default; a smaller total lowers the per-client default', () => {
-  assert.equal(defaultDashboardConfig.maxEventStreams, 32);
-  assert.equal(defaultDashboardConfig.maxEventStreamsPerClient, 8);
+  assert.equal(defaultApiConfig.maxEventStreams, 32);
+  assert.equal(defaultApiConfig.maxEventStreamsPerClient, 8);
   assert.deepEqual(
-    (({ maxEventStreams, maxEventStreamsPerClient }) => ({ maxEventStreams, maxEventStreamsPerClient }))(loadDashboardConfig({}, { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '4' })),
+    (({ maxEventStreams, maxEventStreamsPerClient }) => ({ maxEventStreams, maxEventStreamsPerClient }))(loadApiConfig({}, { TRAJFLOW_DASHBOARD_MAX_EVENT_STREAMS: '4' })),
     { maxEventStreams: 4, maxEventStreamsPerClient: 4 },
   );
 });
 
 test('the Host check is on by default on loopback (loopback names only) and off beyond it; * turns it off', () => {
-  assert.deepEqual(loadDashboardConfig({}, {}).allowedHosts, []);
-  assert.deepEqual(loadDashboardConfig({ host: 'localhost' }, {}).allowedHosts, []);
-  assert.equal(loadDashboardConfig({ host: '0.0.0.0', tokens: [TOKEN] }, {}).allowedHosts, null);
-  assert.equal(loadDashboardConfig({}, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: '*' }).allowedHosts, null);
-  assert.deepEqual(loadDashboardConfig({ host: '0.0.0.0' }, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'dash.internal' }).allowedHosts, ['dash.internal']);
-  assert.deepEqual(loadDashboardConfig({ allowedHosts: ['[::1]:9000'] }, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: '*' }).allowedHosts, ['[::1]:9000'], 'an override wins');
+  assert.deepEqual(loadApiConfig({}, {}).allowedHosts, []);
+  assert.deepEqual(loadApiConfig({ host: 'localhost' }, {}).allowedHosts, []);
+  assert.equal(loadApiConfig({ host: '0.0.0.0', tokens: [TOKEN] }, {}).allowedHosts, null);
+  assert.equal(loadApiConfig({}, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: '*' }).allowedHosts, null);
+  assert.deepEqual(loadApiConfig({ host: '0.0.0.0' }, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: 'dash.internal' }).allowedHosts, ['dash.internal']);
+  assert.deepEqual(loadApiConfig({ allowedHosts: ['[::1]:9000'] }, { TRAJFLOW_DASHBOARD_ALLOWED_HOSTS: '*' }).allowedHosts, ['[::1]:9000'], 'an override wins');
 });
 
 test('a larger batch size raises the default burst with it', () => {
-  assert.equal(loadDashboardConfig({ maxStepsPerRequest: 5000 }, {}).rateLimit.burst, 5000);
+  assert.equal(loadApiConfig({ maxStepsPerRequest: 5000 }, {}).rateLimit.burst, 5000);
 });
 
 const bad: Array<[string, Record<string, string>, RegExp]> = [
@@ -92,7 +92,7 @@ const bad: Array<[string, Record<string, string>, RegExp]> = [
 for (const [what, env, message] of bad) {
   test(`${what} is a ConfigError that says what to change`, () => {
     assert.throws(
-      () => loadDashboardConfig({}, env),
+      () => loadApiConfig({}, env),
       (error: unknown) => error instanceof ConfigError && message.test(error.message),
     );
   });

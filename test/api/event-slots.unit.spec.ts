@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { StreamSlots, slotRefusal } from '../../api/event-slots.js';
-import { DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_CLIENT, eventStreamSettings } from '../../api/events-route.js';
+import { DEFAULT_MAX_STREAMS, DEFAULT_MAX_STREAMS_PER_CLIENT, eventStreamConfig } from '../../api/events-route.js';
 import { DEFAULT_LOOKBACK_MS } from '../../storage/query/events.js';
 
 const limits = { maxStreams: 3, maxStreamsPerClient: 2 };
@@ -37,12 +37,12 @@ test('slots count per client, and a release frees one slot once', () => {
 });
 
 test('the stream settings default what is not given', () => {
-  assert.deepEqual(eventStreamSettings(), {
+  assert.deepEqual(eventStreamConfig(), {
     pollMs: 1000,
     heartbeatMs: 15_000,
     maxStreams: DEFAULT_MAX_STREAMS,
     maxStreamsPerClient: DEFAULT_MAX_STREAMS_PER_CLIENT,
     lookbackMs: DEFAULT_LOOKBACK_MS,
   });
-  assert.equal(eventStreamSettings({ pollMs: 5 }).pollMs, 5);
+  assert.equal(eventStreamConfig({ pollMs: 5 }).pollMs, 5);
 });

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { get as httpGet } from 'node:http';
 import { EventCodec, SchemaRegistry } from '../../schemas/index.js';
 import { ClickHouseError } from '../../infra/clickhouse/http.js';
-import { loadDashboardConfig } from '../../api/config.js';
+import { loadApiConfig } from '../../api/config.js';
 import { startHttpServer, type HttpServerHandle } from '../../api/server.js';
 import type { ApiDeps } from '../../api/app.js';
 import type { EventStreamOptions } from '../../api/events-route.js';
@@ -64,7 +64,7 @@ async function serve(store: FakeStore, events: EventStreamOptions = {}) {
     events: { pollMs: 30, heartbeatMs: 100, ...events },
     log: (line) => logs.push(line),
   };
-  const server = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), deps);
+  const server = await startHttpServer(loadApiConfig({ port: 0 }, {}), deps);
   servers.push(server);
   return { server, logs };
 }

@@ -8,7 +8,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EventCodec, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import { createApp } from '../../api/app.js';
-import { loadDashboardConfig, type DashboardConfigOverrides } from '../../api/config.js';
+import { loadApiConfig, type ApiConfigOverrides } from '../../api/config.js';
 import { parseAllowedHost } from '../../api/host-check.js';
 import { makeStep } from '../../bench/load/events.js';
 
@@ -17,10 +17,10 @@ const TOKEN = 'h'.repeat(40);
 const closers: Array<() => void> = [];
 after(() => closers.forEach((close) => close()));
 
-async function serve(config: DashboardConfigOverrides = {}) {
+async function serve(config: ApiConfigOverrides = {}) {
   const published: StepEvent[][] = [];
   const app = createApp({
-    config: loadDashboardConfig({ port: 0, ...config }, {}),
+    config: loadApiConfig({ port: 0, ...config }, {}),
     codec,
     steps: { publishAll: async (steps) => void published.push([...steps]) },
     deadLetters: { route: async () => undefined },

@@ -27,7 +27,7 @@ import {
   type Envelope,
 } from '../../streams/index.js';
 import { startSink } from '../../storage/sink/sink.js';
-import { loadDashboardConfig, type DashboardConfigOverrides } from '../../api/config.js';
+import { loadApiConfig, type ApiConfigOverrides } from '../../api/config.js';
 import { startHttpServer } from '../../api/server.js';
 import { createApiServices, type ApiServices } from '../../api/services.js';
 import { HTTP_SOURCE_TOPIC } from '../../api/steps-route.js';
@@ -71,7 +71,7 @@ interface Api {
 }
 
 interface ApiOptions {
-  readonly dashboard?: DashboardConfigOverrides;
+  readonly dashboard?: ApiConfigOverrides;
   /** Replace services (a publisher on a dead broker, …). */
   readonly services?: (api: { stepsTopic: string; deadLetterTopic: string; services: ApiServices }) => Partial<ApiServices>;
   readonly mount?: (app: Express) => void;
@@ -93,7 +93,7 @@ async function startApi(options: ApiOptions = {}): Promise<Api> {
   const deadLetterTopic = topicName(config, 'deadletter');
   const services = createApiServices(owner);
   const logs: string[] = [];
-  const server = await startHttpServer(loadDashboardConfig({ port: 0, ...options.dashboard }, {}), {
+  const server = await startHttpServer(loadApiConfig({ port: 0, ...options.dashboard }, {}), {
     ...services,
     steps: new StepPublisher(owner.producer, stepsTopic),
     deadLetters: new DeadLetterRoute(owner.producer, deadLetterTopic),

@@ -18,7 +18,7 @@ import SwaggerParser from '@apidevtools/swagger-parser';
 import { EventCodec, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import { ClickHouseError } from '../../infra/clickhouse/http.js';
 import { createApp, type ApiDeps } from '../../api/app.js';
-import { loadDashboardConfig, type DashboardConfigOverrides } from '../../api/config.js';
+import { loadApiConfig, type ApiConfigOverrides } from '../../api/config.js';
 import type { ProbeResult } from '../../api/health-route.js';
 import { NON_API_PATHS, openApiDocument, type Json, type Method, type OpenApiDocument, type Operation, type Parameter } from '../../api/openapi.js';
 import { stepFieldNames } from '../../api/step-json.js';
@@ -79,9 +79,9 @@ const REPORT: ReplayReport = {
   durationMs: 12,
 };
 
-function makeApp(config: DashboardConfigOverrides = {}, deps: Partial<Omit<ApiDeps, 'config'>> = {}) {
+function makeApp(config: ApiConfigOverrides = {}, deps: Partial<Omit<ApiDeps, 'config'>> = {}) {
   return createApp({
-    config: loadDashboardConfig({ port: 0, ...config }, {}),
+    config: loadApiConfig({ port: 0, ...config }, {}),
     codec,
     steps: { publishAll: async () => undefined },
     deadLetters: { route: async () => undefined },
@@ -92,7 +92,7 @@ function makeApp(config: DashboardConfigOverrides = {}, deps: Partial<Omit<ApiDe
   });
 }
 
-async function serve(config: DashboardConfigOverrides = {}, deps: Partial<Omit<ApiDeps, 'config'>> = {}) {
+async function serve(config: ApiConfigOverrides = {}, deps: Partial<Omit<ApiDeps, 'config'>> = {}) {
   const app = makeApp(config, deps);
   // Always on loopback, whatever host the config names: the config's host is what the auth rule reads.
   const server = createServer(app).listen(0, '127.0.0.1');

@@ -15,7 +15,7 @@ import { eventRows, tableNames, type Row, type TableName } from '../../storage/s
 import type { EventName, EventTypes, StepEvent, TrajectoryEvent } from '../../schemas/index.js';
 import { buildSample } from '../../processors/samples/build-sample.js';
 import { connectBackbone, createKafka, type Backbone } from '../../streams/index.js';
-import { loadDashboardConfig } from '../../api/config.js';
+import { loadApiConfig } from '../../api/config.js';
 import { startHttpServer, type HttpServerHandle } from '../../api/server.js';
 import { createApiServices, type ApiServices } from '../../api/services.js';
 import { makeStep, sampleEvents } from '../../bench/load/events.js';
@@ -257,7 +257,7 @@ before(async () => {
   );
   backbone = await connectBackbone(config, { clientId: 'test-dashboard-read' });
   services = createApiServices(backbone);
-  server = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), {
+  server = await startHttpServer(loadApiConfig({ port: 0 }, {}), {
     ...services,
     events: { pollMs: 200, heartbeatMs: 1000 },
     log: (line, error) => logs.push(`${line}${error instanceof Error ? `\n${error.stack}` : ''}`),

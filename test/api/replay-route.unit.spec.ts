@@ -8,7 +8,7 @@ import express from 'express';
 import type { AddressInfo } from 'node:net';
 import { EventCodec, SchemaRegistry } from '../../schemas/index.js';
 import { createApp } from '../../api/app.js';
-import { loadDashboardConfig } from '../../api/config.js';
+import { loadApiConfig } from '../../api/config.js';
 import type { ReplayStarter } from '../../api/replay-route.js';
 import { buildReplayProcessing, type ReplayProcessingInput } from '../../learner/replay/run-replay.js';
 import { waitFor } from '../helpers/kafka.js';
@@ -19,7 +19,7 @@ after(() => closers.forEach((close) => close()));
 
 async function serve(replay: ReplayStarter, tokens: string[] = []) {
   const app = createApp({
-    config: loadDashboardConfig({ port: 0, tokens }, {}),
+    config: loadApiConfig({ port: 0, tokens }, {}),
     codec: new EventCodec(SchemaRegistry.fromSchemasDir()),
     steps: { publishAll: async () => undefined },
     deadLetters: { route: async () => undefined },
@@ -113,7 +113,7 @@ test('a body that is not JSON is a 400 problem, not a 500; so are bytes that are
 
 test("express.json's parse error, wherever a router uses it, is a 400 problem", async () => {
   const app = createApp({
-    config: loadDashboardConfig({ port: 0 }, {}),
+    config: loadApiConfig({ port: 0 }, {}),
     codec: new EventCodec(SchemaRegistry.fromSchemasDir()),
     steps: { publishAll: async () => undefined },
     deadLetters: { route: async () => undefined },

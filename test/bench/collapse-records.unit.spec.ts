@@ -3,7 +3,7 @@
 // line, the alerts as the report lists them, and the report's fall and lead time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { collapseSettings, COLLAPSE_DEFAULTS } from '../../bench/collapse-flags.js';
+import { collapseBenchConfig, COLLAPSE_DEFAULTS } from '../../bench/collapse-flags.js';
 import { alertMarks, batchInfo, batchInputs, iterationLine, iterationRecord, learnerStepInput, NO_BATCH, runReport, type IterationRecord } from '../../bench/collapse-records.js';
 import { headerLines } from '../../bench/collapse.js';
 import { ConfigError } from '../../core/errors.js';
@@ -18,7 +18,7 @@ const update = { entropy: 0.5, gradNorm: 1.25, ppoKl: 0.0125 } as unknown as Upd
 const point = (iteration: number, extra: Partial<CurvePoint> = {}): CurvePoint => ({ iteration, envSteps: 640, trainSuccess: 0.5, trainReward: 0.4, samples: 64, ...extra });
 
 test('the defaults: both runs, the default algorithms, and the settings the results page was measured with', () => {
-  const s = collapseSettings(['collapse']);
+  const s = collapseBenchConfig(['collapse']);
   assert.deepEqual(s.runs, ['collapse', 'stable']);
   assert.deepEqual(s.algorithms, { collapse: 'grpo', stable: 'starpo-s' });
   assert.equal(s.iterations, COLLAPSE_DEFAULTS.iterations);
@@ -26,7 +26,7 @@ test('the defaults: both runs, the default algorithms, and the settings the resu
   assert.equal(s.optimizer.learningRate, 1e-2);
   assert.equal(s.optimizer.warmupUpdates, 10);
   assert.equal(s.model.gridNeighbours, false);
-  const one = collapseSettings(['collapse', '--runs', 'stable', '--template-every', '0', '--stable', 'gigpo', '--json']);
+  const one = collapseBenchConfig(['collapse', '--runs', 'stable', '--template-every', '0', '--stable', 'gigpo', '--json']);
   assert.deepEqual(one.runs, ['stable']);
   assert.equal(one.templateEvery, 0);
   assert.equal(one.algorithms.stable, 'gigpo');
@@ -34,14 +34,14 @@ test('the defaults: both runs, the default algorithms, and the settings the resu
 
 test('an unknown run, algorithm or env is a ConfigError naming the choices', () => {
   assert.throws(
-    () => collapseSettings(['collapse', '--runs', 'both']),
+    () => collapseBenchConfig(['collapse', '--runs', 'both']),
     (e: unknown) => e instanceof ConfigError && /use collapse, stable or both/.test(e.message),
   );
   assert.throws(
-    () => collapseSettings(['collapse', '--collapse', 'ppo']),
+    () => collapseBenchConfig(['collapse', '--collapse', 'ppo']),
     (e: unknown) => e instanceof ConfigError && /--collapse: unknown 'ppo'/.test(e.message),
   );
-  assert.throws(() => collapseSettings(['collapse', '--env', 'Go']), ConfigError);
+  assert.throws(() => collapseBenchConfig(['collapse', '--env', 'Go']), ConfigError);
 });
 
 test("a batch's inputs: its trajectories first, then its rollout_stats at iteration·1000 + 100", () => {
@@ -147,7 +147,7 @@ test('the report: the fall under the default rule and the lead of the first aler
 });
 
 test('the header: the settings, then the fall rule', () => {
-  const [settings, rule] = headerLines(collapseSettings(['collapse']));
+  const [settings, rule] = headerLines(collapseBenchConfig(['collapse']));
   assert.equal(settings, 'FrozenLake, 8 fixed training tasks, 8 groups × 8, lr 0.01 (warm-up 10 updates), 4 epochs × 4 minibatches, seed 1; detectors: default configuration');
   assert.equal(rule, '"fell": first iteration whose rolling mean (5) of train success is < 0.8 × its running peak and ≥ 0.15 below it; lead = fall − first alert');
 });

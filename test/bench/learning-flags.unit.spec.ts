@@ -2,12 +2,12 @@
 // a ConfigError naming what to pass for an unknown env, algorithm or flag.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { learningSettings } from '../../bench/learning-flags.js';
+import { learningBenchConfig } from '../../bench/learning-flags.js';
 import { ConfigError } from '../../core/errors.js';
 import { TRAIN_PRESETS } from '../../cli/train/presets.js';
 
 test('no flags: FrozenLake, the three algorithms over seeds 1–3, 30,000 env steps, the preset groups and optimizer', () => {
-  const s = learningSettings(['learning']);
+  const s = learningBenchConfig(['learning']);
   const preset = TRAIN_PRESETS.FrozenLake!;
   assert.equal(s.env, 'FrozenLake');
   assert.deepEqual(s.algorithms, ['grpo', 'gigpo', 'starpo-s']);
@@ -25,7 +25,7 @@ test('no flags: FrozenLake, the three algorithms over seeds 1–3, 30,000 env st
 });
 
 test('flags override: env, algorithms, seeds, budget, evaluation, env options; --json, --save and --diagnose are switches', () => {
-  const s = learningSettings([
+  const s = learningBenchConfig([
     'learning',
     '--env',
     'Bandit',
@@ -57,16 +57,16 @@ test('flags override: env, algorithms, seeds, budget, evaluation, env options; -
 
 test('an unknown env, algorithm or flag is a ConfigError that names the choices', () => {
   assert.throws(
-    () => learningSettings(['learning', '--env', 'Chess']),
+    () => learningBenchConfig(['learning', '--env', 'Chess']),
     (e: unknown) => e instanceof ConfigError && /choose one of FrozenLake/.test(e.message),
   );
   assert.throws(
-    () => learningSettings(['learning', '--algorithms', 'ppo']),
+    () => learningBenchConfig(['learning', '--algorithms', 'ppo']),
     (e: unknown) => e instanceof ConfigError && /unknown 'ppo'; use grpo, dr-grpo/.test(e.message),
   );
   assert.throws(
-    () => learningSettings(['learning', '--colour', 'red']),
+    () => learningBenchConfig(['learning', '--colour', 'red']),
     (e: unknown) => e instanceof ConfigError && /unknown option '--colour'/.test(e.message),
   );
-  assert.throws(() => learningSettings(['learning', '--seeds', '1,x']), ConfigError);
+  assert.throws(() => learningBenchConfig(['learning', '--seeds', '1,x']), ConfigError);
 });

@@ -8,7 +8,7 @@ import type { EvalResult } from '../../learner/eval/evaluate.js';
 import type { UpdateMetrics } from '../../learner/train/update-tally.js';
 import { evaluationLine, seedResult, seedRunConfig, type SeedResult } from '../../bench/learning-seed.js';
 import { comparisonLines, finalsLine, targetSummary } from '../../bench/learning-report.js';
-import { learningSettings } from '../../bench/learning-flags.js';
+import { learningBenchConfig } from '../../bench/learning-flags.js';
 import type { IterationDiagnosis } from '../../bench/learning-diagnostics.js';
 
 const evaluation = (greedy: number, pass1 = 0.5) => ({ greedySuccess: greedy, passAtK: { 'pass@1': pass1 } }) as unknown as EvalResult;
@@ -23,7 +23,7 @@ const point = (iteration: number, envSteps: number, extra: Partial<CurvePoint> =
 });
 
 test("the loop's configuration: the algorithm's estimator with the preset's options only for the preset's own estimator", () => {
-  const s = learningSettings(['learning', '--env', 'FrozenLake', '--estimator-options', '{"gamma":0.5}']);
+  const s = learningBenchConfig(['learning', '--env', 'FrozenLake', '--estimator-options', '{"gamma":0.5}']);
   const stop = () => false;
   const gigpo = seedRunConfig(s, 'gigpo', 7, stop);
   assert.equal(gigpo.seed, 7);

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FrozenLakeEnv } from '../../envs/frozen-lake.js';
 import { goalDistances } from '../../envs/frozen-lake-map.js';
-import { Rng } from '../../envs/random.js';
+import { Rng } from '../../core/rng.js';
 import { SokobanEnv } from '../../envs/sokoban.js';
 import { lakeOptimalActions, sokobanDistances, sokobanOptimalActions, sokobanStep, type SokobanState } from '../../bench/supervised-labels.js';
 import { supervisedTask } from '../../bench/supervised-states.js';

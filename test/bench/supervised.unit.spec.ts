@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../learner/backend.js';
 import { createPolicyBundle, disposeBundle } from '../../learner/policy/bundle.js';
-import { Rng } from '../../envs/random.js';
+import { Rng } from '../../core/rng.js';
 import { supervisedTask } from '../../bench/supervised-states.js';
 import { crossEntropyStep, oneStepAccuracy, trainSupervised } from '../../bench/supervised-train.js';
 import { main } from '../../bin/main.js';

@@ -4,13 +4,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isKafkaNoise, STOP_ORDER, trainParts } from '../../cli/train/part-plans.js';
-import { trainSettings, updatesOf } from '../../cli/train/settings.js';
+import { buildTrainConfig, updatesOf } from '../../cli/train/config.js';
 
 const ENV_OPTIONS = '{"slippery":false,"maxActionsPerTurn":1,"maxTurns":10,"maxActionsPerEpisode":10}';
 const MODEL = '{"attentionSpan":"turn","positionMode":"grid","nonEmptyReplies":true,"gridNeighbours":true,"seed":1}';
 
 test('FrozenLake with --updates 20: every part and its flags', () => {
-  const s = trainSettings({ '--updates': '20', '--run-id': 'r' });
+  const s = buildTrainConfig({ '--updates': '20', '--run-id': 'r' });
   const parts = trainParts(s, updatesOf(s));
   assert.deepEqual(
     parts.map((p) => p.name),
@@ -77,7 +77,7 @@ test('FrozenLake with --updates 20: every part and its flags', () => {
 });
 
 test('without --updates and with --eval-every 0: no evaluator, the learner runs until stopped; another estimator gets no preset options', () => {
-  const s = trainSettings({ '--eval-every': '0', '--estimator': 'grpo', '--filter': 'zero_variance' });
+  const s = buildTrainConfig({ '--eval-every': '0', '--estimator': 'grpo', '--filter': 'zero_variance' });
   const parts = trainParts(s, updatesOf(s));
   assert.deepEqual(
     parts.map((p) => p.name),
@@ -104,7 +104,7 @@ test('without --updates and with --eval-every 0: no evaluator, the learner runs 
 });
 
 test("which lines show: no start-up dumps, the learner's config, or kafkajs rebalance noise; the dashboard's address and alerts do", () => {
-  const show = Object.fromEntries(trainParts(trainSettings({}), undefined).map((p) => [p.name, p.show ?? (() => true)]));
+  const show = Object.fromEntries(trainParts(buildTrainConfig({}), undefined).map((p) => [p.name, p.show ?? (() => true)]));
   assert.equal(show.sink!('sink: {"topics":1}'), false);
   assert.equal(show.processors!('processors: {"estimator":"gigpo"}'), false);
   assert.equal(show.learner!('learner: config {}'), false);
@@ -119,7 +119,7 @@ test("which lines show: no start-up dumps, the learner's config, or kafkajs reba
 
 test('stop order: the gateway and the actors first, then the learner and the evaluator, then the consumers; every part has its place', () => {
   assert.deepEqual([...STOP_ORDER], ['gateway', 'actors', 'learner', 'evaluator', 'processors', 'detectors', 'dashboard', 'sink']);
-  const all = trainParts(trainSettings({ '--gateway': '18090', '--updates': '5' }), 5).map((p) => p.name);
+  const all = trainParts(buildTrainConfig({ '--gateway': '18090', '--updates': '5' }), 5).map((p) => p.name);
   assert.deepEqual(
     all.filter((name) => !(STOP_ORDER as readonly string[]).includes(name)),
     [],
@@ -128,7 +128,7 @@ test('stop order: the gateway and the actors first, then the learner and the eva
 });
 
 test("--gateway: the gateway serves the run's own policy with the learner's model, seed and temperature; --actors off drops the actors", () => {
-  const s = trainSettings({ '--gateway': '18090', '--run-id': 'r', '--actors': 'off' });
+  const s = buildTrainConfig({ '--gateway': '18090', '--run-id': 'r', '--actors': 'off' });
   const parts = trainParts(s, undefined);
   assert.deepEqual(
     parts.map((p) => p.name),
@@ -139,6 +139,6 @@ test("--gateway: the gateway serves the run's own policy with the learner's mode
   assert.deepEqual(gateway.args(-1), ['--upstream', 'policy', '--run-id', 'r', '--env', 'FrozenLake', '--port', '18090', '--temperature', '1', '--model', MODEL]);
   assert.equal(learner[learner.indexOf('--model') + 1], MODEL, 'the same model (and seed) as the learner');
   assert.equal(gateway.show!('gateway: OpenAI base URL http://127.0.0.1:18090/v1 (upstream …)'), true);
-  const withActors = trainParts(trainSettings({ '--gateway': '18090' }), undefined).map((p) => p.name);
+  const withActors = trainParts(buildTrainConfig({ '--gateway': '18090' }), undefined).map((p) => p.name);
   assert.deepEqual(withActors.slice(-2), ['gateway', 'actors']);
 });

@@ -5,7 +5,7 @@ import { ConfigError } from '../../core/errors.js';
 import { buildDetectorsConfig, readsTrajectories, DEFAULT_ATTRIBUTION_HOLD_MS } from '../../detectors/config.js';
 import { rewardVarianceCliffDefaults } from '../../detectors/reward-variance-cliff.js';
 import { gradNormSpikeDefaults } from '../../detectors/grad-norm-spike.js';
-import { EpisodeLatch } from '../../detectors/episode.js';
+import { AlertLatch } from '../../detectors/alert-latch.js';
 
 function configError(build: () => unknown): string {
   try {
@@ -92,8 +92,8 @@ test('unknown sections and options are refused with the list of valid ones (typo
   );
 });
 
-test('EpisodeLatch: confirm, re-arm after consecutive clear points, cooldown in the points’ units', () => {
-  const latch = new EpisodeLatch({ confirm: 2, rearmAfter: 2, cooldown: 10 });
+test('AlertLatch: confirm, re-arm after consecutive clear points, cooldown in the points’ units', () => {
+  const latch = new AlertLatch({ confirm: 2, rearmAfter: 2, cooldown: 10 });
   const fired: number[] = [];
   const feed = (at: number, state: 'breach' | 'clear' | 'neutral') => latch.update(at, state) && fired.push(at);
   feed(0, 'breach'); // 1 of 2

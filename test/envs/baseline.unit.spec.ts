@@ -4,7 +4,7 @@
 // (FrozenLake 0.224, Sokoban 0.169, ToolUse 0.0012 at the commit that added this test).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { baselineSuccessRate, measureBaseline } from '../../envs/random-policy.js';
+import { baselineSuccessRate, measureBaseline } from '../../envs/baseline.js';
 import { envNames, type EnvName } from '../../envs/registry.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import { checkEnv } from '../../envs/check-env.js';
 import type { Environment, StepResult } from '../../envs/contract.js';
 import { EnvCheckError } from '../../envs/errors.js';
-import { createRandomPolicy } from '../../envs/random-policy.js';
+import { createRandomPolicy } from '../../envs/policy/random-policy.js';
 import { createEnv, envNames, type EnvName } from '../../envs/registry.js';
 import { EVAL_SEEDS } from '../../envs/seeds.js';
 

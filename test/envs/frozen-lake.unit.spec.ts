@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FrozenLakeEnv } from '../../envs/frozen-lake.js';
 import { generateLakeMap, hasPath } from '../../envs/frozen-lake-map.js';
-import { Rng } from '../../envs/random.js';
+import { Rng } from '../../core/rng.js';
 
 const act = (...actions: string[]) => `<answer>${actions.join(' || ')}</answer>`;
 const MAP = ['SFFF', 'FHFH', 'FFFH', 'HFFG'];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Rng, Stream } from '../../envs/random.js';
+import { Rng, RngStream } from '../../core/rng.js';
 import { SokobanEnv } from '../../envs/sokoban.js';
 import { Cell, generateRoom, roomTopology } from '../../envs/sokoban-room.js';
 import { sokobanRoom, solveSokoban } from './helpers.js';
@@ -107,7 +107,7 @@ describe('Sokoban room generation (random walk + reverse play)', () => {
   test('every generated 6×6 room has one box off its target, and a BFS solver solves it', () => {
     const lengths: number[] = [];
     for (let seed = 0; seed < 300; seed++) {
-      const room = generateRoom(new Rng(seed, Stream.task), { rows: 6, cols: 6, numBoxes: 1, searchDepth: 300 });
+      const room = generateRoom(new Rng(seed, RngStream.task), { rows: 6, cols: 6, numBoxes: 1, searchDepth: 300 });
       assert.equal(room.boxes.length, 1);
       assert.equal(room.fixed.filter((v) => v === Cell.target).length, 1);
       assert.notEqual(room.fixed[room.boxes[0] as number], Cell.target);
@@ -132,7 +132,7 @@ describe('Sokoban room generation (random walk + reverse play)', () => {
 
   test('two boxes on 8×8 (LargerSokoban) also generate solvable rooms', () => {
     for (let seed = 0; seed < 10; seed++) {
-      const room = generateRoom(new Rng(seed, Stream.task), { rows: 8, cols: 8, numBoxes: 2, searchDepth: 10 });
+      const room = generateRoom(new Rng(seed, RngStream.task), { rows: 8, cols: 8, numBoxes: 2, searchDepth: 10 });
       assert.equal(room.boxes.length, 2);
       assert.ok(solveSokoban(room) > 0);
     }

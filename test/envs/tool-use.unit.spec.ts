@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import fc from 'fast-check';
 import { CalculatorError, evaluate, formatNumber } from '../../envs/calculator.js';
-import { Rng } from '../../envs/random.js';
+import { Rng } from '../../core/rng.js';
 import { ToolUseEnv } from '../../envs/tool-use.js';
 import { generateWordProblem, WORD_PROBLEM_KINDS } from '../../envs/word-problems.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadConfig, topicName } from '../../core/config.js';
-import { createKafka } from '../../infra/kafka/client.js';
+import { createKafka } from '../../streams/kafka-client.js';
 import { kafkaNodes, startKafka, stopKafka } from '../../infra/kafka/server.js';
 import { isAlive, isListening, readPidFile } from '../../infra/process.js';
 import { retryRetriable } from '../../streams/retry.js';

@@ -5,7 +5,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import kafkajs from 'kafkajs';
-import { createKafka } from '../../infra/kafka/client.js';
+import { createKafka } from '../../streams/kafka-client.js';
 import { kafkaPaths, kafkaStatus, startKafka, stopKafka } from '../../infra/kafka/server.js';
 import { isAlive, readPidFile, writePidFile } from '../../infra/process.js';
 import { deadPid, privateConfig } from './helpers.js';

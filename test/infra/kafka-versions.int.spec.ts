@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 import kafkajs from 'kafkajs';
 import { DEFAULT_KAFKA_VERSION, loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { ConfigError } from '../../core/errors.js';
-import { createKafka } from '../../infra/kafka/client.js';
+import { createKafka } from '../../streams/kafka-client.js';
 import { kafkaPaths, kafkaStatus, startKafka, stopKafka } from '../../infra/kafka/server.js';
 import { retryRetriable } from '../../streams/retry.js';
 import { privateConfig } from './helpers.js';

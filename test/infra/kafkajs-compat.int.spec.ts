@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import kafkajs from 'kafkajs';
 import type { Admin, EachMessagePayload } from 'kafkajs';
 import { loadConfig } from '../../core/config.js';
-import { createKafka } from '../../infra/kafka/client.js';
+import { createKafka } from '../../streams/kafka-client.js';
 import { waitUntil } from '../../infra/process.js';
 import { uniqueSuffix } from './helpers.js';
 import { retryRetriable } from '../../streams/retry.js';

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import kafkajs from 'kafkajs';
 import type { Admin } from 'kafkajs';
 import { loadConfig, topicName } from '../../core/config.js';
-import { createKafka } from '../../infra/kafka/client.js';
+import { createKafka } from '../../streams/kafka-client.js';
 import { ensureTopics, topicSpecs } from '../../infra/topics.js';
 import { uniqueSuffix } from './helpers.js';
 

@@ -35,7 +35,7 @@ import { clickHouseClient, type ClickHouseHttp } from '../../infra/clickhouse/ht
 import { InvalidEventError, OversizeEventError, SchemaRegistry, type StepEvent } from '../../schemas/index.js';
 import { classifyDecodeError, connectBackbone, createKafka, createReplay, StepPublisher, type Backbone } from '../../streams/index.js';
 import { startSink, type SinkHandle } from '../../storage/sink/sink.js';
-import { loadDashboardConfig } from '../../api/config.js';
+import { loadApiConfig } from '../../api/config.js';
 import { startHttpServer } from '../../api/server.js';
 import { createApiServices } from '../../api/services.js';
 import { uniqueName, waitFor } from '../helpers/kafka.js';
@@ -309,7 +309,7 @@ test(`property: ${STEPS} generated steps through HTTP ingest are refused naming 
   await ensureDecoders();
   const lane = await openLane('http');
   const services = createApiServices(lane.backbone);
-  const server = await startHttpServer(loadDashboardConfig({ port: 0, rateLimit: { stepsPerSecond: 1_000_000, burst: 1_000_000 } }, {}), { ...services, log: () => undefined });
+  const server = await startHttpServer(loadApiConfig({ port: 0, rateLimit: { stepsPerSecond: 1_000_000, burst: 1_000_000 } }, {}), { ...services, log: () => undefined });
   closers.push(
     () => services.close(),
     () => server.close(),

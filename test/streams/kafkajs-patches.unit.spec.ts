@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Rng } from '../../envs/random.js';
+import { Rng } from '../../core/rng.js';
 
 const require = createRequire(import.meta.url);
 const crc32C = require('kafkajs/src/protocol/recordBatch/crc32C/crc32C.js') as ((buffer: Buffer) => number) & { native: boolean };

@@ -19,7 +19,7 @@ import { eventRows, jsonEachRowBody, type Row, type TableName } from '../../stor
 import type { EventName, EventTypes, StepEvent, TrajectoryEvent } from '../../schemas/index.js';
 import { buildSample } from '../../processors/samples/build-sample.js';
 import { connectBackbone, createKafka, type Backbone } from '../../streams/index.js';
-import { loadDashboardConfig } from '../../api/config.js';
+import { loadApiConfig } from '../../api/config.js';
 import { startHttpServer, type HttpServerHandle } from '../../api/server.js';
 import { createApiServices, type ApiServices } from '../../api/services.js';
 import { SpecialToken, trajflowTokenizer } from '../../tokenizer/index.js';
@@ -237,7 +237,7 @@ before(async () => {
   await admin.setOffsets({ groupId: `${config.topicPrefix}.sink`, topic, partitions: [{ partition: 0, offset: '2' }] });
 
   services = createApiServices(backbone);
-  server = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), {
+  server = await startHttpServer(loadApiConfig({ port: 0 }, {}), {
     ...services,
     events: { pollMs: 200, heartbeatMs: 1000 },
     log: (line, error) => serverLogs.push(`${line}${error instanceof Error ? `\n${error.stack}` : ''}`),

@@ -1,9 +1,9 @@
 // Unit: which episodes an iteration of the in-process loop plays (learner/local/rollout-plan.ts): the same ids, task
-// seeds and iteration as the actors' episode of the same ordinal (envs/actors/ids.ts), group by group; cycling
+// seeds and iteration as the actors' episode of the same ordinal (rollout/ids.ts), group by group; cycling
 // over `tasks` distinct tasks when asked.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coordinatesOf, episodeIdOf, groupIdOf, groupSeedOf } from '../../../envs/actors/ids.js';
+import { coordinatesOf, episodeIdOf, groupIdOf, groupSeedOf } from '../../../rollout/ids.js';
 import { taskSeedBase } from '../../../envs/seeds.js';
 import { iterationEpisodes } from '../../../learner/local/rollout-plan.js';
 

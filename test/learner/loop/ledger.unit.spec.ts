@@ -4,13 +4,13 @@
 // its version event; a resumed run picks up where its checkpoint left off.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { LearnerLedger, type LedgerSettings, type Restored, type UpdateDone } from '../../../learner/loop/ledger.js';
+import { LearnerLedger, type LedgerConfig, type Restored, type UpdateDone } from '../../../learner/loop/ledger.js';
 import type { Delivered, TrainingUnit } from '../../../learner/loop/batch-assembly.js';
 import { REPLAY_ESTIMATOR_PREFIX } from '../../../learner/replay/marker.js';
 import type { UpdateMetrics } from '../../../learner/train/update-tally.js';
 import type { SampleBatch, TrainingSampleEvent } from '../../../schemas/index.js';
 
-const SETTINGS: LedgerSettings = { runId: 'run', batchTokens: 1000, minSamples: 1, maxWaitMs: 0, batchTimeoutMs: 1000, maxStaleness: 1, maxUpdates: 3 };
+const SETTINGS: LedgerConfig = { runId: 'run', batchTokens: 1000, minSamples: 1, maxWaitMs: 0, batchTimeoutMs: 1000, maxStaleness: 1, maxUpdates: 3 };
 
 let nextOffset = 0;
 function delivery(id: string, batch: SampleBatch | null, options: { runId?: string; policyVersion?: number; estimator?: string; partition?: number } = {}): Delivered {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { selectBackend } from '../../../learner/backend.js';
 import { dense, embed, gelu, oneHotFloat } from '../../../learner/model/ops.js';
-import { Rng } from '../../../envs/random.js';
+import { Rng } from '../../../core/rng.js';
 
 await selectBackend('wasm');
 

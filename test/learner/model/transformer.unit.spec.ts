@@ -7,7 +7,7 @@ import { buildModelConfig, type PolicyModelConfig } from '../../../learner/model
 import { SpecialToken } from '../../../tokenizer/index.js';
 import { ReplyHead, TransformerModel } from '../../../learner/model/transformer.js';
 import { initialValues } from '../../../learner/model/init.js';
-import { Rng } from '../../../envs/random.js';
+import { Rng } from '../../../core/rng.js';
 
 await selectBackend('wasm');
 

@@ -14,7 +14,7 @@ import { formatReply } from '../../../envs/actions.js';
 import { createEnv } from '../../../envs/registry.js';
 import type { HistoryEntry, PolicyRequest } from '../../../envs/policy/policy.js';
 import type { TrainingSampleEvent } from '../../../schemas/index.js';
-import { Rng } from '../../../envs/random.js';
+import { Rng } from '../../../core/rng.js';
 
 await selectBackend('wasm');
 

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { lastValueFrom, toArray } from 'rxjs';
 import { loadConfig, topicName, type TrajflowConfig } from '../../../core/config.js';
 import { startSink } from '../../../storage/sink/sink.js';
-import { runEpisode } from '../../../envs/actors/episode.js';
+import { runEpisode } from '../../../rollout/episode.js';
 import { createEnv } from '../../../envs/registry.js';
 import { applyMigrations } from '../../../infra/clickhouse/migrations.js';
 import { clickHouseClient } from '../../../infra/clickhouse/http.js';

@@ -4,7 +4,7 @@ import { createPolicyBundle, type PolicyBundle } from '../../../learner/policy/b
 import type { LocalRunConfig } from '../../../learner/local/local-run.js';
 import { buildBatch, type TrainingBatch } from '../../../learner/train/batch.js';
 import type { UpdateMetrics } from '../../../learner/train/trainer.js';
-import { Rng } from '../../../envs/random.js';
+import { Rng } from '../../../core/rng.js';
 import type { TrainingSampleEvent } from '../../../schemas/index.js';
 
 /** A small FrozenLake-vocabulary policy (width 32, 2 layers, 4 heads). */

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MAX_REQUEST_TOPIC_BYTES, splitIntoRequests } from '../../../processors/exactly-once/produce-requests.js';
-import { Rng } from '../../../envs/random.js';
+import { Rng } from '../../../core/rng.js';
 
 const message = (key: string, bytes: number) => ({ key, value: Buffer.alloc(bytes, 1) });
 /** The bytes the split counts for a message of the test (key and value are never null here). */

@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../../../core/config.js';
-import { createKafka } from '../../../infra/kafka/client.js';
+import { createKafka } from '../../../streams/kafka-client.js';
 import { TransactionClient } from '../../../processors/exactly-once/transaction-client.js';
 import { splitIntoRequests } from '../../../processors/exactly-once/produce-requests.js';
 import { uniqueName, waitFor } from '../../helpers/kafka.js';

@@ -7,11 +7,11 @@ import { groupSteps } from '../../../bench/load/episodes.js';
 import type { OutputUnit } from '../../../processors/exactly-once/transactional-emitter.js';
 import type { StepEnvelope } from '../../../processors/pipeline/output-units.js';
 import { batchProcessor } from '../../../processors/pipeline/process-batch.js';
-import { processorsSettings } from '../../../processors/pipeline/settings.js';
+import { buildProcessorsConfig } from '../../../processors/pipeline/config.js';
 import { createPipelineStats, stepPipeline } from '../../../processors/pipeline/step-pipeline.js';
 import type { DeadLetterInput } from '../../../streams/dead-letter.js';
 
-const settings = processorsSettings({ topicPrefix: 'tf' }, { groupSize: 8, maxBatchGroups: 1, batchWindowMs: 10_000 });
+const config = buildProcessorsConfig({ topicPrefix: 'tf' }, { groupSize: 8, maxBatchGroups: 1, batchWindowMs: 10_000 });
 const processBatch = batchProcessor({ reward: { terms: [{ kind: 'env_return' }] }, estimator: { name: 'grpo' }, filters: [] });
 
 test('a step announcing another size than its group is dead-lettered naming info.groupSize; the group closes at its announced size', () => {
@@ -27,7 +27,7 @@ test('a step announcing another size than its group is dead-lettered naming info
   const subscription = input
     .pipe(
       stepPipeline({
-        settings,
+        config,
         processBatch,
         marks: { has: () => false },
         emit: (unit) => units.push(unit),

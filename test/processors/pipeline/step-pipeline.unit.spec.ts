@@ -9,11 +9,11 @@ import { groupSteps } from '../../../bench/load/episodes.js';
 import type { OutputUnit } from '../../../processors/exactly-once/transactional-emitter.js';
 import type { StepEnvelope } from '../../../processors/pipeline/output-units.js';
 import { batchProcessor } from '../../../processors/pipeline/process-batch.js';
-import { processorsSettings } from '../../../processors/pipeline/settings.js';
+import { buildProcessorsConfig } from '../../../processors/pipeline/config.js';
 import { perGeneration, stepPipeline } from '../../../processors/pipeline/step-pipeline.js';
 import type { BatchStats } from '../../../processors/stats/batch-stats.js';
 
-const settings = processorsSettings({ topicPrefix: 'tf' }, { groupSize: 2, maxBatchGroups: 2, batchWindowMs: 10_000 });
+const config = buildProcessorsConfig({ topicPrefix: 'tf' }, { groupSize: 2, maxBatchGroups: 2, batchWindowMs: 10_000 });
 const processBatch = batchProcessor({ reward: { terms: [{ kind: 'env_return' }] }, estimator: { name: 'grpo' }, filters: [] });
 
 function envelopes(generation: number, firstOffset = 0): StepEnvelope[] {
@@ -37,7 +37,7 @@ function run(marked: ReadonlySet<string> = new Set()) {
   const stats: BatchStats[] = [];
   const steps = new Subject<StepEnvelope>();
   const marks = { has: (runId: string, episodeId: string) => marked.has(`${runId}|${episodeId}`) };
-  const subscription: Subscription = steps.pipe(stepPipeline({ settings, processBatch, marks, emit: (unit) => units.push(unit) })).subscribe((s) => stats.push(s));
+  const subscription: Subscription = steps.pipe(stepPipeline({ config, processBatch, marks, emit: (unit) => units.push(unit) })).subscribe((s) => stats.push(s));
   return { units, stats, steps, subscription };
 }
 
