@@ -44,9 +44,14 @@ if (files.length === 0) {
 // whole run until CI's own limit, showing nothing of which file: --test-force-exit ends each file's process
 // when its tests end, and --test-timeout fails any test, and any file, still running after 10 minutes
 // (the longest file takes about 2 here), so every run ends with its counts.
+// That forced exit can end a file's process while results are still queued in its pipe to the runner (a Node
+// bug, frequent from Node 22 on): they vanish from the counts and the run still exits 0. Writes to stdout and
+// stderr made blocking, in the runner and in every file's process (node passes --import on to them), have all
+// reached the pipe before the exit.
+const BLOCKING_STDIO = `data:text/javascript,${encodeURIComponent('for (const stream of [process.stdout, process.stderr]) stream._handle?.setBlocking?.(true);')}`;
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
+  ['--import', BLOCKING_STDIO, '--import', 'tsx', '--test', '--test-concurrency=1', '--test-force-exit', `--test-timeout=${FILE_TIMEOUT_MS}`, '--test-reporter=spec', ...files],
   { cwd: root, stdio: 'inherit' },
 );
 // Integration tests isolate themselves under `test.<name>.<time>.<random>` topic prefixes; on a long-lived

@@ -18,7 +18,7 @@ import { clickHouseClient } from '../../infra/clickhouse/http.js';
 import { eventRows, jsonEachRowBody, type Row, type TableName } from '../../storage/sink/rows.js';
 import type { EventName, EventTypes } from '../../schemas/index.js';
 import { connectBackbone, createKafka, type Backbone } from '../../streams/index.js';
-import { loadDashboardConfig } from '../../api/config.js';
+import { loadApiConfig } from '../../api/config.js';
 import { startHttpServer, type HttpServerHandle } from '../../api/server.js';
 import { createApiServices, type ApiServices } from '../../api/services.js';
 import { sampleEvents } from '../../bench/load/events.js';
@@ -191,7 +191,7 @@ before(async () => {
   );
   backbone = await connectBackbone(config, { clientId: 'test-compare-web' });
   services = createApiServices(backbone);
-  server = await startHttpServer(loadDashboardConfig({ port: 0 }, {}), {
+  server = await startHttpServer(loadApiConfig({ port: 0 }, {}), {
     ...services,
     log: (line, error) => serverLogs.push(`${line}${error instanceof Error ? `\n${error.stack}` : ''}`),
   });
