@@ -61,9 +61,17 @@ export const TRAIN_PRESETS: Record<string, TrainPreset> = {
   },
   // 6×6, one box. On BFS-optimal labels the model reached 0.80 held-out with the neighbour stem and 0.18
   // without (docs/results/learning.md). 2 epochs × 4 minibatches: with 2 × 2 GiGPO was still at its untrained
-  // level after 64k steps; with 2 × 4 it took off at ≈ 55k. GiGPO at verl-agent's Sokoban settings (mean_norm,
-  // γ 0.95, ω 1).
-  Sokoban: { ...GRID_PUZZLE, optimizer: { epochs: 2, minibatches: 4 } },
+  // level after 64k steps; with 2 × 4 it took off at ≈ 55k. GiGPO with verl-agent's Sokoban mode (mean_norm), and
+  // γ 0.5, ω 3: the advantage that correlates best with the optimal push on untrained rollouts (0.27 vs 0.20 for
+  // verl-agent's γ 0.95, ω 1). A value head at weight 0.25 on the shared body: its regression on each turn's return
+  // is what makes the body read the room (docs/results/learning-diagnosis.md).
+  Sokoban: {
+    ...GRID_PUZZLE,
+    model: { ...GRID_PUZZLE.model, valueHead: true },
+    optimizer: { epochs: 2, minibatches: 4 },
+    loss: { valueCoeff: 0.25 },
+    estimatorOptions: { gamma: 0.5, omega: 3 },
+  },
   // Group-normalised GRPO favours Bandit's low-variance arm; mean-centred Dr. GRPO prefers the higher mean.
   // 4 epochs × 4 minibatches: the settings its figures in docs/results/learning.md were measured with (`bench learning`'s fallback).
   Bandit: { envOptions: {}, estimator: 'dr_grpo', filters: [], groups: 8, groupSize: 8, learningRate: 1e-3, optimizer: { epochs: 4, minibatches: 4 } },
