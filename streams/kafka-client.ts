@@ -39,7 +39,7 @@ const logCreator =
 
 export interface KafkaClientOptions {
   readonly clientId?: string;
-  /** How many times kafkajs retries a failed request (default 24: about 100 s of backoff, so a broker restart on a loaded machine — measured up to 54 s — is ridden out). */
+  /** How many times kafkajs retries a failed request (default 24: about 100 s of backoff, enough to ride out a broker restart on a loaded machine). */
   readonly retries?: number;
   readonly connectionTimeoutMs?: number;
   /** Log nothing unless TRAJFLOW_DEBUG is set (probes of a broker that may still be starting). */
