@@ -58,31 +58,50 @@ const SEVERITY_COLORS = { critical: '#d1242f', warning: WARNING_COLOR, info: '#5
 const HEIGHT = 200;
 
 /**
- * Draws the page's alerts as dashed vertical lines; `counted(n)` gets how many are in view.
- * @param {() => Marker[]} markers
+ * How marker lines look: line width and dash in CSS pixels, opacity, and whether a triangle marks the top.
+ * @typedef {{ readonly lineWidth: number, readonly dash: readonly [number, number], readonly alpha: number, readonly triangle: boolean }} MarkerLook
+ */
+/** The run page's alerts: solid-coloured dashed lines. @type {MarkerLook} */
+const ALERT_LOOK = { lineWidth: 2, dash: [6, 4], alpha: 1, triangle: false };
+
+/**
+ * Draws markers (an x on the plot's axis and a colour each) as dashed vertical lines; `counted(n)` gets how many
+ * are in view.
+ * @param {() => readonly { readonly x: number, readonly color: string }[]} markers
  * @param {(shown: number) => void} counted
+ * @param {MarkerLook} look
  * @returns {uPlot.Plugin}
  */
-function markersPlugin(markers, counted) {
+export function markerLinesPlugin(markers, counted, look) {
   return {
     hooks: {
       draw: [
         (u) => {
           const { left, top, width, height } = u.bbox;
           const { ctx } = u;
+          const r = uPlot.pxRatio;
           let shown = 0;
           for (const marker of markers()) {
-            const x = Math.round(u.valToPos(marker.t, 'x', true));
+            const x = Math.round(u.valToPos(marker.x, 'x', true));
             if (!(x >= left && x <= left + width)) continue;
             shown++;
             ctx.save();
-            ctx.strokeStyle = SEVERITY_COLORS[marker.severity] ?? WARNING_COLOR;
-            ctx.lineWidth = 2 * uPlot.pxRatio;
-            ctx.setLineDash([6 * uPlot.pxRatio, 4 * uPlot.pxRatio]);
+            ctx.globalAlpha = look.alpha;
+            ctx.strokeStyle = marker.color;
+            ctx.fillStyle = marker.color;
+            ctx.lineWidth = look.lineWidth * r;
+            ctx.setLineDash([look.dash[0] * r, look.dash[1] * r]);
             ctx.beginPath();
             ctx.moveTo(x, top);
             ctx.lineTo(x, top + height);
             ctx.stroke();
+            if (look.triangle) {
+              ctx.beginPath();
+              ctx.moveTo(x - 5 * r, top);
+              ctx.lineTo(x + 5 * r, top);
+              ctx.lineTo(x, top + 8 * r);
+              ctx.fill();
+            }
             ctx.restore();
           }
           counted(shown);
@@ -91,6 +110,13 @@ function markersPlugin(markers, counted) {
     },
   };
 }
+
+/**
+ * The page's alerts as marker lines in their severity's colour.
+ * @param {() => Marker[]} markers
+ * @returns {() => { x: number, color: string }[]}
+ */
+const alertLines = (markers) => () => markers().map((m) => ({ x: m.t, color: SEVERITY_COLORS[m.severity] ?? WARNING_COLOR }));
 
 /**
  * Draws each 'reference' series as a dashed horizontal line across the whole plot at its latest value,
@@ -182,7 +208,7 @@ export function createTimeChart(parent, spec, page) {
     axes: [{ values: timeTicks }, { size: 56, values: (_u, ticks) => ticks.map((v) => fmt(v, 2)) }],
     series: [{ label: 'time', value: (_u, v) => (v === null ? '–' : new Date(v * 1000).toLocaleTimeString()) }, ...colored.map(seriesOptions)],
     bands: spec.band ? [{ series: spec.band, fill: 'rgba(31, 111, 235, 0.15)' }] : [],
-    plugins: [markersPlugin(page.markers, (n) => figure.setAttribute('data-markers', String(n)))],
+    plugins: [markerLinesPlugin(alertLines(page.markers), (n) => figure.setAttribute('data-markers', String(n)), ALERT_LOOK)],
   };
   return chartHandle(new uPlot(options, [[], ...colored.map(() => [])], plot), spec, parts);
 }

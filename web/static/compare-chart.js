@@ -4,10 +4,10 @@
 // the runs' alerts as dashed lines in the run's colour with a triangle on top. The figure carries data-markers
 // (alerts in view) and data-run-points (points per run, as JSON), so tests and scripts can read them.
 import uPlot from '/vendor/uplot/uPlot.esm.js';
-import { chartFigure, chartHandle } from './charts.js';
+import { chartFigure, chartHandle, markerLinesPlugin } from './charts.js';
 import { X_LABELS, formatX } from './compare-data.js';
 import { fmt } from './dom.js';
-/** @import { Chart, ChartSpec, ColoredSeries } from './charts.js' */
+/** @import { Chart, ChartSpec, ColoredSeries, MarkerLook } from './charts.js' */
 /** @import { AlertMarker, XAxis } from './compare-data.js' */
 
 /**
@@ -25,51 +25,8 @@ const TICK_STEPS = {
   policyVersion: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10_000, 20_000, 50_000],
   wallTime: [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200, 86_400, 172_800, 604_800],
 };
-/** Markers are drawn see-through, so a run's line stays the only thing in its full colour. */
-const MARKER_ALPHA = 0.55;
-
-/**
- * Draws the alerts as dashed vertical lines with a triangle at the top; `counted(n)` gets how many are in view.
- * @param {() => AlertMarker[]} markers
- * @param {(shown: number) => void} counted
- * @returns {uPlot.Plugin}
- */
-function markersPlugin(markers, counted) {
-  return {
-    hooks: {
-      draw: [
-        (u) => {
-          const { left, top, width, height } = u.bbox;
-          const { ctx } = u;
-          const r = uPlot.pxRatio;
-          let shown = 0;
-          for (const marker of markers()) {
-            const x = Math.round(u.valToPos(marker.x, 'x', true));
-            if (!(x >= left && x <= left + width)) continue;
-            shown++;
-            ctx.save();
-            ctx.globalAlpha = MARKER_ALPHA;
-            ctx.strokeStyle = marker.color;
-            ctx.fillStyle = marker.color;
-            ctx.lineWidth = 1.5 * r;
-            ctx.setLineDash([5 * r, 4 * r]);
-            ctx.beginPath();
-            ctx.moveTo(x, top);
-            ctx.lineTo(x, top + height);
-            ctx.stroke();
-            ctx.beginPath();
-            ctx.moveTo(x - 5 * r, top);
-            ctx.lineTo(x + 5 * r, top);
-            ctx.lineTo(x, top + 8 * r);
-            ctx.fill();
-            ctx.restore();
-          }
-          counted(shown);
-        },
-      ],
-    },
-  };
-}
+/** Markers are drawn see-through, so a run's line stays the only thing in its full colour. @type {MarkerLook} */
+const RUN_ALERT_LOOK = { lineWidth: 1.5, dash: [5, 4], alpha: 0.55, triangle: true };
 
 /**
  * The uPlot options of a comparison chart.
@@ -103,7 +60,7 @@ function compareOptions(spec, colored, page, { width, onMarkers }) {
         value: (/** @type {uPlot} */ _u, /** @type {number | null} */ v) => fmt(v),
       })),
     ],
-    plugins: [markersPlugin(page.markers, onMarkers)],
+    plugins: [markerLinesPlugin(page.markers, onMarkers, RUN_ALERT_LOOK)],
   };
 }
 
