@@ -70,19 +70,27 @@ function sendSse(res: Response, events: readonly SseEvent[]): void {
   res.end(sseText(events));
 }
 
+/** True from the moment the client closes its connection before the response was sent. */
+function watchClient(res: Response): () => boolean {
+  let gone = false;
+  res.once('close', () => {
+    gone = !res.writableEnded;
+  });
+  return () => gone;
+}
+
 /** A model endpoint: the strict request, the call recorded (its step published), then the answer. */
 function answer(recorder: CallRecorder, parse: (body: unknown) => GatewayRequest): RequestHandler {
   return async (req: Request, res: Response) => {
     const request = parse(req.body);
+    const clientGone = watchClient(res);
     const recorded = await recorder
-      .call(
-        request,
-        (name) => req.get(name),
-        (upstreamAnswer) => checkAnswerable(request, upstreamAnswer),
-      )
+      .call(request, (name) => req.get(name), { answerable: (upstreamAnswer) => checkAnswerable(request, upstreamAnswer), clientGone })
       .catch((error: unknown) => {
         throw inRequestTerms(error, request.fieldNames);
       });
+    // Published, but nobody is left to answer: the turn is an orphan, named on the episode's next step.
+    if (clientGone()) return recorder.orphaned(recorded);
     const reply = answerOf(request, recorded);
     if (reply.stream) sendSse(res, reply.events);
     else res.json(reply.body);

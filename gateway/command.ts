@@ -11,6 +11,8 @@ import { connectBackbone, shutdownOnSignals } from '../streams/index.js';
 import { DEFAULT_GATEWAY_PORT, loadGatewayConfig, type GatewayConfig, type GatewayConfigInput } from './config.js';
 import { OpenAIUpstream } from './openai-upstream.js';
 import { ownPolicyUpstream } from './own-policy.js';
+import { startEpisodeLog } from './episode-log.js';
+import { EpisodeBook } from './episodes.js';
 import { startGateway } from './server.js';
 import type { Upstream } from './upstream.js';
 
@@ -128,8 +130,19 @@ async function run(args: string[]): Promise<number> {
     closers.push(openai);
     upstream = openai;
   }
-  const server = await startGateway({ config, upstream, steps: backbone.steps });
-  console.log(`gateway: OpenAI base URL ${server.url}/v1 (upstream ${upstream.name}, models ${upstream.models().join(', ')}, run ${config.runId}); Ctrl-C to stop`);
+  // The book of episodes is rebuilt from the steps topic and follows it, so a restart or a second instance
+  // continues every open episode where the log says it is.
+  const book = new EpisodeBook({ timeoutMs: config.episodeTimeoutMs });
+  const log = await startEpisodeLog(backbone.kafka, backbone.codec, book, {
+    topic: backbone.steps.topic,
+    lookbackMs: 2 * config.episodeTimeoutMs,
+    catchUpTimeoutMs: config.publishTimeoutMs,
+  });
+  closers.push(log);
+  const server = await startGateway({ config, upstream, steps: backbone.steps, book, sync: log });
+  console.log(
+    `gateway: OpenAI base URL ${server.url}/v1 (upstream ${upstream.name}, models ${upstream.models().join(', ')}, run ${config.runId}; ${book.openCount} open episodes from the log); Ctrl-C to stop`,
+  );
   await new Promise<void>((resolve) => {
     const stopped = (): void => {
       release();

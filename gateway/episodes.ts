@@ -1,11 +1,25 @@
 // The gateway's book of open episodes: the next turn index of each, the token context an OpenAI-compatible
-// upstream has seen so far (to record only each turn's new prompt tokens), when it was last active, and the
-// episodes already ended (a call or a finish for one of them is a 409). Pure: time comes in as arguments.
+// upstream has seen so far (to record only each turn's new prompt tokens), its last turn (a retry of it makes
+// that turn an orphan), the answer ids of its turns, when it was last active, and the episodes already ended (a
+// call or a finish for one of them is a 409). Pure: time comes in as arguments.
 //
-// Turn indices are handed out when the upstream has answered, just before the step is published; a publish
-// that fails gives its index back when no later turn took one, so a failed call leaves no gap.
+// Two sources feed it: this gateway's own turns (reserve, then commit once published) and every gateway step
+// read back from the steps topic (observe), so a restarted gateway, or another instance behind the same
+// address, continues an episode at the index the log says. Turn indices are handed out when the upstream has
+// answered, just before the step is published; a publish that fails gives its index back when no later turn
+// took one, so a failed call leaves no gap.
+import type { StepEvent } from '../schemas/index.js';
 import { OpenAIError } from './openai-error.js';
 import type { CallIdentity } from './identity.js';
+import { contextAfter, endOf, INFO, orphansOf, unionOf } from './turn-facts.js';
+
+/** The newest turn of an episode: a call with the same request hash is a retry of it. */
+export interface LastTurn {
+  readonly stepIndex: number;
+  readonly requestHash: string;
+  /** The token context the turn's prompt extended (a retry extends it again), or null. */
+  readonly contextBefore: readonly number[] | null;
+}
 
 export interface OpenEpisodeState {
   readonly identity: CallIdentity;
@@ -16,6 +30,30 @@ export interface OpenEpisodeState {
   lastActivityMs: number;
   /** The newest policy version that answered a turn of it. */
   policyVersion: number;
+  lastTurn: LastTurn | null;
+  /** Turns whose client went away before their answer, not yet named on a published step (info.orphans). */
+  orphans: number[];
+  /** The step index of each of its turns by the answer's id (for per-call rewards). */
+  readonly calls: Map<string, number>;
+}
+
+/** What a new turn gets: its index, the context its prompt extends, and the orphans its step names. */
+export interface Reservation {
+  readonly stepIndex: number;
+  readonly context: readonly number[] | null;
+  readonly orphans: readonly number[];
+}
+
+/** A published turn, as the book remembers it. */
+export interface CommittedTurn {
+  readonly stepIndex: number;
+  readonly requestHash: string;
+  readonly callId: string;
+  /** The context the turn's prompt extended, and the context after it (null for turn-scoped upstreams). */
+  readonly contextBefore: readonly number[] | null;
+  readonly context: readonly number[] | null;
+  /** The orphans its step named. */
+  readonly orphans: readonly number[];
 }
 
 export interface EpisodeBookOptions {
@@ -26,6 +64,16 @@ export interface EpisodeBookOptions {
 }
 
 const keyOf = (runId: string, episodeId: string): string => `${runId}\u0000${episodeId}`;
+
+function freshState(identity: CallIdentity, nowMs: number): OpenEpisodeState {
+  return { identity, nextStep: 0, context: null, lastActivityMs: nowMs, policyVersion: 0, lastTurn: null, orphans: [], calls: new Map() };
+}
+
+/** The identity a logged step was recorded under. */
+function identityOf(step: StepEvent): CallIdentity {
+  const size = Number(step.info.groupSize);
+  return { runId: step.runId, groupId: step.groupId, episodeId: step.episodeId, envName: step.envName, groupSize: Number.isSafeInteger(size) && size > 0 ? size : null };
+}
 
 export class EpisodeBook {
   private readonly open = new Map<string, OpenEpisodeState>();
@@ -58,26 +106,40 @@ export class EpisodeBook {
     }
   }
 
-  /** The step index of a new turn, the episode opened if new. */
-  reserve(identity: CallIdentity, nowMs: number): { stepIndex: number; context: readonly number[] | null } {
+  /**
+   * The step index of a new turn, the episode opened if new. A request repeating the last turn's (same hash)
+   * is a retry: its client never saw that turn's answer, so the turn becomes an orphan and the retry's prompt
+   * extends the context that turn's prompt extended.
+   */
+  reserve(identity: CallIdentity, nowMs: number, requestHash = ''): Reservation {
     this.checkOpen(identity);
     const key = keyOf(identity.runId, identity.episodeId);
     let state = this.open.get(key);
     if (!state) {
-      state = { identity, nextStep: 0, context: null, lastActivityMs: nowMs, policyVersion: 0 };
+      state = freshState(identity, nowMs);
       this.open.set(key, state);
     }
     state.lastActivityMs = nowMs;
-    return { stepIndex: state.nextStep++, context: state.context };
+    const last = state.lastTurn;
+    const retry = requestHash !== '' && last !== null && last.requestHash === requestHash && last.stepIndex === state.nextStep - 1;
+    return {
+      stepIndex: state.nextStep++,
+      context: retry ? last.contextBefore : state.context,
+      orphans: retry ? unionOf(state.orphans, [last.stepIndex]) : [...state.orphans],
+    };
   }
 
-  /** The turn was published: remember its context and version. */
-  commit(identity: CallIdentity, context: readonly number[] | null, policyVersion: number, nowMs: number): void {
+  /** The turn was published: remember its context, request, answer id and version; its orphans are named. */
+  commit(identity: CallIdentity, turn: CommittedTurn, policyVersion: number, nowMs: number): void {
     const state = this.open.get(keyOf(identity.runId, identity.episodeId));
     if (!state) return;
-    state.context = context;
+    state.calls.set(turn.callId, turn.stepIndex);
+    state.orphans = state.orphans.filter((o) => !turn.orphans.includes(o));
     state.policyVersion = Math.max(state.policyVersion, policyVersion);
     state.lastActivityMs = nowMs;
+    if (state.lastTurn !== null && state.lastTurn.stepIndex > turn.stepIndex) return;
+    state.context = turn.context;
+    state.lastTurn = { stepIndex: turn.stepIndex, requestHash: turn.requestHash, contextBefore: turn.contextBefore };
   }
 
   /** The turn could not be published: its index is given back if it was the last one handed out. */
@@ -87,6 +149,49 @@ export class EpisodeBook {
     if (!state || state.nextStep !== stepIndex + 1) return;
     state.nextStep = stepIndex;
     if (stepIndex === 0) this.open.delete(key);
+  }
+
+  /** A published turn's client went away before its answer: the next step of the episode names it an orphan. */
+  markOrphan(runId: string, episodeId: string, stepIndex: number): void {
+    const state = this.open.get(keyOf(runId, episodeId));
+    if (state) state.orphans = unionOf(state.orphans, [stepIndex]);
+  }
+
+  /** The episode and step of an answer id, among the open episodes. */
+  callStep(runId: string, episodeId: string, callId: string): number | undefined {
+    return this.open.get(keyOf(runId, episodeId))?.calls.get(callId);
+  }
+
+  /**
+   * A gateway step read back from the steps topic (this gateway's, an earlier life's or another instance's):
+   * a turn past what the book knows moves the episode on, an outcome step ends it. Steps the book already
+   * holds change nothing but the activity time, so reading the log again is harmless.
+   */
+  observe(step: StepEvent): void {
+    const key = keyOf(step.runId, step.episodeId);
+    if (this.ended.has(key)) return;
+    if (step.terminated || step.truncated) {
+      this.open.delete(key);
+      this.remember(key, endOf(step));
+      return;
+    }
+    let state = this.open.get(key);
+    if (!state) {
+      state = freshState(identityOf(step), step.eventTimeMs);
+      this.open.set(key, state);
+    }
+    state.lastActivityMs = Math.max(state.lastActivityMs, step.eventTimeMs);
+    state.policyVersion = Math.max(state.policyVersion, step.policyVersion);
+    const callId = step.info[INFO.callId];
+    if (callId !== undefined) state.calls.set(callId, step.stepIndex);
+    const orphans = orphansOf(step.info);
+    state.orphans = state.orphans.filter((o) => !orphans.includes(o));
+    if (step.stepIndex < state.nextStep) return;
+    const last = state.lastTurn;
+    const before = last !== null && orphans.includes(last.stepIndex) ? last.contextBefore : state.context;
+    state.context = contextAfter(step, before);
+    state.lastTurn = { stepIndex: step.stepIndex, requestHash: step.info[INFO.requestHash] ?? '', contextBefore: before };
+    state.nextStep = step.stepIndex + 1;
   }
 
   /** Ends an open episode (its outcome step takes nextStep); undefined when it is not open. */

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { StepEvent } from '../schemas/index.js';
 import type { CallIdentity } from './identity.js';
+import { INFO } from './turn-facts.js';
 import type { SampledChoice, UpstreamAnswer } from './upstream.js';
 
 export const ENV_VERSION = 'openai-gateway-v1';
@@ -40,6 +41,14 @@ export interface TurnFacts {
   readonly startedAtMs: number;
   readonly upstreamMs: number;
   readonly promptDrift: boolean;
+  /** The request's hash (a retry repeats it) and the earlier turns this step names as orphans. */
+  readonly requestHash: string;
+  readonly orphans: readonly number[];
+}
+
+/** info.orphans, when there are any: the earlier turns of the episode its client never saw answered. */
+function orphanInfo(orphans: readonly number[]): Record<string, string> {
+  return orphans.length > 0 ? { [INFO.orphans]: JSON.stringify(orphans) } : {};
 }
 
 export function turnStep(f: TurnFacts): StepEvent {
@@ -75,7 +84,10 @@ export function turnStep(f: TurnFacts): StepEvent {
       upstream: f.upstreamName,
       callId: f.callId,
       finishReason: choice.finishReason,
+      [INFO.requestHash]: f.requestHash,
+      ...(answer.promptScope === 'conversation' && f.observationTokenIds !== null ? { [INFO.promptScope]: 'conversation' } : {}),
       ...(f.promptDrift ? { promptDrift: '1' } : {}),
+      ...orphanInfo(f.orphans),
       ...(choice.toolCalls && choice.toolCalls.length > 0 ? { toolCalls: JSON.stringify(choice.toolCalls) } : {}),
     },
     eventTimeMs: f.startedAtMs,
@@ -95,7 +107,14 @@ export interface EpisodeOutcome {
 }
 
 /** The step that ends an episode: no action, no tokens, the reward and the end flags. */
-export function outcomeStep(identity: CallIdentity, stepIndex: number, policyVersion: number, outcome: EpisodeOutcome, eventTimeMs: number): StepEvent {
+export function outcomeStep(
+  identity: CallIdentity,
+  stepIndex: number,
+  policyVersion: number,
+  outcome: EpisodeOutcome,
+  eventTimeMs: number,
+  orphans: readonly number[] = [],
+): StepEvent {
   const turnSum = outcome.turnRewards.reduce((a, b) => a + b, 0);
   return {
     eventId: gatewayEventId(identity.runId, identity.episodeId, stepIndex),
@@ -121,6 +140,7 @@ export function outcomeStep(identity: CallIdentity, stepIndex: number, policyVer
       ...baseInfo(identity),
       gatewayOutcome: outcome.reason,
       ...(outcome.turnRewards.length > 0 ? { turnRewards: JSON.stringify(outcome.turnRewards) } : {}),
+      ...orphanInfo(orphans),
     },
     eventTimeMs,
   };

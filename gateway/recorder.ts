@@ -1,8 +1,12 @@
 // One call, answered ⇒ recorded: ask the upstream, build the turn's step event for every choice, publish them
 // and wait for Kafka's acknowledgement, and only then hand the answer back to be sent. A publish that fails
 // or times out makes the call an error (503) and gives its turn index back; the answer is never sent.
-// Finishing and timing out episodes publish their outcome step the same way. No express here: the app
-// (app.ts) passes requests in, tests pass fakes (an upstream, a publisher that fails).
+// Finishing and timing out episodes publish their outcome step the same way. Before a turn index is handed
+// out, the book has read every step the log acknowledged before the call arrived (EpisodeSync), so another
+// instance's or an earlier life's turns count. A call whose client went away before its answer is not
+// published when that is known in time, and is named an orphan on the episode's next step when it is known
+// after (docs/design/gateway-recording.md). No express here: the app (app.ts) passes requests in, tests pass
+// fakes (an upstream, a publisher that fails).
 import { randomUUID } from 'node:crypto';
 import { InvalidEventError, type StepEvent } from '../schemas/index.js';
 import type { StepPublisher } from '../streams/index.js';
@@ -10,6 +14,7 @@ import { withDeadline } from '../api/deadline.js';
 import type { Endpoint, GatewayRequest } from './chat-request.js';
 import { EpisodeBook, newPromptIds, type OpenEpisodeState } from './episodes.js';
 import { callIdentity, type IdentityDefaults } from './identity.js';
+import { requestHash } from './request-hash.js';
 import { OpenAIError } from './openai-error.js';
 import { choiceEpisodeId, outcomeStep, turnStep, type EpisodeOutcome } from './record.js';
 import type { Upstream, UpstreamAnswer } from './upstream.js';
@@ -21,6 +26,21 @@ export interface GatewayStats {
   publishFailures: number;
   episodesFinished: number;
   episodesTimedOut: number;
+  /** Calls whose client went away before the answer (their turn, if published, is an orphan). */
+  clientsGone: number;
+  /** Turns named orphans on a published step: their client never saw the answer; kept out of samples. */
+  orphanTurns: number;
+}
+
+/** Reads what the steps topic holds into the book: resolves once every step acknowledged before the call is in. */
+export interface EpisodeSync {
+  catchUp(): Promise<void>;
+}
+
+/** How a call's client is watched: gone() is true once it closed the connection before its answer. */
+export interface CallOptions {
+  readonly answerable?: (answer: UpstreamAnswer) => void;
+  readonly clientGone?: () => boolean;
 }
 
 export interface RecorderDeps {
@@ -32,6 +52,10 @@ export interface RecorderDeps {
   /** Wall clock (event times). */
   readonly now?: () => number;
   readonly newCallId?: (endpoint: Endpoint) => string;
+  /** The book, when the caller feeds it from the log too; a fresh one otherwise. */
+  readonly book?: EpisodeBook;
+  /** The log's read barrier; without it the book knows only this gateway's own turns. */
+  readonly sync?: EpisodeSync;
 }
 
 export interface RecordedCall {
@@ -46,78 +70,138 @@ const ID_PREFIX: Readonly<Record<Endpoint, string>> = { chat: 'chatcmpl-', compl
 const defaultCallId = (endpoint: Endpoint): string => `${ID_PREFIX[endpoint]}${randomUUID().replaceAll('-', '')}`;
 
 export class CallRecorder {
-  readonly stats: GatewayStats = { answeredCalls: 0, recordedSteps: 0, upstreamFailures: 0, publishFailures: 0, episodesFinished: 0, episodesTimedOut: 0 };
+  readonly stats: GatewayStats = {
+    answeredCalls: 0,
+    recordedSteps: 0,
+    upstreamFailures: 0,
+    publishFailures: 0,
+    episodesFinished: 0,
+    episodesTimedOut: 0,
+    clientsGone: 0,
+    orphanTurns: 0,
+  };
   readonly book: EpisodeBook;
   private readonly now: () => number;
 
   constructor(private readonly deps: RecorderDeps) {
-    this.book = new EpisodeBook({ timeoutMs: deps.episodeTimeoutMs });
+    this.book = deps.book ?? new EpisodeBook({ timeoutMs: deps.episodeTimeoutMs });
     this.now = deps.now ?? Date.now;
   }
 
   /**
    * Answers and records one call; throws an OpenAIError when it cannot do both. `answerable` throws when the
-   * upstream's answer cannot be put in the endpoint's shape, before anything is recorded.
+   * upstream's answer cannot be put in the endpoint's shape, before anything is recorded; a client gone before
+   * the step is published gets nothing recorded.
    */
-  async call(request: GatewayRequest, header: (name: string) => string | undefined, answerable: (answer: UpstreamAnswer) => void = () => undefined): Promise<RecordedCall> {
-    const { upstream } = this.deps;
-    const model = request.upstream.model;
-    if (!upstream.models().includes(model)) {
-      throw new OpenAIError(
-        404,
-        `the model '${model.slice(0, 100)}' does not exist here; GET /v1/models lists ${upstream.models().join(', ')}`,
-        'invalid_request_error',
-        'model',
-        'model_not_found',
-      );
-    }
+  async call(request: GatewayRequest, header: (name: string) => string | undefined, options: CallOptions = {}): Promise<RecordedCall> {
+    this.checkModel(request.upstream.model);
     const callId = (this.deps.newCallId ?? defaultCallId)(request.endpoint);
     const identity = callIdentity(header, request.metadata, this.deps.defaults, callId);
     const identities = Array.from({ length: request.upstream.sampling.n }, (_, i) => ({ ...identity, episodeId: choiceEpisodeId(identity.episodeId, i) }));
+    // Started on arrival, beside the upstream: every step acknowledged before this call is read before its index.
+    const synced = this.synced();
     for (const each of identities) this.book.checkOpen(each);
     const startedAtMs = this.now();
     const t0 = performance.now();
-    let answer: UpstreamAnswer;
-    try {
-      answer = await upstream.complete(request.upstream);
-      answerable(answer);
-    } catch (error) {
-      this.stats.upstreamFailures++;
-      throw error;
-    }
-    if (answer.choices.length !== identities.length)
-      throw new OpenAIError(502, `the upstream answered ${answer.choices.length} choices for n = ${identities.length}; nothing was recorded`, 'upstream_error');
+    const answer = await this.ask(request, options.answerable, identities.length);
     const upstreamMs = performance.now() - t0;
-    const reserved = identities.map((each) => ({ identity: each, ...this.book.reserve(each, this.now()) }));
-    const steps = reserved.map(({ identity: each, stepIndex, context }, i) => {
-      const prompt = answer.promptTokenIds;
-      const fresh = prompt === null ? null : answer.promptScope === 'turn' ? { ids: [...prompt], drift: false } : newPromptIds(context, prompt);
-      return turnStep({
-        identity: each,
-        episodeId: each.episodeId,
-        stepIndex,
+    await synced.then((error) => {
+      if (error) throw error;
+    });
+    if (options.clientGone?.()) {
+      this.stats.clientsGone++;
+      throw new OpenAIError(499, 'the client closed the connection before the answer; nothing was recorded', 'invalid_request_error', null, 'client_closed');
+    }
+    const hash = requestHash(request);
+    const reserved = identities.map((each) => ({ identity: each, ...this.book.reserve(each, this.now(), hash) }));
+    const steps = reserved.map((turn, i) =>
+      turnStep({
+        ...turn,
+        ...this.observed(answer, turn.context),
+        episodeId: turn.identity.episodeId,
         answer,
         choice: answer.choices[i]!,
-        observationTokenIds: fresh?.ids ?? null,
-        promptDrift: fresh?.drift ?? false,
         callId,
-        upstreamName: upstream.name,
+        upstreamName: this.deps.upstream.name,
         startedAtMs,
         upstreamMs,
-      });
-    });
+        requestHash: hash,
+      }),
+    );
     await this.publish(steps, () => reserved.forEach(({ identity: each, stepIndex }) => this.book.abandon(each, stepIndex)));
-    reserved.forEach(({ identity: each }, i) => {
+    reserved.forEach(({ identity: each, stepIndex, context: contextBefore, orphans }, i) => {
       const context = answer.promptScope === 'conversation' && answer.promptTokenIds ? [...answer.promptTokenIds, ...answer.choices[i]!.tokenIds] : null;
-      this.book.commit(each, context, answer.policyVersion, this.now());
+      this.book.commit(each, { stepIndex, requestHash: hash, callId, contextBefore, context, orphans }, answer.policyVersion, this.now());
+      this.stats.orphanTurns += orphans.length;
     });
     this.stats.answeredCalls++;
     this.stats.recordedSteps += steps.length;
     return { callId, answer, steps };
   }
 
+  /** A recorded call whose client went away before its answer was sent: its turns are orphans. */
+  orphaned(recorded: RecordedCall): void {
+    this.stats.clientsGone++;
+    for (const step of recorded.steps) this.book.markOrphan(step.runId, step.episodeId, step.stepIndex);
+  }
+
+  private checkModel(model: string): void {
+    const { upstream } = this.deps;
+    if (upstream.models().includes(model)) return;
+    throw new OpenAIError(
+      404,
+      `the model '${model.slice(0, 100)}' does not exist here; GET /v1/models lists ${upstream.models().join(', ')}`,
+      'invalid_request_error',
+      'model',
+      'model_not_found',
+    );
+  }
+
+  /** The upstream's answer, answerable and with a choice per episode; failures counted. */
+  private async ask(request: GatewayRequest, answerable: CallOptions['answerable'], choices: number): Promise<UpstreamAnswer> {
+    let answer: UpstreamAnswer;
+    try {
+      answer = await this.deps.upstream.complete(request.upstream);
+      answerable?.(answer);
+    } catch (error) {
+      this.stats.upstreamFailures++;
+      throw error;
+    }
+    if (answer.choices.length !== choices)
+      throw new OpenAIError(502, `the upstream answered ${answer.choices.length} choices for n = ${choices}; nothing was recorded`, 'upstream_error');
+    return answer;
+  }
+
+  /** The prompt ids a turn adds to the context, and whether they drifted from it. */
+  private observed(answer: UpstreamAnswer, context: readonly number[] | null): { observationTokenIds: readonly number[] | null; promptDrift: boolean } {
+    const prompt = answer.promptTokenIds;
+    if (prompt === null) return { observationTokenIds: null, promptDrift: false };
+    if (answer.promptScope === 'turn') return { observationTokenIds: [...prompt], promptDrift: false };
+    const fresh = newPromptIds(context, prompt);
+    return { observationTokenIds: fresh.ids, promptDrift: fresh.drift };
+  }
+
+  /** The log's read barrier as an error or null (never a rejection left waiting while the upstream answers). */
+  private synced(): Promise<Error | null> {
+    if (!this.deps.sync) return Promise.resolve(null);
+    return this.deps.sync.catchUp().then(
+      () => null,
+      (error: unknown) =>
+        new OpenAIError(
+          503,
+          `the call was not answered because the episode's turns could not be read from the log (${(error as Error).message}); retry`,
+          'server_error',
+          null,
+          'recording_unavailable',
+          { 'Retry-After': '1' },
+        ),
+    );
+  }
+
   /** Ends an open episode with its outcome step; 404 when it was never open, 409 when it already ended. */
   async finish(runId: string, episodeId: string, outcome: EpisodeOutcome): Promise<StepEvent> {
+    const error = await this.synced();
+    if (error) throw error;
     const state = this.book.finish(runId, episodeId);
     if (!state) {
       const ended = this.book.endedAs(runId, episodeId);
@@ -131,7 +215,7 @@ export class CallRecorder {
         );
       throw new OpenAIError(
         404,
-        `no open episode ${episodeId} in run ${runId}: it made no call through this gateway (check x-trajflow-run)`,
+        `no open episode ${episodeId} in run ${runId}: no call of it is recorded in the steps topic's recent past (check x-trajflow-run)`,
         'not_found_error',
         null,
         'episode_not_found',
@@ -144,6 +228,7 @@ export class CallRecorder {
 
   /** Publishes every episode idle past the timeout as truncated; returns how many. */
   async expire(): Promise<number> {
+    if (await this.synced()) return 0;
     let ended = 0;
     for (const state of this.book.expire(this.now())) {
       await this.end(state, { reward: 0, turnRewards: [], success: null, terminated: false, truncated: true, reason: 'timeout' }).then(
@@ -158,9 +243,10 @@ export class CallRecorder {
   }
 
   private async end(state: OpenEpisodeState, outcome: EpisodeOutcome): Promise<StepEvent> {
-    const step = outcomeStep(state.identity, state.nextStep, state.policyVersion, outcome, this.now());
+    const step = outcomeStep(state.identity, state.nextStep, state.policyVersion, outcome, this.now(), state.orphans);
     await this.publish([step], () => this.book.reopen(state));
     this.stats.recordedSteps++;
+    this.stats.orphanTurns += state.orphans.length;
     return step;
   }
 

@@ -3,6 +3,7 @@
 // the operator stays small and the assembly rules can be tested on their own.
 import type { StepEvent, TrajectoryEvent, TrajectoryStep } from '../../schemas/index.js';
 import { WireStep } from '../../schemas/wire-step.js';
+import { orphanIndices, orphanStep } from './orphan-steps.js';
 
 export type TrajectoryOutcome = 'terminated' | 'truncated' | 'incomplete';
 
@@ -80,7 +81,8 @@ export class OpenEpisode<T> {
  * - metrics: `durationMs` (last − first event time), `duplicateSteps`, and `groupSize` when a step
  *   carries a positive integer `info.groupSize` (the expected group size, read by assembleGroups); likewise
  *   `iteration` and `batchGroups` from `info.iteration` and `info.batchGroups` (the actors' iteration and
- *   its groups, which make the group's rollout batch: processors/assembly/rollout-batches.ts).
+ *   its groups, which make the group's rollout batch: processors/assembly/rollout-batches.ts); `orphanSteps`
+ *   when a step names earlier ones orphans (orphan-steps.ts: kept without their tokens).
  */
 export function trajectoryFromSteps(unordered: readonly StepEvent[], { duplicates = 0 }: { duplicates?: number } = {}): { trajectory: TrajectoryEvent; stepsAfterEnd: number } {
   if (unordered.length === 0) throw new RangeError('trajectoryFromSteps needs at least one step');
@@ -135,11 +137,18 @@ export function trajectoryFromSteps(unordered: readonly StepEvent[], { duplicate
       maxPolicyVersion,
       firstEventTimeMs,
       lastEventTimeMs,
-      steps: kept.map(toTrajectoryStep),
+      steps: trajectorySteps(kept, metrics),
       metrics,
     },
     stepsAfterEnd: sorted.length - kept.length,
   };
+}
+
+/** The trajectory's steps, orphans without their tokens (orphan-steps.ts), counted in metrics.orphanSteps. */
+function trajectorySteps(kept: readonly StepEvent[], metrics: Record<string, number>): TrajectoryStep[] {
+  const orphans = orphanIndices(kept);
+  if (orphans.size > 0) metrics.orphanSteps = orphans.size;
+  return kept.map((s) => (orphans.has(s.stepIndex) ? orphanStep(s) : toTrajectoryStep(s)));
 }
 
 /** `info[key]` as a safe integer ≥ min, or undefined when absent or not one. */

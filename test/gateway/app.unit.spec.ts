@@ -112,10 +112,14 @@ test('a chat call is answered in OpenAI shape after its step was published, with
   );
   assert.equal(step.info.callId, body.id);
   // The next turn of the episode records only the prompt ids its context does not hold yet.
-  await post(url, '/v1/chat/completions', chatBody({ seed: 1 }), { 'x-trajflow-episode': 'ep-1' });
+  await post(url, '/v1/chat/completions', chatBody({ seed: 2 }), { 'x-trajflow-episode': 'ep-1' });
   assert.equal(published[1]!.stepIndex, 1);
   assert.deepEqual(published[1]!.observationTokenIds, [1, 2, 3], 'the fake repeats its prompt: not a prefix extension, so drift');
   assert.equal(published[1]!.info.promptDrift, '1');
+  // The same request again is a retry: the turn its client never saw answered is named an orphan.
+  await post(url, '/v1/chat/completions', chatBody({ seed: 2 }), { 'x-trajflow-episode': 'ep-1' });
+  assert.deepEqual([published[2]!.stepIndex, published[2]!.info.orphans], [2, '[1]']);
+  assert.equal(published[2]!.info.requestHash, published[1]!.info.requestHash);
 });
 
 test('streaming and non-streaming record the same step; the stream is OpenAI chunks ending with [DONE]', async () => {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validateIngestStep } from '../../schemas/index.js';
-import { EpisodeBook, newPromptIds } from '../../gateway/episodes.js';
+import { EpisodeBook, newPromptIds, type CommittedTurn } from '../../gateway/episodes.js';
 import { callIdentity, type CallIdentity } from '../../gateway/identity.js';
 import type { OpenAIError } from '../../gateway/openai-error.js';
 import { choiceEpisodeId, gatewayEventId, outcomeStep, turnStep } from '../../gateway/record.js';
@@ -44,16 +44,24 @@ test('identity: headers, else metadata, else the defaults and the call id', () =
 });
 
 const identity: CallIdentity = { runId: 'r', groupId: 'g', episodeId: 'e', envName: 'Chat', groupSize: 2 };
+const turn = (stepIndex: number, context: number[] | null, requestHash = `h${stepIndex}`): CommittedTurn => ({
+  stepIndex,
+  requestHash,
+  callId: `c${stepIndex}`,
+  contextBefore: null,
+  context,
+  orphans: [],
+});
 
 test('episodes: turn indices in order, a failed publish gives its index back, an ended episode refuses calls', () => {
   const book = new EpisodeBook({ timeoutMs: 1000 });
   assert.equal(book.reserve(identity, 0).stepIndex, 0);
-  book.commit(identity, [1, 2, 3], 4, 10);
+  book.commit(identity, turn(0, [1, 2, 3]), 4, 10);
   const second = book.reserve(identity, 20);
-  assert.deepEqual(second, { stepIndex: 1, context: [1, 2, 3] });
+  assert.deepEqual(second, { stepIndex: 1, context: [1, 2, 3], orphans: [] });
   book.abandon(identity, 1);
   assert.equal(book.reserve(identity, 30).stepIndex, 1, 'the abandoned index is handed out again');
-  book.commit(identity, null, 2, 30);
+  book.commit(identity, turn(1, null), 2, 30);
   const state = book.finish('r', 'e');
   assert.equal(state?.nextStep, 2);
   assert.equal(state?.policyVersion, 4, 'the newest version that answered');
@@ -114,6 +122,8 @@ test('a turn step carries the exact ids and log-probs, the version, the model an
     startedAtMs: 1_700_000_000_000,
     upstreamMs: 12.5,
     promptDrift: false,
+    requestHash: 'abc',
+    orphans: [0],
   });
   assert.deepEqual(validateIngestStep(step), { ok: true });
   assert.deepEqual([step.observation, step.observationTokenIds, step.action, step.actionTokenIds, step.actionLogProbs], ['user: hi', [5, 6], 'yo', [7, 8], [-0.5, -0.25]]);
@@ -123,6 +133,7 @@ test('a turn step carries the exact ids and log-probs, the version, the model an
   assert.equal(step.info.model, 'm');
   assert.equal(step.info.groupSize, '2');
   assert.equal(step.info.toolCalls, '[{"id":"t"}]');
+  assert.deepEqual([step.info.requestHash, step.info.orphans, step.info.promptScope], ['abc', '[0]', undefined]);
   assert.equal(step.eventId, gatewayEventId('r', 'e', 1));
   assert.notEqual(step.eventId, gatewayEventId('r', 'e', 2));
 });
