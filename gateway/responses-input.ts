@@ -62,6 +62,12 @@ function addItem(messages: Message[], raw: unknown, i: number): void {
     const last = messages.at(-1);
     if (last?.role === 'assistant') last.toolCalls = [...(last.toolCalls ?? []), call];
     else messages.push({ role: 'assistant', content: '', toolCalls: [call] });
+  } else if (type === 'item_reference') {
+    // Clients that expect the server to store every answer (store: true, the API's default) refer to earlier items by id.
+    throw invalidParam(
+      `${at}.type`,
+      `"item_reference" is not supported: the gateway stores no items, so send the referenced item itself (a client that refers to its earlier answers does so while store is true: send store: false)`,
+    );
   } else {
     throw invalidParam(
       `${at}.type`,
