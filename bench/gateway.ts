@@ -1,8 +1,9 @@
-// `trajflow bench gateway [--rate 200] [--seconds 10] [--rounds 3] [--json]`: what the gateway adds to a call.
-// An upstream process answers at once in vLLM's shape (bench/load/vllm-stub-entry.mjs); the gateway runs as its own
-// process, as a user starts it (`trajflow gateway --upstream URL`); each round sends calls at a fixed rate (open
-// loop: a call is sent on schedule whether or not the previous ones have answered) first to the upstream alone,
-// then through the gateway, whose every answer waits for Kafka's acknowledgement of its step. The load comes from
+// `trajflow bench gateway [--api chat|responses|messages] [--rate 200] [--seconds 10] [--rounds 3] [--json]`: what
+// the gateway adds to a call. An upstream process answers at once in vLLM's shape (bench/load/vllm-stub-entry.mjs);
+// the gateway runs as its own process, as a user starts it (`trajflow gateway --upstream URL`); each round sends
+// calls at a fixed rate (open loop: a call is sent on schedule whether or not the previous ones have answered)
+// first to the upstream alone (chat completions, what the gateway asks it), then through the gateway on the chosen
+// API as its client sends it (gateway-apis.ts), whose every answer waits for Kafka's acknowledgement of its step. The load comes from
 // this process on undici's request API (cheaper than fetch, the same for both phases). The added latency is the
 // gateway's percentile minus the upstream's, per round; recordedPerCall is the steps on the bench's topic over the
 // calls the gateway answered (its /health), 1 when none is lost. The broker, the upstream, the gateway and the
@@ -17,12 +18,13 @@ import { freePort } from '../infra/free-port.js';
 import { waitUntil } from '../infra/process.js';
 import { connectBackbone } from '../streams/index.js';
 import { option } from './args.js';
+import { apiCall, gatewayApiOf, type ApiCall, type GatewayApi } from './gateway-apis.js';
 import { median } from './median.js';
 import { emitResult } from './results-file.js';
 
 const STUB = fileURLToPath(new URL('./load/vllm-stub-entry.mjs', import.meta.url));
 const CLI = fileURLToPath(new URL('../bin/trajflow.mjs', import.meta.url));
-const BODY = JSON.stringify({ model: 'stub', messages: [{ role: 'user', content: 'Where is the goal?' }], max_tokens: 4 });
+const UPSTREAM_CALL = apiCall('chat');
 
 /** The q-quantile (0..1) of sorted values, nearest rank. */
 export function quantile(sorted: readonly number[], q: number): number {
@@ -38,8 +40,9 @@ export interface Phase {
   readonly p99Ms: number;
 }
 
-/** Sends `rate` calls a second for `seconds` to `url`, each on its schedule; latencies of the answered ones. */
-async function phase(agent: Agent, url: string, rate: number, seconds: number, headers: (i: number) => Record<string, string>): Promise<Phase> {
+/** Sends `rate` calls a second for `seconds` of `call` to `base`, each on its schedule; latencies of the answered ones. */
+async function phase(agent: Agent, base: string, call: ApiCall, rate: number, seconds: number, headers: (i: number) => Record<string, string>): Promise<Phase> {
+  const url = `${base}${call.path}`;
   const total = Math.round(rate * seconds);
   const latencies: number[] = [];
   let failed = 0;
@@ -51,7 +54,7 @@ async function phase(agent: Agent, url: string, rate: number, seconds: number, h
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     const sent = performance.now();
     calls.push(
-      request(url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', ...headers(i) }, body: BODY }).then(
+      request(url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', ...call.headers, ...headers(i) }, body: call.body }).then(
         async (response) => {
           await response.body.arrayBuffer();
           if (response.statusCode === 200) latencies.push(performance.now() - sent);
@@ -116,6 +119,7 @@ async function startGatewayProcess(upstream: string, prefix: string, rate: numbe
 }
 
 export async function runGatewayBench(args: string[]): Promise<number> {
+  const api = gatewayApiOf(args);
   const rate = option(args, '--rate', 200);
   const seconds = option(args, '--seconds', 10);
   const rounds = option(args, '--rounds', 3);
@@ -130,14 +134,14 @@ export async function runGatewayBench(args: string[]): Promise<number> {
   try {
     const gateway = await startGatewayProcess(stub.url, config.topicPrefix, rate);
     try {
-      const results = await gatewayRounds(agent, { upstream: stub.url, gateway: gateway.url }, rate, seconds, rounds);
+      const results = await gatewayRounds(agent, { upstream: stub.url, gateway: gateway.url }, api, { rate, seconds, rounds });
       const health = (await (await request(`${gateway.url}/health`, { dispatcher: agent })).body.json()) as { answeredCalls: number; recordedSteps: number };
       const offsets = await admin.fetchTopicOffsets(topicName(config, 'env.steps'));
       const recorded = offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
       const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
-      const summary = gatewaySummary({ machine, rate, seconds }, results, health.answeredCalls, recorded);
+      const summary = gatewaySummary({ machine, api, rate, seconds }, results, health.answeredCalls, recorded);
       console.log(summaryLine(summary, rounds));
-      emitResult(args, summary);
+      emitResult(args, summary, api);
       return 0;
     } finally {
       await gateway.stop();
@@ -159,17 +163,23 @@ export interface GatewayRound {
   readonly addedP99Ms: number;
 }
 
-/** A warm-up, then each round: the upstream alone, then through the gateway, at the same rate. */
-async function gatewayRounds(agent: Agent, urls: { upstream: string; gateway: string }, rate: number, seconds: number, rounds: number): Promise<GatewayRound[]> {
+/** A warm-up, then each round: the upstream alone, then through the gateway on `api`, at the same rate. */
+async function gatewayRounds(
+  agent: Agent,
+  urls: { upstream: string; gateway: string },
+  api: GatewayApi,
+  { rate, seconds, rounds }: { rate: number; seconds: number; rounds: number },
+): Promise<GatewayRound[]> {
   const episode = (round: number) => (i: number) => ({ 'x-trajflow-episode': `r${round}-c${i}`, 'x-trajflow-group': `r${round}-g${Math.floor(i / 8)}` });
+  const upstreamBase = urls.upstream.replace(/\/v1$/, '');
   // Warm-up: connections, the producer's metadata, and the JIT, long enough that the first round's p99 does not
   // hold the gateway's compilation (docs/results/benchmarks.md#bench-gateway).
-  await phase(agent, `${urls.upstream}/chat/completions`, rate, 1, () => ({}));
-  await phase(agent, `${urls.gateway}/v1/chat/completions`, rate, 3, episode(-1));
+  await phase(agent, upstreamBase, UPSTREAM_CALL, rate, 1, () => ({}));
+  await phase(agent, urls.gateway, apiCall(api), rate, 3, episode(-1));
   const results: GatewayRound[] = [];
   for (let round = 0; round < rounds; round++) {
-    const upstream = await phase(agent, `${urls.upstream}/chat/completions`, rate, seconds, () => ({}));
-    const through = await phase(agent, `${urls.gateway}/v1/chat/completions`, rate, seconds, episode(round));
+    const upstream = await phase(agent, upstreamBase, UPSTREAM_CALL, rate, seconds, () => ({}));
+    const through = await phase(agent, urls.gateway, apiCall(api), rate, seconds, episode(round));
     results.push(gatewayRound(upstream, through));
     console.error(roundLine(round, upstream, through));
   }
@@ -186,10 +196,11 @@ export function roundLine(round: number, upstream: Phase, through: Phase): strin
 }
 
 /** The result: the medians over the rounds, and the steps recorded per call the gateway answered. */
-export function gatewaySummary(run: { machine: object; rate: number; seconds: number }, results: GatewayRound[], answered: number, recorded: number) {
+export function gatewaySummary(run: { machine: object; api: GatewayApi; rate: number; seconds: number }, results: GatewayRound[], answered: number, recorded: number) {
   const of = (pick: (r: GatewayRound) => number) => median(results.map(pick));
   return {
     bench: 'gateway',
+    api: run.api,
     machine: run.machine,
     rate: run.rate,
     seconds: run.seconds,
@@ -209,5 +220,5 @@ export function gatewaySummary(run: { machine: object; rate: number; seconds: nu
 
 /** The verdict line, on the medians of `rounds` rounds. */
 export function summaryLine(s: ReturnType<typeof gatewaySummary>, rounds: number): string {
-  return `gateway at ${s.rate} calls/s: ${s.callsPerSec.toFixed(0)} calls/s answered, added latency p50 ${s.addedP50Ms.toFixed(2)} ms, p99 ${s.addedP99Ms.toFixed(2)} ms (median of ${rounds} rounds; target p99 ≤ 20 ms); ${s.recordedSteps} steps for ${s.answeredCalls} answered calls`;
+  return `gateway (${s.api}) at ${s.rate} calls/s: ${s.callsPerSec.toFixed(0)} calls/s answered, added latency p50 ${s.addedP50Ms.toFixed(2)} ms, p99 ${s.addedP99Ms.toFixed(2)} ms (median of ${rounds} rounds; target p99 ≤ 20 ms); ${s.recordedSteps} steps for ${s.answeredCalls} answered calls (${s.recordedPerCall} per call)`;
 }

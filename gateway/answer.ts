@@ -9,6 +9,7 @@ import type { RecordedCall } from './recorder.js';
 import { responseEvents, responseObject } from './responses-answer.js';
 import { chatChunks, chatCompletion, textChunks, textCompletion, type AnswerMeta } from './responses.js';
 import { dataEvents, type SseEvent } from './sse.js';
+import { INFO } from './turn-facts.js';
 import type { UpstreamAnswer } from './upstream.js';
 
 export type Answer = { readonly stream: true; readonly events: readonly SseEvent[] } | { readonly stream: false; readonly body: object };
@@ -71,15 +72,26 @@ export function finishRunId(header: string | undefined, bodyRun: string | undefi
   return runId;
 }
 
-/** The reply to a finish: the episode's ids and how its outcome step ended it. */
-export function finishedBody(runId: string, episodeId: string, step: StepEvent) {
+/**
+ * The reply to a finish: the episode's ids, each trajectory its outcome steps ended (the episode's own, or one per
+ * agent) with its steps and reward, and over all of them the steps and the reward recorded and how they ended.
+ */
+export function finishedBody(runId: string, episodeId: string, ends: readonly StepEvent[]) {
+  const trajectories = ends.map((step) => ({
+    episode_id: step.episodeId,
+    group_id: step.groupId,
+    agent: step.info[INFO.agent] ?? null,
+    steps: step.stepIndex + 1,
+    reward: step.reward,
+  }));
   return {
     object: 'episode.finished',
     run_id: runId,
     episode_id: episodeId,
-    steps: step.stepIndex + 1,
-    reward: step.reward,
-    terminated: step.terminated,
-    truncated: step.truncated,
+    steps: trajectories.reduce((n, t) => n + t.steps, 0),
+    reward: trajectories.reduce((sum, t) => sum + t.reward, 0),
+    terminated: ends[0]!.terminated,
+    truncated: ends[0]!.truncated,
+    trajectories,
   };
 }

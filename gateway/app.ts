@@ -104,14 +104,14 @@ const apiKeyAsBearer: RequestHandler = (req, _res, next) => {
   next();
 };
 
-/** POST /v1/episodes/:id/finish: publishes the episode's outcome step. */
+/** POST /v1/episodes/:id/finish: publishes the outcome step of each of the episode's trajectories. */
 function finish(recorder: CallRecorder, defaultRun: string): RequestHandler {
   return async (req: Request, res: Response) => {
     const episodeId = finishEpisodeId(String(req.params.id));
     const body = parseFinishRequest(req.body);
     const runId = finishRunId(req.get('x-trajflow-run'), body.run, defaultRun);
-    const step = await recorder.finish(runId, episodeId, body.outcome);
-    res.json(finishedBody(runId, episodeId, step));
+    const ends = await recorder.finish(runId, episodeId, body.outcome);
+    res.json(finishedBody(runId, episodeId, ends));
   };
 }
 

@@ -40,11 +40,12 @@ const USAGE = `trajflow gateway [--upstream policy|URL] [--host 127.0.0.1] [--po
   POST /v1/responses            OpenAI Responses (input items, instructions, function tools, stream)
   POST /v1/messages             Anthropic Messages (system, tool_use / tool_result, stream; x-api-key as the token)
   GET  /v1/models               the model names served
-  POST /v1/episodes/{id}/finish {"reward": 1, "success": true} ends an episode (also turn_rewards, truncated)
+  POST /v1/episodes/{id}/finish {"reward": 1, "success": true} ends an episode, each agent's trajectory of it
+                                (also call_rewards by answer id, turn_rewards, truncated)
   GET  /health                  calls answered, steps recorded, episodes open, finished, timed out
 
-  Headers: x-trajflow-run, x-trajflow-group, x-trajflow-episode, x-trajflow-env, x-trajflow-group-size
-  (or the metadata keys trajflow_run, trajflow_group, …).`;
+  Headers: x-trajflow-run, x-trajflow-group, x-trajflow-episode, x-trajflow-env, x-trajflow-group-size,
+  x-trajflow-agent (or the metadata keys trajflow_run, trajflow_group, …, trajflow_agent).`;
 
 const OPTIONS = {
   upstream: { type: 'string' },

@@ -5,13 +5,15 @@
 //
 // Two sources feed it: this gateway's own turns (reserve, then commit once published) and every gateway step
 // read back from the steps topic (observe), so a restarted gateway, or another instance behind the same
-// address, continues an episode at the index the log says. Turn indices are handed out when the upstream has
+// address, continues an episode at the index the log says. An episode whose calls name agents is one
+// trajectory per agent (`<episode>/<agent>`, identity.ts); the book knows which belong to which episode, so a
+// finish of the episode ends them all. Turn indices are handed out when the upstream has
 // answered, just before the step is published; a publish that fails gives its index back when no later turn
 // took one, so a failed call leaves no gap.
 import type { StepEvent } from '../schemas/index.js';
 import { OpenAIError } from './openai-error.js';
-import type { CallIdentity } from './identity.js';
-import { contextAfter, endOf, INFO, orphansOf, unionOf } from './turn-facts.js';
+import { agentTrajectoryId, type CallIdentity } from './identity.js';
+import { agentOf, contextAfter, endOf, INFO, orphansOf, unionOf } from './turn-facts.js';
 
 /** The newest turn of an episode: a call with the same request hash is a retry of it. */
 export interface LastTurn {
@@ -64,6 +66,14 @@ export interface EpisodeBookOptions {
 }
 
 const keyOf = (runId: string, episodeId: string): string => `${runId}\u0000${episodeId}`;
+/** Where an episode whose agents' trajectories have ended is remembered as ended (apart from a trajectory of its own). */
+const agentsKeyOf = (runId: string, episodeId: string): string => `${keyOf(runId, episodeId)}\u0000agents`;
+
+/** The episode an agent's trajectory is part of (choice 0 only: an n > 1 choice is finished on its own). */
+function partOf(identity: CallIdentity): string | undefined {
+  const agent = identity.agent;
+  return agent !== undefined && identity.episodeId === agentTrajectoryId(agent.episodeId, agent.name) ? keyOf(identity.runId, agent.episodeId) : undefined;
+}
 
 function freshState(identity: CallIdentity, nowMs: number): OpenEpisodeState {
   return { identity, nextStep: 0, context: null, lastActivityMs: nowMs, policyVersion: 0, lastTurn: null, orphans: [], calls: new Map() };
@@ -72,12 +82,22 @@ function freshState(identity: CallIdentity, nowMs: number): OpenEpisodeState {
 /** The identity a logged step was recorded under. */
 function identityOf(step: StepEvent): CallIdentity {
   const size = Number(step.info.groupSize);
-  return { runId: step.runId, groupId: step.groupId, episodeId: step.episodeId, envName: step.envName, groupSize: Number.isSafeInteger(size) && size > 0 ? size : null };
+  const agent = agentOf(step);
+  return {
+    runId: step.runId,
+    groupId: step.groupId,
+    episodeId: step.episodeId,
+    envName: step.envName,
+    groupSize: Number.isSafeInteger(size) && size > 0 ? size : null,
+    ...(agent ? { agent } : {}),
+  };
 }
 
 export class EpisodeBook {
   private readonly open = new Map<string, OpenEpisodeState>();
   private readonly ended = new Map<string, 'finished' | 'timed-out'>();
+  /** The open agents' trajectories of each episode (by the episode's key). */
+  private readonly agents = new Map<string, Set<string>>();
 
   constructor(private readonly options: EpisodeBookOptions) {
     if (!(options.timeoutMs > 0)) throw new RangeError(`timeoutMs must be > 0, got ${options.timeoutMs}`);
@@ -117,7 +137,7 @@ export class EpisodeBook {
     let state = this.open.get(key);
     if (!state) {
       state = freshState(identity, nowMs);
-      this.open.set(key, state);
+      this.put(key, state);
     }
     state.lastActivityMs = nowMs;
     const last = state.lastTurn;
@@ -148,7 +168,7 @@ export class EpisodeBook {
     const state = this.open.get(key);
     if (!state || state.nextStep !== stepIndex + 1) return;
     state.nextStep = stepIndex;
-    if (stepIndex === 0) this.open.delete(key);
+    if (stepIndex === 0) this.drop(key);
   }
 
   /** A published turn's client went away before its answer: the next step of the episode names it an orphan. */
@@ -171,14 +191,16 @@ export class EpisodeBook {
     const key = keyOf(step.runId, step.episodeId);
     if (this.ended.has(key)) return;
     if (step.terminated || step.truncated) {
-      this.open.delete(key);
+      this.drop(key);
       this.remember(key, endOf(step));
+      const agent = agentOf(step);
+      if (agent) this.remember(agentsKeyOf(step.runId, agent.episodeId), endOf(step));
       return;
     }
     let state = this.open.get(key);
     if (!state) {
       state = freshState(identityOf(step), step.eventTimeMs);
-      this.open.set(key, state);
+      this.put(key, state);
     }
     state.lastActivityMs = Math.max(state.lastActivityMs, step.eventTimeMs);
     state.policyVersion = Math.max(state.policyVersion, step.policyVersion);
@@ -199,14 +221,20 @@ export class EpisodeBook {
     const key = keyOf(runId, episodeId);
     const state = this.open.get(key);
     if (!state) return undefined;
-    this.open.delete(key);
-    this.remember(key, 'finished');
+    this.end(key, state, 'finished');
     return state;
   }
 
-  /** Whether an episode has ended, and how. */
+  /** The open trajectories a finish of the episode ends: its own, if open, then each agent's, oldest first. */
+  trajectories(runId: string, episodeId: string): OpenEpisodeState[] {
+    const own = this.open.get(keyOf(runId, episodeId));
+    const agents = [...(this.agents.get(keyOf(runId, episodeId)) ?? [])].map((key) => this.open.get(key)!);
+    return own ? [own, ...agents] : agents;
+  }
+
+  /** Whether an episode (or every agent's trajectory of it) has ended, and how. */
   endedAs(runId: string, episodeId: string): 'finished' | 'timed-out' | undefined {
-    return this.ended.get(keyOf(runId, episodeId));
+    return this.ended.get(keyOf(runId, episodeId)) ?? this.ended.get(agentsKeyOf(runId, episodeId));
   }
 
   /** Ends and returns every episode idle for timeoutMs or longer. */
@@ -214,8 +242,7 @@ export class EpisodeBook {
     const out: OpenEpisodeState[] = [];
     for (const [key, state] of this.open) {
       if (nowMs - state.lastActivityMs < this.options.timeoutMs) continue;
-      this.open.delete(key);
-      this.remember(key, 'timed-out');
+      this.end(key, state, 'timed-out');
       out.push(state);
     }
     return out;
@@ -225,7 +252,37 @@ export class EpisodeBook {
   reopen(state: OpenEpisodeState): void {
     const key = keyOf(state.identity.runId, state.identity.episodeId);
     this.ended.delete(key);
+    const agent = state.identity.agent;
+    if (partOf(state.identity) !== undefined) this.ended.delete(agentsKeyOf(state.identity.runId, agent!.episodeId));
+    this.put(key, state);
+  }
+
+  /** An open trajectory ends: remembered, and so is its episode when it is an agent's. */
+  private end(key: string, state: OpenEpisodeState, how: 'finished' | 'timed-out'): void {
+    this.drop(key);
+    this.remember(key, how);
+    const agent = state.identity.agent;
+    if (partOf(state.identity) !== undefined) this.remember(agentsKeyOf(state.identity.runId, agent!.episodeId), how);
+  }
+
+  private put(key: string, state: OpenEpisodeState): void {
     this.open.set(key, state);
+    const part = partOf(state.identity);
+    if (part === undefined) return;
+    const members = this.agents.get(part) ?? new Set<string>();
+    members.add(key);
+    this.agents.set(part, members);
+  }
+
+  private drop(key: string): void {
+    const state = this.open.get(key);
+    if (!state) return;
+    this.open.delete(key);
+    const part = partOf(state.identity);
+    const members = part === undefined ? undefined : this.agents.get(part);
+    if (!members) return;
+    members.delete(key);
+    if (members.size === 0) this.agents.delete(part!);
   }
 
   private remember(key: string, how: 'finished' | 'timed-out'): void {

@@ -25,7 +25,10 @@ export function gatewayEventId(runId: string, episodeId: string, stepIndex: numb
 }
 
 function baseInfo(identity: CallIdentity): Record<string, string> {
-  return identity.groupSize === null ? {} : { groupSize: String(identity.groupSize) };
+  return {
+    ...(identity.groupSize === null ? {} : { groupSize: String(identity.groupSize) }),
+    ...(identity.agent === undefined ? {} : { [INFO.agent]: identity.agent.name }),
+  };
 }
 
 export interface TurnFacts {
@@ -97,8 +100,10 @@ export function turnStep(f: TurnFacts): StepEvent {
 export interface EpisodeOutcome {
   /** The episode's final reward. */
   readonly reward: number;
-  /** Per-turn rewards, oldest first (recorded in info.turnRewards; their sum is added to the outcome step's reward). */
+  /** Per-turn rewards by step index, oldest first (recorded in info.turnRewards; credited as step rewards). */
   readonly turnRewards: readonly number[];
+  /** Rewards of single calls by the answer's id, when the agent gave any (credited to the call's step). */
+  readonly callRewards?: Readonly<Record<string, number>>;
   readonly success: boolean | null;
   readonly terminated: boolean;
   readonly truncated: boolean;
@@ -106,7 +111,22 @@ export interface EpisodeOutcome {
   readonly reason: 'finish' | 'timeout';
 }
 
-/** The step that ends an episode: no action, no tokens, the reward and the end flags. */
+/** Per-turn rewards as step rewards: turn i is step i. */
+export function turnStepRewards(turnRewards: readonly number[]): Map<number, number> {
+  return new Map(turnRewards.map((reward, i) => [i, reward]));
+}
+
+/** info.stepRewards: `{"<stepIndex>": reward}` as JSON, for the steps with a reward of their own. */
+function stepRewardInfo(stepRewards: ReadonlyMap<number, number>): Record<string, string> {
+  const entries = [...stepRewards].filter(([, reward]) => reward !== 0).sort(([a], [b]) => a - b);
+  return entries.length > 0 ? { [INFO.stepRewards]: JSON.stringify(Object.fromEntries(entries.map(([i, r]) => [String(i), r]))) } : {};
+}
+
+/**
+ * The step that ends an episode: no action, no tokens, the reward and the end flags. Its reward is the episode's
+ * plus every step reward, which `info.stepRewards` names by step index: the processors move each onto its step
+ * (processors/assembly/step-rewards.ts), and a reader that does not still sees the episode's whole return.
+ */
 export function outcomeStep(
   identity: CallIdentity,
   stepIndex: number,
@@ -114,8 +134,9 @@ export function outcomeStep(
   outcome: EpisodeOutcome,
   eventTimeMs: number,
   orphans: readonly number[] = [],
+  stepRewards: ReadonlyMap<number, number> = turnStepRewards(outcome.turnRewards),
 ): StepEvent {
-  const turnSum = outcome.turnRewards.reduce((a, b) => a + b, 0);
+  const stepSum = [...stepRewards.values()].reduce((a, b) => a + b, 0);
   return {
     eventId: gatewayEventId(identity.runId, identity.episodeId, stepIndex),
     runId: identity.runId,
@@ -130,7 +151,7 @@ export function outcomeStep(
     actionTokenIds: [],
     actionLogProbs: [],
     policyVersion,
-    reward: outcome.reward + turnSum,
+    reward: outcome.reward + stepSum,
     terminated: outcome.terminated,
     truncated: outcome.truncated,
     actionValid: true,
@@ -140,6 +161,7 @@ export function outcomeStep(
       ...baseInfo(identity),
       gatewayOutcome: outcome.reason,
       ...(outcome.turnRewards.length > 0 ? { turnRewards: JSON.stringify(outcome.turnRewards) } : {}),
+      ...stepRewardInfo(stepRewards),
       ...orphanInfo(orphans),
     },
     eventTimeMs,

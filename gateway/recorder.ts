@@ -15,6 +15,7 @@ import type { Endpoint, GatewayRequest } from './chat-request.js';
 import { EpisodeBook, newPromptIds, type OpenEpisodeState } from './episodes.js';
 import { callIdentity, type IdentityDefaults } from './identity.js';
 import { requestHash } from './request-hash.js';
+import { stepRewardsOf } from './step-rewards.js';
 import { OpenAIError } from './openai-error.js';
 import { choiceEpisodeId, outcomeStep, turnStep, type EpisodeOutcome } from './record.js';
 import type { Upstream, UpstreamAnswer } from './upstream.js';
@@ -198,32 +199,47 @@ export class CallRecorder {
     );
   }
 
-  /** Ends an open episode with its outcome step; 404 when it was never open, 409 when it already ended. */
-  async finish(runId: string, episodeId: string, outcome: EpisodeOutcome): Promise<StepEvent> {
+  /**
+   * Ends an open episode with an outcome step for each of its trajectories (its own, and each agent's), the
+   * step rewards of the finish credited to each (step-rewards.ts); 404 when it was never open, 409 when it
+   * already ended.
+   */
+  async finish(runId: string, episodeId: string, outcome: EpisodeOutcome): Promise<StepEvent[]> {
     const error = await this.synced();
     if (error) throw error;
-    const state = this.book.finish(runId, episodeId);
-    if (!state) {
-      const ended = this.book.endedAs(runId, episodeId);
-      if (ended)
-        throw new OpenAIError(
-          409,
-          `episode ${episodeId} of run ${runId} has already ${ended === 'finished' ? 'been finished' : 'timed out (published as truncated)'}`,
-          'conflict_error',
-          null,
-          'episode_ended',
-        );
-      throw new OpenAIError(
-        404,
-        `no open episode ${episodeId} in run ${runId}: no call of it is recorded in the steps topic's recent past (check x-trajflow-run)`,
-        'not_found_error',
+    const open = this.book.trajectories(runId, episodeId);
+    if (open.length === 0) throw this.notOpen(runId, episodeId);
+    const rewards = stepRewardsOf(
+      outcome,
+      open.map((state) => ({ episodeId: state.identity.episodeId, turns: state.nextStep, calls: state.calls })),
+    );
+    const states = open.map((state) => this.book.finish(runId, state.identity.episodeId)!);
+    const steps = states.map((state, i) => outcomeStep(state.identity, state.nextStep, state.policyVersion, outcome, this.now(), state.orphans, rewards[i]));
+    await this.publish(steps, () => states.forEach((state) => this.book.reopen(state)));
+    this.stats.recordedSteps += steps.length;
+    this.stats.episodesFinished += steps.length;
+    for (const state of states) this.stats.orphanTurns += state.orphans.length;
+    return steps;
+  }
+
+  /** Why a finish found nothing open: 409 when the episode already ended, else 404. */
+  private notOpen(runId: string, episodeId: string): OpenAIError {
+    const ended = this.book.endedAs(runId, episodeId);
+    if (ended)
+      return new OpenAIError(
+        409,
+        `episode ${episodeId} of run ${runId} has already ${ended === 'finished' ? 'been finished' : 'timed out (published as truncated)'}`,
+        'conflict_error',
         null,
-        'episode_not_found',
+        'episode_ended',
       );
-    }
-    const step = await this.end(state, outcome);
-    this.stats.episodesFinished++;
-    return step;
+    return new OpenAIError(
+      404,
+      `no open episode ${episodeId} in run ${runId}: no call of it is recorded in the steps topic's recent past (check x-trajflow-run)`,
+      'not_found_error',
+      null,
+      'episode_not_found',
+    );
   }
 
   /** Publishes every episode idle past the timeout as truncated; returns how many. */

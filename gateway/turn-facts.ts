@@ -1,6 +1,6 @@
 // What a gateway step says about its episode beyond its fields, read back from its `info` (record.ts writes
-// it): the request's hash (a retry repeats it), the earlier turns it names as orphans, the answer's id, and
-// whether its prompt ids extend the episode's token context. Pure; values that do not parse are
+// it): the request's hash (a retry repeats it), the earlier turns it names as orphans, the answer's id, the
+// agent whose trajectory it is, and whether its prompt ids extend the episode's token context. Pure; values that do not parse are
 // ignored, as a step written by another tool would carry none of them.
 import type { StepEvent } from '../schemas/index.js';
 
@@ -12,7 +12,17 @@ export const INFO = {
   promptScope: 'promptScope',
   promptDrift: 'promptDrift',
   outcome: 'gatewayOutcome',
+  agent: 'agent',
+  stepRewards: 'stepRewards',
 } as const;
+
+/** The agent and episode of an agent's trajectory read from the log: `info.agent`, the episode id `<episode>/<agent>`. */
+export function agentOf(step: StepEvent): { name: string; episodeId: string } | undefined {
+  const name = step.info[INFO.agent];
+  const suffix = `/${name}`;
+  if (name === undefined || name === '' || !step.episodeId.endsWith(suffix) || step.episodeId.length === suffix.length) return undefined;
+  return { name, episodeId: step.episodeId.slice(0, -suffix.length) };
+}
 
 /** The step indices in `info.orphans` (a JSON array of non-negative integers), or none. */
 export function orphansOf(info: Readonly<Record<string, string>>): number[] {

@@ -4,6 +4,7 @@
 import type { StepEvent, TrajectoryEvent, TrajectoryStep } from '../../schemas/index.js';
 import { WireStep } from '../../schemas/wire-step.js';
 import { orphanIndices, orphanStep } from './orphan-steps.js';
+import { moveStepRewards } from './step-rewards.js';
 
 export type TrajectoryOutcome = 'terminated' | 'truncated' | 'incomplete';
 
@@ -82,7 +83,8 @@ export class OpenEpisode<T> {
  *   carries a positive integer `info.groupSize` (the expected group size, read by assembleGroups); likewise
  *   `iteration` and `batchGroups` from `info.iteration` and `info.batchGroups` (the actors' iteration and
  *   its groups, which make the group's rollout batch: processors/assembly/rollout-batches.ts); `orphanSteps`
- *   when a step names earlier ones orphans (orphan-steps.ts: kept without their tokens).
+ *   when a step names earlier ones orphans (orphan-steps.ts: kept without their tokens); `rewardedSteps` when
+ *   a step names rewards of earlier ones (step-rewards.ts: moved onto those steps, the total unchanged).
  */
 export function trajectoryFromSteps(unordered: readonly StepEvent[], { duplicates = 0 }: { duplicates?: number } = {}): { trajectory: TrajectoryEvent; stepsAfterEnd: number } {
   if (unordered.length === 0) throw new RangeError('trajectoryFromSteps needs at least one step');
@@ -144,11 +146,19 @@ export function trajectoryFromSteps(unordered: readonly StepEvent[], { duplicate
   };
 }
 
-/** The trajectory's steps, orphans without their tokens (orphan-steps.ts), counted in metrics.orphanSteps. */
+/**
+ * The trajectory's steps: orphans without their tokens (orphan-steps.ts), counted in metrics.orphanSteps; the step
+ * rewards a later step names moved onto their steps (step-rewards.ts), counted in metrics.rewardedSteps.
+ */
 function trajectorySteps(kept: readonly StepEvent[], metrics: Record<string, number>): TrajectoryStep[] {
   const orphans = orphanIndices(kept);
   if (orphans.size > 0) metrics.orphanSteps = orphans.size;
-  return kept.map((s) => (orphans.has(s.stepIndex) ? orphanStep(s) : toTrajectoryStep(s)));
+  const moved = moveStepRewards(
+    kept,
+    kept.map((s) => (orphans.has(s.stepIndex) ? orphanStep(s) : toTrajectoryStep(s))),
+  );
+  if (moved.credited > 0) metrics.rewardedSteps = moved.credited;
+  return moved.steps;
 }
 
 /** `info[key]` as a safe integer ≥ min, or undefined when absent or not one. */

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { gatewayRound, gatewaySummary, quantile, roundLine, summaryLine, type Phase } from '../../bench/gateway.js';
+import { apiCall, GATEWAY_APIS, gatewayApiOf } from '../../bench/gateway-apis.js';
 
 const phase = (p50Ms: number, p99Ms: number, callsPerSec = 200, failed = 0): Phase => ({ answered: 1000, failed, callsPerSec, p50Ms, p99Ms });
 
@@ -27,9 +28,10 @@ test("a round: the gateway's percentiles minus the upstream's, and its progress 
 
 test('the summary: medians over the rounds, the steps recorded per answered call (0 without calls), the verdict line', () => {
   const rounds = [gatewayRound(phase(1, 2), phase(3, 12)), gatewayRound(phase(1, 4), phase(5, 40)), gatewayRound(phase(2, 3), phase(4, 20))];
-  const summary = gatewaySummary({ machine: { cpus: 2 }, rate: 200, seconds: 10 }, rounds, 6000, 6000);
+  const summary = gatewaySummary({ machine: { cpus: 2 }, api: 'responses', rate: 200, seconds: 10 }, rounds, 6000, 6000);
   assert.deepEqual(Object.keys(summary), [
     'bench',
+    'api',
     'machine',
     'rate',
     'seconds',
@@ -51,9 +53,21 @@ test('the summary: medians over the rounds, the steps recorded per answered call
   assert.equal(summary.addedP50Ms, 2);
   assert.equal(summary.addedP99Ms, 17);
   assert.equal(summary.recordedPerCall, 1);
-  assert.equal(gatewaySummary({ machine: {}, rate: 1, seconds: 1 }, rounds, 0, 5).recordedPerCall, 0);
+  assert.equal(gatewaySummary({ machine: {}, api: 'chat', rate: 1, seconds: 1 }, rounds, 0, 5).recordedPerCall, 0);
   assert.equal(
     summaryLine(summary, 3),
-    'gateway at 200 calls/s: 200 calls/s answered, added latency p50 2.00 ms, p99 17.00 ms (median of 3 rounds; target p99 ≤ 20 ms); 6000 steps for 6000 answered calls',
+    'gateway (responses) at 200 calls/s: 200 calls/s answered, added latency p50 2.00 ms, p99 17.00 ms (median of 3 rounds; target p99 ≤ 20 ms); 6000 steps for 6000 answered calls (1 per call)',
   );
+});
+
+test("--api: each API's call as its client sends it, chat by default, anything else refused", () => {
+  assert.equal(gatewayApiOf([]), 'chat');
+  assert.equal(gatewayApiOf(['--api', 'messages']), 'messages');
+  assert.throws(() => gatewayApiOf(['--api', 'completions']), /--api must be one of chat, responses, messages/);
+  assert.deepEqual(
+    GATEWAY_APIS.map((api) => apiCall(api).path),
+    ['/v1/chat/completions', '/v1/responses', '/v1/messages'],
+  );
+  assert.equal(apiCall('messages').headers['anthropic-version'], '2023-06-01');
+  assert.deepEqual(Object.keys(JSON.parse(apiCall('responses').body)), ['model', 'input', 'max_output_tokens']);
 });

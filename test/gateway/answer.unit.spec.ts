@@ -80,6 +80,29 @@ test("a finish's run: the header, else the body, else the gateway's; header and 
 });
 
 test('the finish reply counts the steps and says how the episode ended', () => {
-  const step = makeStep({ stepIndex: 2, reward: 1, terminated: true, truncated: false });
-  assert.deepEqual(finishedBody('r', 'e', step), { object: 'episode.finished', run_id: 'r', episode_id: 'e', steps: 3, reward: 1, terminated: true, truncated: false });
+  const step = makeStep({ episodeId: 'e', groupId: 'g', stepIndex: 2, reward: 1, terminated: true, truncated: false });
+  assert.deepEqual(finishedBody('r', 'e', [step]), {
+    object: 'episode.finished',
+    run_id: 'r',
+    episode_id: 'e',
+    steps: 3,
+    reward: 1,
+    terminated: true,
+    truncated: false,
+    trajectories: [{ episode_id: 'e', group_id: 'g', agent: null, steps: 3, reward: 1 }],
+  });
+});
+
+test("the finish reply of an episode of two agents: each agent's trajectory, and the sums", () => {
+  const planner = makeStep({ episodeId: 'e/planner', groupId: 'g/planner', stepIndex: 2, reward: 1.5, terminated: true, info: { agent: 'planner' } });
+  const coder = makeStep({ episodeId: 'e/coder', groupId: 'g/coder', stepIndex: 1, reward: 1, terminated: true, info: { agent: 'coder' } });
+  const body = finishedBody('r', 'e', [planner, coder]);
+  assert.deepEqual([body.steps, body.reward], [5, 2.5]);
+  assert.deepEqual(
+    body.trajectories.map((t) => [t.episode_id, t.group_id, t.agent, t.steps]),
+    [
+      ['e/planner', 'g/planner', 'planner', 3],
+      ['e/coder', 'g/coder', 'coder', 2],
+    ],
+  );
 });

@@ -199,7 +199,16 @@ test('finish publishes the outcome step after the last turn; a second finish, a 
   for (let turn = 0; turn < 2; turn++) await post(url, '/v1/chat/completions', chatBody(), { 'x-trajflow-episode': 'f', 'x-trajflow-run': 'run-f' });
   const finished = await post(url, '/v1/episodes/f/finish', { reward: 1, success: true }, { 'x-trajflow-run': 'run-f' });
   assert.equal(finished.status, 200);
-  assert.deepEqual(await finished.json(), { object: 'episode.finished', run_id: 'run-f', episode_id: 'f', steps: 3, reward: 1, terminated: true, truncated: false });
+  assert.deepEqual(await finished.json(), {
+    object: 'episode.finished',
+    run_id: 'run-f',
+    episode_id: 'f',
+    steps: 3,
+    reward: 1,
+    terminated: true,
+    truncated: false,
+    trajectories: [{ episode_id: 'f', group_id: 'f', agent: null, steps: 3, reward: 1 }],
+  });
   const last = published.at(-1)!;
   assert.deepEqual([last.stepIndex, last.terminated, last.reward, last.metrics.success, last.policyVersion, last.actionTokenIds], [2, true, 1, 1, 2, []]);
   assert.equal((await errorOf(await post(url, '/v1/episodes/f/finish', { reward: 1 }, { 'x-trajflow-run': 'run-f' }))).status, 409);
