@@ -1,15 +1,18 @@
-// `trajflow bench gateway [--api chat|responses|messages] [--rate 200] [--seconds 10] [--rounds 3] [--json]`: what
-// the gateway adds to a call. An upstream process answers at once in vLLM's shape (bench/load/vllm-stub-entry.mjs);
-// the gateway runs as its own process, as a user starts it (`trajflow gateway --upstream URL`); each round sends
-// calls at a fixed rate (open loop: a call is sent on schedule whether or not the previous ones have answered)
-// first to the upstream alone (chat completions, what the gateway asks it), then through the gateway on the chosen
-// API as its client sends it (gateway-apis.ts), whose every answer waits for Kafka's acknowledgement of its step. The load comes from
-// this process on undici's request API (cheaper than fetch, the same for both phases). The added latency is the
-// gateway's percentile minus the upstream's, per round; recordedPerCall is the steps on the bench's topic over the
-// calls the gateway answered (its /health), 1 when none is lost. The broker, the upstream, the gateway and the
-// load share the machine's cores: the figures hold for a machine shared that way.
+// `trajflow bench gateway [--api chat|responses|messages] [--rate 200] [--seconds 10] [--rounds 3]
+// [--compare-single-instance] [--json]`: what the gateway adds to a call. An upstream process answers at once in
+// vLLM's shape (bench/load/vllm-stub-entry.mjs); the gateway runs as its own process, as a user starts it
+// (`trajflow gateway --upstream URL`); each round sends calls at a fixed rate (open loop: a call is sent on
+// schedule whether or not the previous ones have answered) first to the upstream alone (chat completions, what the
+// gateway asks it), then through the gateway on the chosen API as its client sends it (gateway-apis.ts), whose
+// every answer waits for Kafka's acknowledgement of its step, and with --compare-single-instance through a second
+// gateway started with --single-instance (no per-call read barrier). The load comes from this process on undici's
+// request API (cheaper than fetch, the same for every phase). The added latency is the gateway's percentile minus
+// the upstream's, per round; each answer's Server-Timing header says where the gateway's time went
+// (gateway-attribution.ts); recordedPerCall is the steps on the bench's topic over the calls the gateways
+// answered (their /health), 1 when none is lost. The broker, the upstream, the gateways and the load share the
+// machine's cores: the figures hold for a machine shared that way.
 import { spawn } from 'node:child_process';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { loadConfig, topicName } from '../core/config.js';
@@ -18,7 +21,9 @@ import { freePort } from '../infra/free-port.js';
 import { waitUntil } from '../infra/process.js';
 import { connectBackbone } from '../streams/index.js';
 import { option } from './args.js';
+import { parseServerTiming } from '../gateway/call-timing.js';
 import { apiCall, gatewayApiOf, type ApiCall, type GatewayApi } from './gateway-apis.js';
+import { attribution, attributionLine, medianAttribution, type Attribution, type TimedCall } from './gateway-attribution.js';
 import { median } from './median.js';
 import { emitResult } from './results-file.js';
 
@@ -40,11 +45,18 @@ export interface Phase {
   readonly p99Ms: number;
 }
 
+/** A phase's figures, and each answered call's latency beside the phases its Server-Timing header names (none from the upstream alone). */
+interface Measured {
+  readonly phase: Phase;
+  readonly calls: TimedCall[];
+}
+
 /** Sends `rate` calls a second for `seconds` of `call` to `base`, each on its schedule; latencies of the answered ones. */
-async function phase(agent: Agent, base: string, call: ApiCall, rate: number, seconds: number, headers: (i: number) => Record<string, string>): Promise<Phase> {
+async function phase(agent: Agent, base: string, call: ApiCall, rate: number, seconds: number, headers: (i: number) => Record<string, string>): Promise<Measured> {
   const url = `${base}${call.path}`;
   const total = Math.round(rate * seconds);
   const latencies: number[] = [];
+  const timed: TimedCall[] = [];
   let failed = 0;
   const started = performance.now();
   const calls: Promise<void>[] = [];
@@ -57,8 +69,11 @@ async function phase(agent: Agent, base: string, call: ApiCall, rate: number, se
       request(url, { method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', ...call.headers, ...headers(i) }, body: call.body }).then(
         async (response) => {
           await response.body.arrayBuffer();
-          if (response.statusCode === 200) latencies.push(performance.now() - sent);
-          else failed++;
+          if (response.statusCode !== 200) return void failed++;
+          const latencyMs = performance.now() - sent;
+          latencies.push(latencyMs);
+          const timing = parseServerTiming(response.headers['server-timing'] as string | undefined);
+          if (timing) timed.push({ latencyMs, timing });
         },
         () => void failed++,
       ),
@@ -67,7 +82,10 @@ async function phase(agent: Agent, base: string, call: ApiCall, rate: number, se
   await Promise.all(calls);
   const elapsedS = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { answered: latencies.length, failed, callsPerSec: latencies.length / elapsedS, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99) };
+  return {
+    phase: { answered: latencies.length, failed, callsPerSec: latencies.length / elapsedS, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99) },
+    calls: timed,
+  };
 }
 
 async function startStub(): Promise<{ url: string; stop: () => void }> {
@@ -80,7 +98,7 @@ async function startStub(): Promise<{ url: string; stop: () => void }> {
 }
 
 /** `trajflow gateway` in front of the stub, on the bench's topic prefix; resolves once it answers /health. */
-async function startGatewayProcess(upstream: string, prefix: string, rate: number): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startGatewayProcess(upstream: string, prefix: string, rate: number, extra: readonly string[] = []): Promise<{ url: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const args = [
     'gateway',
@@ -96,6 +114,7 @@ async function startGatewayProcess(upstream: string, prefix: string, rate: numbe
     String(rate * 10),
     '--burst',
     String(rate * 10),
+    ...extra,
   ];
   const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, TRAJFLOW_TOPIC_PREFIX: prefix }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
@@ -123,6 +142,7 @@ export async function runGatewayBench(args: string[]): Promise<number> {
   const rate = option(args, '--rate', 200);
   const seconds = option(args, '--seconds', 10);
   const rounds = option(args, '--rounds', 3);
+  const compare = args.includes('--compare-single-instance');
   const base = loadConfig();
   await ensureUp(base);
   const config = { ...base, topicPrefix: `bench-gateway-${Date.now().toString(36)}` };
@@ -131,22 +151,23 @@ export async function runGatewayBench(args: string[]): Promise<number> {
   await admin.connect();
   const agent = new Agent({ keepAliveTimeout: 30_000, connections: null });
   const stub = await startStub();
+  const gateways: Array<{ url: string; stop: () => Promise<void> }> = [];
   try {
-    const gateway = await startGatewayProcess(stub.url, config.topicPrefix, rate);
-    try {
-      const results = await gatewayRounds(agent, { upstream: stub.url, gateway: gateway.url }, api, { rate, seconds, rounds });
-      const health = (await (await request(`${gateway.url}/health`, { dispatcher: agent })).body.json()) as { answeredCalls: number; recordedSteps: number };
-      const offsets = await admin.fetchTopicOffsets(topicName(config, 'env.steps'));
-      const recorded = offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
-      const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version };
-      const summary = gatewaySummary({ machine, api, rate, seconds }, results, health.answeredCalls, recorded);
-      console.log(summaryLine(summary, rounds));
-      emitResult(args, summary, api);
-      return 0;
-    } finally {
-      await gateway.stop();
-    }
+    gateways.push(await startGatewayProcess(stub.url, config.topicPrefix, rate));
+    if (compare) gateways.push(await startGatewayProcess(stub.url, config.topicPrefix, rate, ['--single-instance']));
+    const urls = { upstream: stub.url, gateway: gateways[0]!.url, single: gateways[1]?.url };
+    const results = await gatewayRounds(agent, urls, api, { rate, seconds, rounds });
+    let answered = 0;
+    for (const gateway of gateways) answered += ((await (await request(`${gateway.url}/health`, { dispatcher: agent })).body.json()) as { answeredCalls: number }).answeredCalls;
+    const offsets = await admin.fetchTopicOffsets(topicName(config, 'env.steps'));
+    const recorded = offsets.reduce((n, p) => n + Number(p.high) - Number(p.low), 0);
+    const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, loadAverage: loadavg().map((l) => Number(l.toFixed(2))) };
+    const summary = gatewaySummary({ machine, api, rate, seconds }, results, answered, recorded);
+    console.log(summaryLine(summary, rounds));
+    emitResult(args, summary, api);
+    return 0;
   } finally {
+    for (const gateway of gateways) await gateway.stop();
     stub.stop();
     await agent.close();
     const ours = (await admin.listTopics()).filter((t) => t.startsWith(`${config.topicPrefix}.`));
@@ -156,38 +177,54 @@ export async function runGatewayBench(args: string[]): Promise<number> {
   }
 }
 
-export interface GatewayRound {
-  readonly upstream: Phase;
+/** A gateway's phase of a round beside the upstream alone: the added latency and where its time went. */
+export interface ThroughGateway {
   readonly gateway: Phase;
   readonly addedP50Ms: number;
   readonly addedP99Ms: number;
+  readonly attribution: Attribution | null;
 }
 
-/** A warm-up, then each round: the upstream alone, then through the gateway on `api`, at the same rate. */
-async function gatewayRounds(
-  agent: Agent,
-  urls: { upstream: string; gateway: string },
-  api: GatewayApi,
-  { rate, seconds, rounds }: { rate: number; seconds: number; rounds: number },
-): Promise<GatewayRound[]> {
-  const episode = (round: number) => (i: number) => ({ 'x-trajflow-episode': `r${round}-c${i}`, 'x-trajflow-group': `r${round}-g${Math.floor(i / 8)}` });
+export interface GatewayRound extends ThroughGateway {
+  readonly upstream: Phase;
+  /** The same calls through a gateway started with --single-instance (no per-call read barrier), when compared. */
+  readonly singleInstance?: ThroughGateway;
+}
+
+type Urls = { upstream: string; gateway: string; single: string | undefined };
+
+/** A warm-up, then each round: the upstream alone, then through the gateway on `api` (and the single-instance one), at the same rate. */
+async function gatewayRounds(agent: Agent, urls: Urls, api: GatewayApi, { rate, seconds, rounds }: { rate: number; seconds: number; rounds: number }): Promise<GatewayRound[]> {
+  const episode = (tag: string) => (i: number) => ({ 'x-trajflow-episode': `${tag}-c${i}`, 'x-trajflow-group': `${tag}-g${Math.floor(i / 8)}` });
   const upstreamBase = urls.upstream.replace(/\/v1$/, '');
   // Warm-up: connections, the producer's metadata, and the JIT, long enough that the first round's p99 does not
   // hold the gateway's compilation (docs/results/benchmarks.md#bench-gateway).
   await phase(agent, upstreamBase, UPSTREAM_CALL, rate, 1, () => ({}));
-  await phase(agent, urls.gateway, apiCall(api), rate, 3, episode(-1));
+  await phase(agent, urls.gateway, apiCall(api), rate, 3, episode('w'));
+  if (urls.single) await phase(agent, urls.single, apiCall(api), rate, 3, episode('ws'));
   const results: GatewayRound[] = [];
   for (let round = 0; round < rounds; round++) {
     const upstream = await phase(agent, upstreamBase, UPSTREAM_CALL, rate, seconds, () => ({}));
-    const through = await phase(agent, urls.gateway, apiCall(api), rate, seconds, episode(round));
-    results.push(gatewayRound(upstream, through));
-    console.error(roundLine(round, upstream, through));
+    const through = await phase(agent, urls.gateway, apiCall(api), rate, seconds, episode(`r${round}`));
+    const single = urls.single ? await phase(agent, urls.single, apiCall(api), rate, seconds, episode(`s${round}`)) : undefined;
+    const result = gatewayRound(upstream.phase, through.phase, through.calls, single);
+    results.push(result);
+    console.error(roundLine(round, upstream.phase, through.phase));
+    if (result.attribution) console.error(`bench: round ${round + 1}: ${attributionLine(result.attribution)}`);
+    if (result.singleInstance)
+      console.error(
+        `bench: round ${round + 1}: --single-instance p50 ${result.singleInstance.gateway.p50Ms.toFixed(2)} ms p99 ${result.singleInstance.gateway.p99Ms.toFixed(2)} ms`,
+      );
   }
   return results;
 }
 
-export function gatewayRound(upstream: Phase, through: Phase): GatewayRound {
-  return { upstream, gateway: through, addedP50Ms: through.p50Ms - upstream.p50Ms, addedP99Ms: through.p99Ms - upstream.p99Ms };
+function through(upstream: Phase, gateway: Phase, calls: readonly TimedCall[]): ThroughGateway {
+  return { gateway, addedP50Ms: gateway.p50Ms - upstream.p50Ms, addedP99Ms: gateway.p99Ms - upstream.p99Ms, attribution: attribution(calls) };
+}
+
+export function gatewayRound(upstream: Phase, gateway: Phase, calls: readonly TimedCall[] = [], single?: Measured): GatewayRound {
+  return { upstream, ...through(upstream, gateway, calls), ...(single ? { singleInstance: through(upstream, single.phase, single.calls) } : {}) };
 }
 
 /** A round's progress line. */
@@ -195,9 +232,26 @@ export function roundLine(round: number, upstream: Phase, through: Phase): strin
   return `bench: round ${round + 1}: upstream alone p50 ${upstream.p50Ms.toFixed(2)} ms p99 ${upstream.p99Ms.toFixed(2)} ms; through the gateway ${through.callsPerSec.toFixed(0)} calls/s p50 ${through.p50Ms.toFixed(2)} ms p99 ${through.p99Ms.toFixed(2)} ms (${through.failed} failed)`;
 }
 
-/** The result: the medians over the rounds, and the steps recorded per call the gateway answered. */
+/** The medians over rounds of a gateway's figures. */
+function medians(rounds: readonly ThroughGateway[]) {
+  const of = (pick: (r: ThroughGateway) => number) => median(rounds.map(pick));
+  return {
+    gatewayP50Ms: of((r) => r.gateway.p50Ms),
+    gatewayP99Ms: of((r) => r.gateway.p99Ms),
+    addedP50Ms: of((r) => r.addedP50Ms),
+    addedP99Ms: of((r) => r.addedP99Ms),
+    attribution: medianAttribution(
+      rounds.map((r) => r.attribution),
+      median,
+    ),
+  };
+}
+
+/** The result: the medians over the rounds, and the steps recorded per call the gateways answered. */
 export function gatewaySummary(run: { machine: object; api: GatewayApi; rate: number; seconds: number }, results: GatewayRound[], answered: number, recorded: number) {
   const of = (pick: (r: GatewayRound) => number) => median(results.map(pick));
+  const { gatewayP50Ms, gatewayP99Ms, addedP50Ms, addedP99Ms, attribution: where } = medians(results);
+  const singles = results.map((r) => r.singleInstance).filter((r): r is ThroughGateway => r !== undefined);
   return {
     bench: 'gateway',
     api: run.api,
@@ -208,10 +262,12 @@ export function gatewaySummary(run: { machine: object; api: GatewayApi; rate: nu
     callsPerSec: of((r) => r.gateway.callsPerSec),
     upstreamP50Ms: of((r) => r.upstream.p50Ms),
     upstreamP99Ms: of((r) => r.upstream.p99Ms),
-    gatewayP50Ms: of((r) => r.gateway.p50Ms),
-    gatewayP99Ms: of((r) => r.gateway.p99Ms),
-    addedP50Ms: of((r) => r.addedP50Ms),
-    addedP99Ms: of((r) => r.addedP99Ms),
+    gatewayP50Ms,
+    gatewayP99Ms,
+    addedP50Ms,
+    addedP99Ms,
+    attribution: where,
+    ...(singles.length > 0 ? { singleInstance: medians(singles) } : {}),
     answeredCalls: answered,
     recordedSteps: recorded,
     recordedPerCall: answered === 0 ? 0 : recorded / answered,
@@ -220,5 +276,6 @@ export function gatewaySummary(run: { machine: object; api: GatewayApi; rate: nu
 
 /** The verdict line, on the medians of `rounds` rounds. */
 export function summaryLine(s: ReturnType<typeof gatewaySummary>, rounds: number): string {
-  return `gateway (${s.api}) at ${s.rate} calls/s: ${s.callsPerSec.toFixed(0)} calls/s answered, added latency p50 ${s.addedP50Ms.toFixed(2)} ms, p99 ${s.addedP99Ms.toFixed(2)} ms (median of ${rounds} rounds; target p99 ≤ 20 ms); ${s.recordedSteps} steps for ${s.answeredCalls} answered calls (${s.recordedPerCall} per call)`;
+  const single = s.singleInstance ? `; --single-instance added p50 ${s.singleInstance.addedP50Ms.toFixed(2)} ms, p99 ${s.singleInstance.addedP99Ms.toFixed(2)} ms` : '';
+  return `gateway (${s.api}) at ${s.rate} calls/s: ${s.callsPerSec.toFixed(0)} calls/s answered, added latency p50 ${s.addedP50Ms.toFixed(2)} ms, p99 ${s.addedP99Ms.toFixed(2)} ms (median of ${rounds} rounds; target p99 ≤ 20 ms)${single}; ${s.recordedSteps} steps for ${s.answeredCalls} answered calls (${s.recordedPerCall} per call)`;
 }

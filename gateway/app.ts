@@ -25,6 +25,7 @@ import { CallRecorder, type RecorderDeps } from './recorder.js';
 import { parseResponsesRequest } from './responses-request.js';
 import { sseText, type SseEvent } from './sse.js';
 import { answerOf, checkAnswerable, finishEpisodeId, finishRunId, finishedBody } from './answer.js';
+import { serverTiming } from './call-timing.js';
 
 export interface GatewayDeps extends Omit<RecorderDeps, 'defaults' | 'publishTimeoutMs' | 'episodeTimeoutMs'> {
   readonly config: GatewayConfig;
@@ -92,6 +93,7 @@ function answer(recorder: CallRecorder, parse: (body: unknown) => GatewayRequest
     // Published, but nobody is left to answer: the turn is an orphan, named on the episode's next step.
     if (clientGone()) return recorder.orphaned(recorded);
     const reply = answerOf(request, recorded);
+    res.setHeader('Server-Timing', serverTiming(recorded.timing));
     if (reply.stream) sendSse(res, reply.events);
     else res.json(reply.body);
   };

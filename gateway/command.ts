@@ -19,7 +19,7 @@ import type { Upstream } from './upstream.js';
 const USAGE = `trajflow gateway [--upstream policy|URL] [--host 127.0.0.1] [--port ${DEFAULT_GATEWAY_PORT}] [--run-id gateway] [--env FrozenLake]
                  [--model-name NAME[,NAME…]] [--temperature 1] [--model JSON] [--policy-version N]
                  [--episode-timeout-ms 600000] [--publish-timeout-ms 10000] [--upstream-timeout-ms 120000]
-                 [--calls-per-second 200] [--burst 400]
+                 [--calls-per-second 200] [--burst 400] [--single-instance]
 
   --upstream            policy: trajflow's own policy (the run's current policy version, hot-swapped);
                         URL: an OpenAI-compatible server's /v1 root (vLLM: asked for logprobs and
@@ -31,6 +31,9 @@ const USAGE = `trajflow gateway [--upstream policy|URL] [--host 127.0.0.1] [--po
   --model               the learner's model settings as JSON (the own policy's version 0), e.g. '{"positionMode":"grid"}'
   --policy-version      the policy version recorded for an external upstream's answers (default 0)
   --episode-timeout-ms  an episode with no call and no finish for this long is published as truncated
+  --single-instance     only this gateway records on the topic prefix: calls do not wait for the steps topic to
+                        be read up to their arrival (it is still read at start, so a restart continues every
+                        episode); off by default, and wrong with several instances behind one address
 
   Environment: TRAJFLOW_GATEWAY_TOKENS (comma-separated bearer tokens; required off loopback),
   TRAJFLOW_GATEWAY_UPSTREAM_KEY (bearer token sent to an upstream URL), TRAJFLOW_GATEWAY_MAX_BODY_BYTES.
@@ -62,6 +65,7 @@ const OPTIONS = {
   'upstream-timeout-ms': { type: 'string' },
   'calls-per-second': { type: 'string' },
   burst: { type: 'string' },
+  'single-instance': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -82,6 +86,7 @@ export function configFromFlags(args: string[]): { config: GatewayConfig; policy
   if (values['run-id'] !== undefined) input.runId = values['run-id'];
   if (values.env !== undefined) input.envName = values.env;
   if (values['model-name'] !== undefined) input.models = values['model-name'].split(',').map((m) => m.trim());
+  if (values['single-instance'] !== undefined) input.singleInstance = values['single-instance'];
   if (values.model !== undefined) input.model = jsonObjectFlag('model', values.model, { example: '{"positionMode":"grid"}' });
   const numbers = [
     ['port', 'port'],
@@ -132,7 +137,7 @@ async function run(args: string[]): Promise<number> {
     upstream = openai;
   }
   // The book of episodes is rebuilt from the steps topic and follows it, so a restart or a second instance
-  // continues every open episode where the log says it is.
+  // continues every open episode where the log says it is; a single instance skips the per-call barrier.
   const book = new EpisodeBook({ timeoutMs: config.episodeTimeoutMs });
   const log = await startEpisodeLog(backbone.kafka, backbone.codec, book, {
     topic: backbone.steps.topic,
@@ -140,7 +145,7 @@ async function run(args: string[]): Promise<number> {
     catchUpTimeoutMs: config.publishTimeoutMs,
   });
   closers.push(log);
-  const server = await startGateway({ config, upstream, steps: backbone.steps, book, sync: log });
+  const server = await startGateway({ config, upstream, steps: backbone.steps, book, ...(config.singleInstance ? {} : { sync: log }) });
   console.log(
     `gateway: OpenAI base URL ${server.url}/v1 (upstream ${upstream.name}, models ${upstream.models().join(', ')}, run ${config.runId}; ${book.openCount} open episodes from the log); Ctrl-C to stop`,
   );

@@ -32,6 +32,11 @@ export interface GatewayConfig {
   readonly upstreamTimeoutMs: number;
   /** An episode with no call and no finish for this long is published as truncated. */
   readonly episodeTimeoutMs: number;
+  /**
+   * Only this gateway records on the topic prefix: calls skip the per-call read barrier (the log is still read at
+   * start, so a restart continues every open episode). Two instances that both set it can give two turns one index.
+   */
+  readonly singleInstance: boolean;
   readonly allowedHosts: readonly string[] | null;
 }
 
@@ -109,6 +114,7 @@ export function loadGatewayConfig(input: GatewayConfigInput = {}, env: Env = pro
     publishTimeoutMs: checkRange('--publish-timeout-ms', input.publishTimeoutMs ?? 10_000, 100, 300_000),
     upstreamTimeoutMs: checkRange('--upstream-timeout-ms', input.upstreamTimeoutMs ?? 120_000, 100, 3_600_000),
     episodeTimeoutMs: checkRange('--episode-timeout-ms', input.episodeTimeoutMs ?? 600_000, 100, 7 * 24 * 3_600_000),
+    singleInstance: input.singleInstance ?? false,
     allowedHosts: input.allowedHosts === undefined ? (isLoopback(host) ? Object.freeze([]) : null) : input.allowedHosts,
   });
 }

@@ -2,15 +2,18 @@
 // nothing) reads every gateway step from `lookbackMs` ago on into the book, and keeps following the topic. A
 // call waits, before its turn index is handed out, until every partition has been read up to its high
 // watermark as it was when the call arrived: the turns an earlier life of the gateway or another instance
-// published are then in the book. Watermark requests are shared by the calls waiting at the same time.
+// published are then in the book. Watermark requests (one ListOffsets, high-watermarks.ts) are shared by the
+// calls waiting at the same time (shared-fetch.ts).
 import type { Admin, Kafka } from 'kafkajs';
 import type { Subscription } from 'rxjs';
 import type { EventCodec, StepEvent } from '../schemas/index.js';
 import { positionsOf, TopicConsumer, wireStepDecoder } from '../streams/index.js';
 import type { EpisodeBook } from './episodes.js';
+import { clusterClientOf, HighWatermarks } from './high-watermarks.js';
 import { ReadBarrier, type Offsets } from './read-barrier.js';
+import { SharedFetch } from './shared-fetch.js';
 import { ENV_VERSION } from './record.js';
-import type { EpisodeSync } from './recorder.js';
+import type { CaughtUp, EpisodeSync } from './recorder.js';
 
 export interface EpisodeLogOptions {
   /** The steps topic (topicName(config, 'env.steps')). */
@@ -62,13 +65,17 @@ function gatewayStepDecoder(codec: EventCodec): (payload: Buffer | null) => Step
   };
 }
 
+/** Watermark requests in flight at once: a call arriving during one sends the next at once instead of after it. */
+const WATERMARK_REQUESTS_IN_FLIGHT = 4;
+
 class LogReader implements EpisodeLog {
   stepsRead = 0;
   private readonly barrier: ReadBarrier;
   private readonly consumer: TopicConsumer<StepEvent | null>;
   private readonly subscription: Subscription;
-  private inFlight: Promise<Offsets> | null = null;
-  private queued: Promise<Offsets> | null = null;
+  private readonly highWatermarks: HighWatermarks;
+  /** High watermarks fetched after the caller arrived: a request in flight started too early, so a caller sends or joins the next. */
+  private readonly watermarks: SharedFetch<Offsets>;
 
   constructor(
     kafka: Kafka,
@@ -79,6 +86,8 @@ class LogReader implements EpisodeLog {
     start: Offsets,
   ) {
     this.barrier = new ReadBarrier(start);
+    this.highWatermarks = new HighWatermarks(options.topic, admin, clusterClientOf(kafka));
+    this.watermarks = new SharedFetch(() => this.highWatermarks.fetch(), WATERMARK_REQUESTS_IN_FLIGHT);
     this.consumer = new TopicConsumer<StepEvent | null>(kafka, {
       topics: [options.topic],
       decode: gatewayStepDecoder(codec),
@@ -102,39 +111,22 @@ class LogReader implements EpisodeLog {
     });
   }
 
-  catchUp(): Promise<void> {
+  catchUp(): Promise<CaughtUp> {
     return this.catchUpWithin(this.options.catchUpTimeoutMs);
   }
 
-  async catchUpWithin(timeoutMs: number): Promise<void> {
-    await this.barrier.wait(await this.watermarks(), timeoutMs);
+  async catchUpWithin(timeoutMs: number): Promise<CaughtUp> {
+    const asked = performance.now();
+    const targets = await this.watermarks.get();
+    const watermarksMs = performance.now() - asked;
+    await this.barrier.wait(targets, timeoutMs);
+    return { watermarksMs };
   }
 
   async close(): Promise<void> {
     this.subscription.unsubscribe();
     await this.consumer.close({ drain: false }).catch(() => undefined);
+    await this.highWatermarks.close();
     await this.admin.disconnect().catch(() => undefined);
-  }
-
-  /** High watermarks fetched after the caller arrived: one in flight already started too early, so a caller joins the next. */
-  private watermarks(): Promise<Offsets> {
-    if (!this.inFlight) {
-      this.inFlight = this.fetchWatermarks().finally(() => {
-        this.inFlight = null;
-      });
-      return this.inFlight;
-    }
-    this.queued ??= this.inFlight
-      .catch(() => undefined)
-      .then(() => {
-        this.queued = null;
-        return this.watermarks();
-      });
-    return this.queued;
-  }
-
-  private async fetchWatermarks(): Promise<Offsets> {
-    const offsets = await this.admin.fetchTopicOffsets(this.options.topic);
-    return new Map(offsets.map((p) => [p.partition, BigInt(p.high)]));
   }
 }

@@ -5,15 +5,17 @@
 // out, the book has read every step the log acknowledged before the call arrived (EpisodeSync), so another
 // instance's or an earlier life's turns count. A call whose client went away before its answer is not
 // published when that is known in time, and is named an orphan on the episode's next step when it is known
-// after (docs/design/gateway-recording.md). No express here: the app (app.ts) passes requests in, tests pass
+// after (docs/design/gateway-recording.md). Each call's phases are timed for its answer's Server-Timing header
+// (call-timing.ts). No express here: the app (app.ts) passes requests in, tests pass
 // fakes (an upstream, a publisher that fails).
 import { randomUUID } from 'node:crypto';
 import { InvalidEventError, type StepEvent } from '../schemas/index.js';
 import type { StepPublisher } from '../streams/index.js';
 import { withDeadline } from '../api/deadline.js';
 import type { Endpoint, GatewayRequest } from './chat-request.js';
-import { EpisodeBook, newPromptIds, type OpenEpisodeState } from './episodes.js';
-import { callIdentity, type IdentityDefaults } from './identity.js';
+import type { CallTiming } from './call-timing.js';
+import { EpisodeBook, newPromptIds, type OpenEpisodeState, type Reservation } from './episodes.js';
+import { callIdentity, type CallIdentity, type IdentityDefaults } from './identity.js';
 import { requestHash } from './request-hash.js';
 import { stepRewardsOf } from './step-rewards.js';
 import { OpenAIError } from './openai-error.js';
@@ -33,9 +35,21 @@ export interface GatewayStats {
   orphanTurns: number;
 }
 
+/** How a catch-up went: how long its watermarks took to come back. */
+export interface CaughtUp {
+  readonly watermarksMs: number;
+}
+
 /** Reads what the steps topic holds into the book: resolves once every step acknowledged before the call is in. */
 export interface EpisodeSync {
-  catchUp(): Promise<void>;
+  catchUp(): Promise<CaughtUp>;
+}
+
+/** The read barrier of one call: its error or null, when it was released (performance.now()) and its watermarks' time. */
+interface Synced {
+  readonly error: Error | null;
+  readonly at: number;
+  readonly watermarksMs: number;
 }
 
 /** How a call's client is watched: gone() is true once it closed the connection before its answer. */
@@ -63,7 +77,12 @@ export interface RecordedCall {
   readonly callId: string;
   readonly answer: UpstreamAnswer;
   readonly steps: readonly StepEvent[];
+  /** What the call's time went to (the answer's Server-Timing header). */
+  readonly timing: CallTiming;
 }
+
+/** A call's turns with their reserved indices, before they are published. */
+type Reserved = ReadonlyArray<{ readonly identity: CallIdentity } & Reservation>;
 
 /** Each endpoint's id prefix, as its API names its answers (chatcmpl-…, cmpl-…, resp_…, msg_…). */
 const ID_PREFIX: Readonly<Record<Endpoint, string>> = { chat: 'chatcmpl-', completion: 'cmpl-', responses: 'resp_', messages: 'msg_' };
@@ -99,45 +118,62 @@ export class CallRecorder {
     const callId = (this.deps.newCallId ?? defaultCallId)(request.endpoint);
     const identity = callIdentity(header, request.metadata, this.deps.defaults, callId);
     const identities = Array.from({ length: request.upstream.sampling.n }, (_, i) => ({ ...identity, episodeId: choiceEpisodeId(identity.episodeId, i) }));
+    const arrived = performance.now();
     // Started on arrival, beside the upstream: every step acknowledged before this call is read before its index.
     const synced = this.synced();
     for (const each of identities) this.book.checkOpen(each);
     const startedAtMs = this.now();
     const t0 = performance.now();
     const answer = await this.ask(request, options.answerable, identities.length);
-    const upstreamMs = performance.now() - t0;
-    await synced.then((error) => {
-      if (error) throw error;
-    });
+    const answered = performance.now();
+    const barrier = await synced;
+    if (barrier.error) throw barrier.error;
+    const released = performance.now();
     if (options.clientGone?.()) {
       this.stats.clientsGone++;
       throw new OpenAIError(499, 'the client closed the connection before the answer; nothing was recorded', 'invalid_request_error', null, 'client_closed');
     }
     const hash = requestHash(request);
-    const reserved = identities.map((each) => ({ identity: each, ...this.book.reserve(each, this.now(), hash) }));
-    const steps = reserved.map((turn, i) =>
+    const reserved: Reserved = identities.map((each) => ({ identity: each, ...this.book.reserve(each, this.now(), hash) }));
+    const steps = this.turnSteps(reserved, answer, { callId, startedAtMs, upstreamMs: answered - t0, requestHash: hash });
+    await this.publish(steps, () => reserved.forEach(({ identity: each, stepIndex }) => this.book.abandon(each, stepIndex)));
+    const acknowledged = performance.now();
+    this.commitTurns(reserved, answer, callId, hash);
+    this.stats.answeredCalls++;
+    this.stats.recordedSteps += steps.length;
+    const timing: CallTiming = {
+      upstreamMs: answered - t0,
+      barrierMs: barrier.at - arrived,
+      watermarksMs: barrier.watermarksMs,
+      barrierWaitMs: Math.max(0, released - answered),
+      publishMs: acknowledged - released,
+      recordMs: acknowledged - arrived,
+    };
+    return { callId, answer, steps, timing };
+  }
+
+  /** Each reserved turn's step, its prompt ids those the turn added to the episode's context. */
+  private turnSteps(reserved: Reserved, answer: UpstreamAnswer, call: { callId: string; startedAtMs: number; upstreamMs: number; requestHash: string }): StepEvent[] {
+    return reserved.map((turn, i) =>
       turnStep({
         ...turn,
         ...this.observed(answer, turn.context),
+        ...call,
         episodeId: turn.identity.episodeId,
         answer,
         choice: answer.choices[i]!,
-        callId,
         upstreamName: this.deps.upstream.name,
-        startedAtMs,
-        upstreamMs,
-        requestHash: hash,
       }),
     );
-    await this.publish(steps, () => reserved.forEach(({ identity: each, stepIndex }) => this.book.abandon(each, stepIndex)));
+  }
+
+  /** The published turns into the book: their contexts, answer ids and the orphans their steps named. */
+  private commitTurns(reserved: Reserved, answer: UpstreamAnswer, callId: string, hash: string): void {
     reserved.forEach(({ identity: each, stepIndex, context: contextBefore, orphans }, i) => {
       const context = answer.promptScope === 'conversation' && answer.promptTokenIds ? [...answer.promptTokenIds, ...answer.choices[i]!.tokenIds] : null;
       this.book.commit(each, { stepIndex, requestHash: hash, callId, contextBefore, context, orphans }, answer.policyVersion, this.now());
       this.stats.orphanTurns += orphans.length;
     });
-    this.stats.answeredCalls++;
-    this.stats.recordedSteps += steps.length;
-    return { callId, answer, steps };
   }
 
   /** A recorded call whose client went away before its answer was sent: its turns are orphans. */
@@ -182,13 +218,13 @@ export class CallRecorder {
     return { observationTokenIds: fresh.ids, promptDrift: fresh.drift };
   }
 
-  /** The log's read barrier as an error or null (never a rejection left waiting while the upstream answers). */
-  private synced(): Promise<Error | null> {
-    if (!this.deps.sync) return Promise.resolve(null);
+  /** The log's read barrier, settled as an error or null (never a rejection left waiting while the upstream answers). */
+  private synced(): Promise<Synced> {
+    if (!this.deps.sync) return Promise.resolve({ error: null, at: performance.now(), watermarksMs: 0 });
     return this.deps.sync.catchUp().then(
-      () => null,
-      (error: unknown) =>
-        new OpenAIError(
+      (caught) => ({ error: null, at: performance.now(), watermarksMs: caught.watermarksMs }),
+      (error: unknown) => ({
+        error: new OpenAIError(
           503,
           `the call was not answered because the episode's turns could not be read from the log (${(error as Error).message}); retry`,
           'server_error',
@@ -196,6 +232,9 @@ export class CallRecorder {
           'recording_unavailable',
           { 'Retry-After': '1' },
         ),
+        at: performance.now(),
+        watermarksMs: 0,
+      }),
     );
   }
 
@@ -205,7 +244,7 @@ export class CallRecorder {
    * already ended.
    */
   async finish(runId: string, episodeId: string, outcome: EpisodeOutcome): Promise<StepEvent[]> {
-    const error = await this.synced();
+    const { error } = await this.synced();
     if (error) throw error;
     const open = this.book.trajectories(runId, episodeId);
     if (open.length === 0) throw this.notOpen(runId, episodeId);
@@ -244,7 +283,7 @@ export class CallRecorder {
 
   /** Publishes every episode idle past the timeout as truncated; returns how many. */
   async expire(): Promise<number> {
-    if (await this.synced()) return 0;
+    if ((await this.synced()).error) return 0;
     let ended = 0;
     for (const state of this.book.expire(this.now())) {
       await this.end(state, { reward: 0, turnRewards: [], success: null, terminated: false, truncated: true, reason: 'timeout' }).then(

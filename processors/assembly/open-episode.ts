@@ -5,6 +5,7 @@ import type { StepEvent, TrajectoryEvent, TrajectoryStep } from '../../schemas/i
 import { WireStep } from '../../schemas/wire-step.js';
 import { orphanIndices, orphanStep } from './orphan-steps.js';
 import { moveStepRewards } from './step-rewards.js';
+import { trajectoryStepFields } from './trajectory-step.js';
 
 export type TrajectoryOutcome = 'terminated' | 'truncated' | 'incomplete';
 
@@ -172,18 +173,5 @@ function infoCount(step: StepEvent, key: string, min: number): number | undefine
 function toTrajectoryStep(s: StepEvent): TrajectoryStep {
   // A WireStep is its own trajectory step (a trajectory step's fields are a subset of a step's): copying its
   // fields would decode what it keeps in its bytes, and the trajectory writer copies those bytes instead.
-  if (s instanceof WireStep) return s;
-  return {
-    stepIndex: s.stepIndex,
-    observation: s.observation,
-    observationTokenIds: s.observationTokenIds,
-    action: s.action,
-    actionTokenIds: s.actionTokenIds,
-    actionLogProbs: s.actionLogProbs,
-    policyVersion: s.policyVersion,
-    reward: s.reward,
-    actionValid: s.actionValid,
-    stateKey: s.stateKey,
-    eventTimeMs: s.eventTimeMs,
-  };
+  return s instanceof WireStep ? s : trajectoryStepFields(s);
 }

@@ -3,6 +3,7 @@
 // them. They stay in the trajectory (its step indices stay whole) with their text, and without their tokens,
 // so they add nothing to the training sample (docs/reference/wire-contract.md). Pure.
 import type { StepEvent, TrajectoryStep } from '../../schemas/index.js';
+import { trajectoryStepFields } from './trajectory-step.js';
 
 /** The step indices the steps name as orphans (malformed lists are ignored). */
 export function orphanIndices(steps: readonly StepEvent[]): Set<number> {
@@ -24,17 +25,5 @@ export function orphanIndices(steps: readonly StepEvent[]): Set<number> {
 
 /** An orphan as a trajectory step: its text, reward and version, no tokens. */
 export function orphanStep(s: StepEvent): TrajectoryStep {
-  return {
-    stepIndex: s.stepIndex,
-    observation: s.observation,
-    observationTokenIds: [],
-    action: s.action,
-    actionTokenIds: [],
-    actionLogProbs: [],
-    policyVersion: s.policyVersion,
-    reward: s.reward,
-    actionValid: s.actionValid,
-    stateKey: s.stateKey,
-    eventTimeMs: s.eventTimeMs,
-  };
+  return { ...trajectoryStepFields(s), observationTokenIds: [], actionTokenIds: [], actionLogProbs: [] };
 }

@@ -4,6 +4,7 @@
 // belongs to. The trajectory moves each onto its step, so per-step returns (GiGPO's, REINFORCE++'s) credit that
 // turn, and the trajectory's return stays the same (docs/reference/wire-contract.md). Pure.
 import type { StepEvent, TrajectoryStep } from '../../schemas/index.js';
+import { trajectoryStepFields } from './trajectory-step.js';
 
 /** The step rewards a step names, for indices below its own; a value that is not such an object names none. */
 export function namedStepRewards(step: StepEvent): Map<number, number> {
@@ -25,21 +26,9 @@ export function namedStepRewards(step: StepEvent): Map<number, number> {
   return out;
 }
 
-/** A trajectory step as a plain object with another reward (a WireStep's fields are decoded for the copy). */
+/** A trajectory step as a plain object with another reward. */
 function withReward(s: TrajectoryStep, reward: number): TrajectoryStep {
-  return {
-    stepIndex: s.stepIndex,
-    observation: s.observation,
-    observationTokenIds: s.observationTokenIds,
-    action: s.action,
-    actionTokenIds: s.actionTokenIds,
-    actionLogProbs: s.actionLogProbs,
-    policyVersion: s.policyVersion,
-    reward,
-    actionValid: s.actionValid,
-    stateKey: s.stateKey,
-    eventTimeMs: s.eventTimeMs,
-  };
+  return { ...trajectoryStepFields(s), reward };
 }
 
 /**

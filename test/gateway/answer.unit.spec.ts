@@ -11,6 +11,7 @@ import type { RecordedCall } from '../../gateway/recorder.js';
 
 const recorded: RecordedCall = {
   callId: 'chatcmpl-1',
+  timing: { upstreamMs: 0, barrierMs: 0, watermarksMs: 0, barrierWaitMs: 0, publishMs: 0, recordMs: 0 },
   steps: [makeStep({ eventTimeMs: 1_700_000_000_999 })],
   answer: {
     model: 'm',

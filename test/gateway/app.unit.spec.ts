@@ -7,6 +7,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { StepEvent } from '../../schemas/index.js';
 import { createGatewayApp, type GatewayDeps } from '../../gateway/app.js';
+import { parseServerTiming } from '../../gateway/call-timing.js';
+import { configFromFlags } from '../../gateway/command.js';
 import { loadGatewayConfig, type GatewayConfigInput } from '../../gateway/config.js';
 import type { Upstream, UpstreamAnswer, UpstreamRequest } from '../../gateway/upstream.js';
 import { tokenIdsMissing } from '../../gateway/vllm-response.js';
@@ -280,4 +282,24 @@ test('auth and rate limits as the rest of the API: 401/403 without the token, 42
   const limited = await post(url, '/v1/chat/completions', chatBody(), auth);
   assert.ok(limited.headers.get('retry-after'));
   assert.equal((await errorOf(limited)).type, 'rate_limit_error');
+});
+
+test("every answer says where its time went (Server-Timing): the read barrier's wait beyond the upstream, and the publish", async () => {
+  const sync = { catchUp: () => new Promise<{ watermarksMs: number }>((resolve) => setTimeout(() => resolve({ watermarksMs: 7 }), 40)) };
+  const { url } = await serve({}, { sync, steps: { publishAll: () => new Promise<void>((resolve) => setTimeout(resolve, 20)) } });
+  const response = await post(url, '/v1/chat/completions', chatBody());
+  assert.equal(response.status, 200);
+  const timing = parseServerTiming(response.headers.get('server-timing') ?? undefined)!;
+  assert.equal(timing.watermarksMs, 7);
+  assert.ok(timing.barrierMs >= 35 && timing.barrierWaitMs >= 30 && timing.barrierWaitMs <= timing.barrierMs, JSON.stringify(timing));
+  assert.ok(timing.publishMs >= 15 && timing.recordMs >= timing.barrierMs + timing.publishMs - 1, JSON.stringify(timing));
+  const alone = await serve();
+  const free = parseServerTiming((await post(alone.url, '/v1/chat/completions', chatBody())).headers.get('server-timing') ?? undefined)!;
+  assert.ok(free.watermarksMs === 0 && free.barrierWaitMs < 5, `without a read barrier nothing is waited for: ${JSON.stringify(free)}`);
+});
+
+test('--single-instance is off unless asked for', () => {
+  assert.equal(loadGatewayConfig({}, {}).singleInstance, false);
+  const parsed = configFromFlags(['--single-instance']);
+  assert.ok(parsed !== 'help' && parsed.config.singleInstance);
 });

@@ -46,7 +46,12 @@ const answer = (c: SampledChoice): UpstreamAnswer => ({
   info: {},
 });
 
-const recorded = (c: SampledChoice): RecordedCall => ({ callId: 'msg_abc', answer: answer(c), steps: [makeStep({})] });
+const recorded = (c: SampledChoice): RecordedCall => ({
+  callId: 'msg_abc',
+  answer: answer(c),
+  steps: [makeStep({})],
+  timing: { upstreamMs: 0, barrierMs: 0, watermarksMs: 0, barrierWaitMs: 0, publishMs: 0, recordMs: 0 },
+});
 const request = (extra: Record<string, unknown> = {}) => parseMessagesRequest({ model: 'm', max_tokens: 16, messages: [{ role: 'user', content: 'hi' }], ...extra });
 const body = (c: SampledChoice, extra: Record<string, unknown> = {}) => (answerOf(request(extra), recorded(c)) as { body: ReturnType<typeof JSON.parse> }).body;
 

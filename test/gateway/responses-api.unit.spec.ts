@@ -45,7 +45,12 @@ const answer = (c: SampledChoice): UpstreamAnswer => ({
   info: {},
 });
 
-const recorded = (c: SampledChoice): RecordedCall => ({ callId: 'resp_abc', answer: answer(c), steps: [makeStep({ eventTimeMs: 1_700_000_000_500 })] });
+const recorded = (c: SampledChoice): RecordedCall => ({
+  callId: 'resp_abc',
+  answer: answer(c),
+  steps: [makeStep({ eventTimeMs: 1_700_000_000_500 })],
+  timing: { upstreamMs: 0, barrierMs: 0, watermarksMs: 0, barrierWaitMs: 0, publishMs: 0, recordMs: 0 },
+});
 
 test('instructions, input items, function calls and their outputs become the chat messages, in order', () => {
   const request = parseResponsesRequest({

@@ -6,30 +6,10 @@ import type { StepEvent } from '../../../schemas/index.js';
 import { trajectoryFromSteps } from '../../../processors/assembly/open-episode.js';
 import { orphanIndices } from '../../../processors/assembly/orphan-steps.js';
 import { buildSample } from '../../../processors/samples/build-sample.js';
+import { chatStep } from './steps.js';
 
-const turn = (stepIndex: number, obs: number[], act: number[], info: Record<string, string> = {}, end = false): StepEvent => ({
-  eventId: `e${stepIndex}`,
-  runId: 'r',
-  envName: 'Chat',
-  envVersion: 'v',
-  groupId: 'g',
-  episodeId: 'ep',
-  stepIndex,
-  observation: `o${stepIndex}`,
-  observationTokenIds: obs,
-  action: `a${stepIndex}`,
-  actionTokenIds: act,
-  actionLogProbs: act.map(() => -1),
-  policyVersion: 0,
-  reward: end ? 1 : 0,
-  terminated: end,
-  truncated: false,
-  actionValid: true,
-  stateKey: null,
-  metrics: end ? { success: 1 } : {},
-  info,
-  eventTimeMs: 1000 + stepIndex,
-});
+const turn = (stepIndex: number, obs: number[], act: number[], info: Record<string, string> = {}, end = false): StepEvent =>
+  chatStep(stepIndex, { obs, act, reward: end ? 1 : 0, info, end });
 
 test('an orphan keeps its place and text in the trajectory, and adds no token to the sample', () => {
   const steps = [turn(0, [1], [2]), turn(1, [3], [4, 4]), turn(2, [3], [5], { orphans: '[1]' }), turn(3, [], [], {}, true)];

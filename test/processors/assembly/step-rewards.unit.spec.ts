@@ -7,30 +7,10 @@ import { trajectoryFromSteps } from '../../../processors/assembly/open-episode.j
 import { namedStepRewards } from '../../../processors/assembly/step-rewards.js';
 import { buildRewardFn } from '../../../processors/rewards/build.js';
 import { computeAdvantages } from '../../../processors/advantages/registry.js';
+import { chatStep } from './steps.js';
 
-const step = (stepIndex: number, reward: number, info: Record<string, string> = {}, end = false): StepEvent => ({
-  eventId: `e${stepIndex}`,
-  runId: 'r',
-  envName: 'Chat',
-  envVersion: 'v',
-  groupId: 'g',
-  episodeId: 'ep',
-  stepIndex,
-  observation: `o${stepIndex}`,
-  observationTokenIds: [stepIndex],
-  action: end ? '' : `a${stepIndex}`,
-  actionTokenIds: end ? [] : [10 + stepIndex],
-  actionLogProbs: end ? [] : [-1],
-  policyVersion: 0,
-  reward,
-  terminated: end,
-  truncated: false,
-  actionValid: true,
-  stateKey: null,
-  metrics: end ? { success: 1 } : {},
-  info,
-  eventTimeMs: 1000 + stepIndex,
-});
+const step = (stepIndex: number, reward: number, info: Record<string, string> = {}, end = false): StepEvent =>
+  chatStep(stepIndex, { obs: [stepIndex], act: end ? [] : [10 + stepIndex], reward, info, end });
 
 test("the outcome step's named step rewards move onto their turns; the total stays", () => {
   // Episode reward 1, turn 0 rewarded 0.25 and turn 2 rewarded −0.5: the outcome step holds 1 + 0.25 − 0.5.

@@ -29,3 +29,33 @@ export function step({ episode, index, group = 'g1', end, reward = 0, eventId, s
     info: groupSize === undefined ? base.info : { ...base.info, groupSize: String(groupSize) },
   };
 }
+
+/** A gateway-like step of episode 'ep' with the given token ids, reward and info (the outcome step when `end`). */
+export function chatStep(
+  stepIndex: number,
+  { obs, act, reward, info = {}, end = false }: { obs: number[]; act: number[]; reward: number; info?: Record<string, string>; end?: boolean },
+): StepEvent {
+  return {
+    eventId: `e${stepIndex}`,
+    runId: 'r',
+    envName: 'Chat',
+    envVersion: 'v',
+    groupId: 'g',
+    episodeId: 'ep',
+    stepIndex,
+    observation: `o${stepIndex}`,
+    observationTokenIds: obs,
+    action: end && act.length === 0 ? '' : `a${stepIndex}`,
+    actionTokenIds: act,
+    actionLogProbs: act.map(() => -1),
+    policyVersion: 0,
+    reward,
+    terminated: end,
+    truncated: false,
+    actionValid: true,
+    stateKey: null,
+    metrics: end ? { success: 1 } : {},
+    info,
+    eventTimeMs: 1000 + stepIndex,
+  };
+}
