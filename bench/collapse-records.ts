@@ -2,7 +2,7 @@
 // event builders, with deterministic event times), the record and progress line of each iteration, and the run's
 // report with its fall and lead time.
 import type { CurvePoint } from '../learner/local/local-run.js';
-import { learnerStepEvent } from '../learner/loop/events.js';
+import { batchRewardMetrics, learnerStepEvent } from '../learner/loop/events.js';
 import { templateMetricsEntries } from '../learner/collapse/index.js';
 import type { UpdateMetrics } from '../learner/train/update-tally.js';
 import { rolloutStatsEvents } from '../processors/pipeline/rollout-stats-events.js';
@@ -47,10 +47,12 @@ export interface BatchInfo {
   readonly kept: number;
   readonly groups: number;
   readonly inGroupStd: number;
+  /** The learner step's batch metrics of these samples (batchRewardMetrics). */
+  readonly rewardMetrics: Record<string, number>;
   readonly raised: RaisedAlert[];
 }
 
-export const NO_BATCH: BatchInfo = Object.freeze({ kept: 0, groups: 0, inGroupStd: Number.NaN, raised: [] });
+export const NO_BATCH: BatchInfo = Object.freeze({ kept: 0, groups: 0, inGroupStd: Number.NaN, rewardMetrics: {}, raised: [] });
 
 /**
  * A batch's detector inputs, as the processors emit them: its trajectories, then its rollout_stats events at
@@ -68,11 +70,11 @@ export function batchInputs(runId: string, iteration: number, rawGroups: readonl
 }
 
 export function batchInfo(rawGroups: readonly RawGroup[], output: BatchOutput, raised: RaisedAlert[]): BatchInfo {
-  return { kept: output.keptGroupIds.length, groups: rawGroups.length, inGroupStd: output.stats.meanInGroupRewardStd, raised };
+  return { kept: output.keptGroupIds.length, groups: rawGroups.length, inGroupStd: output.stats.meanInGroupRewardStd, rewardMetrics: batchRewardMetrics(output.samples), raised };
 }
 
-/** An update's learner_step input, as the learner emits it, at iteration·1000 + 500. */
-export function learnerStepInput(runId: string, point: CurvePoint, update: UpdateMetrics, backend: string): DetectorInput {
+/** An update's learner_step input, as the learner emits it (with `batchMetrics` of its samples), at iteration·1000 + 500. */
+export function learnerStepInput(runId: string, point: CurvePoint, update: UpdateMetrics, backend: string, batchMetrics: Record<string, number> = {}): DetectorInput {
   const step = learnerStepEvent(
     runId,
     point.iteration,
@@ -81,7 +83,7 @@ export function learnerStepInput(runId: string, point: CurvePoint, update: Updat
     { stalenessMean: 0, stalenessMax: 0, droppedStale: 0, duplicates: 0, otherRuns: 0, skippedSamples: 0, replaySamples: 0 },
     backend,
     point.iteration * 1000 + 500,
-    point.template ? templateMetricsEntries(point.template) : {},
+    { ...(point.template ? templateMetricsEntries(point.template) : {}), ...batchMetrics },
   );
   return { type: 'learner_step', event: step };
 }
@@ -110,7 +112,7 @@ export function iterationRecord(point: CurvePoint, batch: BatchInfo, raised: rea
 }
 
 /** The progress line of an iteration, `seconds` into its run. */
-export function iterationLine(label: RunLabel, algorithm: string, r: IterationRecord, seconds: number): string {
+export function iterationLine(label: string, algorithm: string, r: IterationRecord, seconds: number): string {
   return (
     `  ${label} (${algorithm}) it ${String(r.iteration).padStart(3)}: ${r.envSteps} env steps, ${seconds.toFixed(0)} s, success ${r.trainSuccess.toFixed(3)}, ` +
     `in-group std ${r.meanInGroupRewardStd.toFixed(3)}, kept ${r.keptGroups}/${r.groups}, entropy ${r.entropy?.toFixed(3) ?? '-'}, grad ${r.gradNorm?.toFixed(2) ?? '-'}, ppo-kl ${r.ppoKl?.toFixed(3) ?? '-'}` +

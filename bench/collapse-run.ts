@@ -1,26 +1,13 @@
 // One run of `trajflow bench collapse`: the in-process loop with every batch's and update's real events fed
 // through the detectors' engine (its default configuration), recorded iteration by iteration.
-import { runLocal, type CurvePoint, type LocalRunConfig } from '../learner/local/local-run.js';
-import { buildDetectorsConfig } from '../detectors/config.js';
-import { CollapseEngine, type DetectorInput, type RaisedAlert } from '../detectors/engine.js';
+import type { LocalRunConfig } from '../learner/local/local-run.js';
 import { ALGORITHMS } from './learning-algorithms.js';
 import { COLLAPSE_DEFAULTS, type CollapseBenchConfig, type RunLabel } from './collapse-flags.js';
-import {
-  alertMarks,
-  batchInfo,
-  batchInputs,
-  iterationLine,
-  iterationRecord,
-  learnerStepInput,
-  NO_BATCH,
-  runReport,
-  type IterationRecord,
-  type RunAlert,
-  type RunReport,
-} from './collapse-records.js';
+import { iterationLine, runReport, type IterationRecord, type RunReport } from './collapse-records.js';
+import { runWithDetectors } from './detector-run.js';
 
-/** The loop's configuration for a run of `algorithm`; `onBatch` sees every batch before its update. */
-function collapseRunConfig(s: CollapseBenchConfig, algorithm: string, onBatch: LocalRunConfig['onBatch']): LocalRunConfig {
+/** The loop's configuration for a run of `algorithm`. */
+export function collapseRunConfig(s: CollapseBenchConfig, algorithm: string): LocalRunConfig {
   const chosen = ALGORITHMS[algorithm]!;
   return {
     env: s.env,
@@ -41,7 +28,6 @@ function collapseRunConfig(s: CollapseBenchConfig, algorithm: string, onBatch: L
     model: s.model,
     loss: s.loss,
     ...(s.templateEvery > 0 ? { templateCollapse: { every: s.templateEvery, pairs: COLLAPSE_DEFAULTS.templatePairs, turns: 'uniform' as const } } : {}),
-    onBatch,
   };
 }
 
@@ -50,30 +36,8 @@ export async function runCollapseRun(s: CollapseBenchConfig, label: RunLabel, ba
   const algorithm = s.algorithms[label];
   const started = Date.now();
   const runId = `bench-collapse-${label}-${algorithm}-${s.seed}`;
-  const engine = new CollapseEngine(buildDetectorsConfig());
-  const records: IterationRecord[] = [];
-  const alerts: RunAlert[] = [];
-  let batch = NO_BATCH;
-  const feed = (iteration: number, input: DetectorInput): RaisedAlert[] => {
-    const raised = engine.observe(input);
-    alerts.push(...alertMarks(iteration, raised));
-    return raised;
-  };
-  const onBatch: LocalRunConfig['onBatch'] = (iteration, rawGroups, output) => {
-    const raised = batchInputs(runId, iteration, rawGroups, output).flatMap((input) => feed(iteration, input));
-    batch = batchInfo(rawGroups, output, raised);
-  };
-  const onPoint = (point: CurvePoint) => {
-    if (point.iteration < 0 || records.some((r) => r.iteration === point.iteration)) return;
-    const raised = [...batch.raised];
-    if (point.update) raised.push(...feed(point.iteration, learnerStepInput(runId, point, point.update, backend)));
-    const record = iterationRecord(point, batch, raised);
-    records.push(record);
-    console.error(iterationLine(label, algorithm, record, (Date.now() - started) / 1000));
-  };
-  const curve = await runLocal(collapseRunConfig(s, algorithm, onBatch), onPoint);
-  // Trajectory windows still open at the end of the run (scored by flush), attributed to the last iteration.
-  alerts.push(...alertMarks(s.iterations - 1, engine.flush(), ' (at the end of the run)'));
+  const log = (record: IterationRecord) => console.error(iterationLine(label, algorithm, record, (Date.now() - started) / 1000));
+  const { records, alerts, curve } = await runWithDetectors(collapseRunConfig(s, algorithm), runId, backend, { onRecord: log });
   const heldOutGreedy = curve.at(-1)?.eval?.greedySuccess ?? null;
   return runReport({ label, algorithm, heldOutGreedy, seconds: (Date.now() - started) / 1000 }, records, alerts);
 }

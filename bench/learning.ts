@@ -20,7 +20,7 @@ import { comparisonLines, targetSummary } from './learning-report.js';
 function logConfig(s: LearningBenchConfig, backend: string): void {
   console.error(`bench learning: ${s.env} ${JSON.stringify(s.envOptions)}, ${s.algorithms.join(' / ')}, seeds ${s.seeds.join(',')}, ${s.envSteps} env steps each, ${backend}`);
   console.error(
-    `  ${s.groups} groups × ${s.groupSize}, optimizer ${JSON.stringify(s.optimizer)}, model ${JSON.stringify(s.model)}, loss ${JSON.stringify(s.loss)}, estimator options ${JSON.stringify(s.estimatorOptions)}`,
+    `  ${s.groups} groups × ${s.groupSize}, optimizer ${JSON.stringify(s.optimizer)}, model ${JSON.stringify(s.model)}, loss ${JSON.stringify(s.loss)}, estimator options ${JSON.stringify({ ...s.preset.estimatorOptions, ...s.estimatorOptions })} for ${s.preset.estimator}, ${JSON.stringify(s.estimatorOptions)} for the others`,
   );
 }
 

@@ -10,6 +10,7 @@ import { invalidActionRiseConfig, type InvalidActionRiseConfig } from './invalid
 import { mutualInformationConfig, type MutualInformationConfig } from './mutual-information.js';
 import { nonFiniteConfig, type NonFiniteConfig } from './non-finite.js';
 import { policyShiftConfig, type PolicyShiftConfig } from './policy-shift.js';
+import { progressConfig, type ProgressConfig } from './progress.js';
 import { responseLengthConfig, type ResponseLengthConfig } from './response-length-collapse.js';
 import { rewardVarianceCliffConfig, type RewardVarianceCliffConfig } from './reward-variance-cliff.js';
 import { templateCollapseConfig, type TemplateCollapseConfig } from './template-collapse.js';
@@ -28,6 +29,8 @@ export interface DetectorsConfig {
   readonly actionRepetition: ActionRepetitionConfig;
   /** One update's PPO-KL too large (policy-shift.ts). */
   readonly policyShift: PolicyShiftConfig;
+  /** When a run counts as improving: the detectors of convergence-like signs hold their fire then (progress.ts). */
+  readonly progress: ProgressConfig;
   /**
    * Alerts from rollout batches and trajectory windows are attributed to the run's last learner step at
    * or before their event time. They wait (ms) for a learner step after that time, so the attribution
@@ -54,6 +57,7 @@ const SECTIONS = [
   'mutualInformation',
   'actionRepetition',
   'policyShift',
+  'progress',
   'attributionHoldMs',
 ] as const satisfies readonly (keyof DetectorsConfig)[];
 
@@ -82,6 +86,7 @@ export function buildDetectorsConfig(input: DetectorsConfigInput = {}): Detector
     mutualInformation: mutualInformationConfig(input.mutualInformation),
     actionRepetition: actionRepetitionConfig(input.actionRepetition),
     policyShift: policyShiftConfig(input.policyShift),
+    progress: progressConfig(input.progress),
     attributionHoldMs,
   });
 }

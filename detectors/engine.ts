@@ -18,6 +18,7 @@ import { readsTrajectories, type DetectorsConfig } from './config.js';
 import { EntropyDetector } from './entropy-collapse.js';
 import { GradNormSpikeDetector } from './grad-norm-spike.js';
 import { PolicyShiftDetector } from './policy-shift.js';
+import { ProgressTrend } from './progress.js';
 import { InvalidActionRiseDetector } from './invalid-action-rise.js';
 import { MutualInformationDetector, mutualInformationPoint } from './mutual-information.js';
 import { NonFiniteDetector } from './non-finite.js';
@@ -25,6 +26,11 @@ import { ResponseLengthDetector } from './response-length-collapse.js';
 import { RewardVarianceCliffDetector } from './reward-variance-cliff.js';
 import { TemplateCollapseDetector } from './template-collapse.js';
 import type { DetectorAlert } from './types.js';
+
+/** The learner_step metric with the mean episode reward of the samples an update trained on (learner/loop/events.ts). */
+export const BATCH_REWARD_MEAN = 'batch.rewardMean';
+/** The learner_step metric with the entropy floor the loss holds the policy at. */
+export const ENTROPY_FLOOR = 'loss.entropyTarget';
 
 export type DetectorInput =
   | { readonly type: 'learner_step'; readonly event: LearnerStepEvent }
@@ -113,8 +119,13 @@ class RunDetectors {
   readonly mutualInformation: MutualInformationDetector;
   readonly repetition: ActionRepetitionDetector;
   readonly policyShift: PolicyShiftDetector;
+  /** The run's progress as the learner steps report it (their batch.rewardMean), and as the rollout batches do. */
+  readonly learnerProgress: ProgressTrend;
+  readonly rolloutProgress: ProgressTrend;
 
   constructor(config: DetectorsConfig, trajectorySources: readonly string[]) {
+    this.learnerProgress = new ProgressTrend(config.progress);
+    this.rolloutProgress = new ProgressTrend(config.progress);
     this.rewardCliff = new RewardVarianceCliffDetector(config.rewardVarianceCliff);
     this.entropy = new EntropyDetector(config.entropy);
     this.gradNorm = new GradNormSpikeDetector(config.gradNormSpike);
@@ -212,15 +223,17 @@ export class CollapseEngine {
         }),
       );
     }
-    if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy }));
-    if (c.gradNormSpike.enabled) alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip }));
+    const improving = run.learnerProgress.push(e.metrics[BATCH_REWARD_MEAN]);
     const ppoKl = e.metrics.ppoKl;
+    const floor = e.metrics[ENTROPY_FLOOR];
+    if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy, improving, ...(floor === undefined ? {} : { floor }) }));
+    if (c.gradNormSpike.enabled) alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip, ...(ppoKl === undefined ? {} : { ppoKl }) }));
     if (c.policyShift.enabled && ppoKl !== undefined) alerts.push(...run.policyShift.observe({ at, ppoKl }));
     const information = c.mutualInformation.enabled ? mutualInformationPoint(at, e.metrics) : null;
-    if (information) alerts.push(...run.mutualInformation.observe(information));
+    if (information) alerts.push(...run.mutualInformation.observe({ ...information, improving }));
     const lossTokens = e.metrics.lossTokens;
     if (c.responseLength.enabled && lossTokens !== undefined && e.samples > 0) {
-      alerts.push(...run.responseLength.observe({ at, tokensPerSample: lossTokens / e.samples }));
+      alerts.push(...run.responseLength.observe({ at, tokensPerSample: lossTokens / e.samples, improving }));
     }
     const attribution = { learnerStep: e.step, policyVersion: e.policyVersion };
     return alerts.map((alert) => ({ runId: e.runId, alert, anchor: `step:${e.step}`, eventTimeMs: e.eventTimeMs, attribution }));
@@ -233,7 +246,10 @@ export class CollapseEngine {
     this.stats.rolloutBatches++;
     const c = this.config;
     const alerts: DetectorAlert[] = [];
-    if (c.rewardVarianceCliff.enabled) alerts.push(...run.rewardCliff.observe({ at, inGroupStd: e.meanInGroupRewardStd, rewardMean: e.rewardMean, successRate: e.successRate }));
+    const improving = run.rolloutProgress.push(e.rewardMean);
+    if (c.rewardVarianceCliff.enabled) {
+      alerts.push(...run.rewardCliff.observe({ at, inGroupStd: e.meanInGroupRewardStd, rewardMean: e.rewardMean, successRate: e.successRate, improving }));
+    }
     if (c.invalidActions.enabled) alerts.push(...run.invalidActions.observe({ at, invalidActionRate: e.invalidActionRate }));
     return alerts.map((alert) => ({
       runId: e.runId,

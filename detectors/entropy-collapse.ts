@@ -1,31 +1,41 @@
-// Entropy collapse and erratic entropy: the Echo Trap's second symptom, "a sharp drop, or erratic rises or
-// changes" of the mean token entropy (docs/algorithms.md §4.3, §8).
+// Entropy collapse, erratic entropy and an entropy surge: the Echo Trap's second symptom, "a sharp drop, or
+// erratic rises or changes" of the mean token entropy (docs/algorithms.md §4.3, §8), and its opposite, a policy
+// losing what it learned (an entropy bonus gone wrong, an update that scrambled the weights).
 //
 // Input: one point per learner update, LearnerStepEvent.entropy (mean per-token entropy over masked tokens).
 // The early level is the mean of the run's first `earlyUpdates` finite entropies (fixed for the run).
 //
 // 'entropy_collapse' (our rule): recent = mean of the last `recent` updates;
-//   breach when recent < dropFraction · early, clear when recent ≥ clearFraction · early.
+//   breach when recent < dropFraction · early (and, with an entropy floor in the loss, < floorFraction · floor),
+//   clear when recent ≥ clearFraction · early (floorClearFraction · floor).
 // 'entropy_erratic' (our rule): swing = median of |Δentropy| over the last `swingWindow` successive
 //   differences, divided by the early level — a detrended, robust coefficient of variation. A plain
 //   rolling CV also fires on one clean step down (the window then straddles two levels); the median of
 //   the differences ignores a single step and grows only when the entropy keeps jumping. Normalising by
 //   the early level (not the current one) keeps small absolute noise after a collapse from looking erratic.
 //   breach when swing > maxSwing, clear when swing ≤ swingClear.
-// Neither rule applies before the early level is known or when it is below minEarly. One alert per
-// episode and rule.
+// 'entropy_surge' (our rule): recent against the median of the `surgeBaselineWindow` updates before it;
+//   breach when recent > baseline + max(surgeFraction · baseline, minSurge), clear at half that rise.
+// No rule applies before the early level is known or when it is below minEarly; collapse and erratic hold
+// their fire while the run improves (progress.ts). One alert per episode and rule.
 import { Checks, withDefaults } from './config-checks.js';
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
-import { Window, mean, median } from './rolling.js';
+import { LaggedBaseline, Window, mean, median } from './rolling.js';
+import { heldWhileImproving } from './progress.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const ENTROPY_COLLAPSE = 'entropy_collapse';
 export const ENTROPY_ERRATIC = 'entropy_erratic';
+export const ENTROPY_SURGE = 'entropy_surge';
 
 export interface EntropyPoint {
   /** Learner step. */
   readonly at: number;
   readonly entropy: number;
+  /** The entropy floor the loss holds the policy at (metrics['loss.entropyTarget']), when it has one. */
+  readonly floor?: number;
+  /** The run is improving (progress.ts): a breach then is convergence and holds its fire. */
+  readonly improving?: boolean;
 }
 
 export interface EntropyConfig extends LatchConfig {
@@ -38,6 +48,12 @@ export interface EntropyConfig extends LatchConfig {
   readonly dropFraction: number;
   /** The collapse episode clears at this fraction of the early level. */
   readonly clearFraction: number;
+  /**
+   * With an entropy floor in the loss, a collapse must also fall below this fraction of the floor (and clears at
+   * floorClearFraction of it): entropy held at its floor by design is not collapsing.
+   */
+  readonly floorFraction: number;
+  readonly floorClearFraction: number;
   /** Early levels below this (nats) are too small to compare against: no alerts. */
   readonly minEarly: number;
   /** Successive differences whose median measures the swings. */
@@ -46,6 +62,12 @@ export interface EntropyConfig extends LatchConfig {
   readonly maxSwing: number;
   /** The erratic episode clears when the swing is back at or below this. */
   readonly swingClear: number;
+  /** entropy_surge compares the recent level with the median of this many updates before it. */
+  readonly surgeBaselineWindow: number;
+  /** entropy_surge fires when the recent level exceeds that baseline by this fraction of it … */
+  readonly surgeFraction: number;
+  /** … and by at least this many nats. */
+  readonly minSurge: number;
 }
 
 export const entropyDefaults: EntropyConfig = Object.freeze({
@@ -54,10 +76,15 @@ export const entropyDefaults: EntropyConfig = Object.freeze({
   recent: 3,
   dropFraction: 0.5,
   clearFraction: 0.7,
+  floorFraction: 0.7,
+  floorClearFraction: 0.9,
   minEarly: 1e-3,
   swingWindow: 10,
   maxSwing: 0.2,
   swingClear: 0.1,
+  surgeBaselineWindow: 20,
+  surgeFraction: 0.3,
+  minSurge: 0.15,
   confirm: 1,
   rearmAfter: 3,
   cooldown: 20,
@@ -72,11 +99,17 @@ export function entropyConfig(overrides?: Partial<EntropyConfig>, section = 'det
   checks.fraction('dropFraction', c.dropFraction, 'share of the early entropy below which entropy_collapse fires');
   checks.fraction('clearFraction', c.clearFraction, 'share of the early entropy at which the collapse episode clears');
   checks.ordered('dropFraction', c.dropFraction, 'clearFraction', c.clearFraction, 'the episode must clear above the level that fires it (hysteresis)');
+  checks.fraction('floorFraction', c.floorFraction, "share of the loss's entropy floor below which entropy_collapse fires");
+  checks.fraction('floorClearFraction', c.floorClearFraction, "share of the loss's entropy floor at which the collapse episode clears");
+  checks.ordered('floorFraction', c.floorFraction, 'floorClearFraction', c.floorClearFraction, 'the episode must clear above the level that fires it (hysteresis)');
   checks.number('minEarly', c.minEarly, 0, 'least early entropy (nats) the rules compare against');
   checks.int('swingWindow', c.swingWindow, 2, 'number of successive entropy differences whose median measures the swings');
   checks.number('maxSwing', c.maxSwing, 0, 'median |Δentropy| / early entropy above which entropy_erratic fires', { exclusive: true });
   checks.number('swingClear', c.swingClear, 0, 'swing at or below which the erratic episode clears');
   checks.ordered('swingClear', c.swingClear, 'maxSwing', c.maxSwing, 'the erratic episode must clear below the swing that fires it (hysteresis)');
+  checks.int('surgeBaselineWindow', c.surgeBaselineWindow, 2, 'number of updates before the recent ones whose median entropy_surge compares with');
+  checks.number('surgeFraction', c.surgeFraction, 0, 'rise over the baseline, as a fraction of it, above which entropy_surge fires', { exclusive: true });
+  checks.number('minSurge', c.minSurge, 0, 'least rise over the baseline (nats) for entropy_surge');
   checkLatch(checks, c);
   return Object.freeze(c);
 }
@@ -85,15 +118,19 @@ export class EntropyDetector implements Detector<EntropyPoint> {
   private readonly early: number[] = [];
   private readonly values: Window;
   private readonly diffs: Window;
+  private readonly levels: LaggedBaseline;
   private previous: number | null = null;
   private readonly collapse: AlertLatch;
   private readonly erratic: AlertLatch;
+  private readonly surge: AlertLatch;
 
   constructor(readonly config: EntropyConfig = entropyDefaults) {
     this.values = new Window(config.recent);
     this.diffs = new Window(config.swingWindow);
+    this.levels = new LaggedBaseline(config.surgeBaselineWindow, config.recent, config.surgeBaselineWindow);
     this.collapse = new AlertLatch(config);
     this.erratic = new AlertLatch(config);
+    this.surge = new AlertLatch(config);
   }
 
   /** The early level once known. */
@@ -104,49 +141,74 @@ export class EntropyDetector implements Detector<EntropyPoint> {
   observe(point: EntropyPoint): DetectorAlert[] {
     const x = point.entropy;
     if (!Number.isFinite(x)) return [];
-    const c = this.config;
-    if (this.early.length < c.earlyUpdates) this.early.push(x);
+    if (this.early.length < this.config.earlyUpdates) this.early.push(x);
     this.values.push(x);
     if (this.previous !== null) this.diffs.push(Math.abs(x - this.previous));
     this.previous = x;
-
+    const levels = this.levels.push(x);
     const early = this.earlyLevel;
-    if (early === null || early < c.minEarly) return [];
-    const alerts: DetectorAlert[] = [];
+    if (early === null || early < this.config.minEarly) return [];
+    return [this.collapseRule(point, early), this.erraticRule(point, early), this.surgeRule(point, levels)].filter((a): a is DetectorAlert => a !== null);
+  }
 
-    if (this.values.full) {
-      const recent = mean(this.values.values());
-      const threshold = c.dropFraction * early;
-      const state = recent < threshold ? 'breach' : recent >= c.clearFraction * early ? 'clear' : 'neutral';
-      if (this.collapse.update(point.at, state)) {
-        alerts.push({
-          kind: ENTROPY_COLLAPSE,
-          severity: 'warning',
-          at: point.at,
-          value: recent,
-          threshold,
-          message: `policy entropy fell to ${fmt(recent)} nats (mean of the last ${c.recent} updates), below ${c.dropFraction} × its early level ${fmt(early)} (first ${c.earlyUpdates} updates): the policy is turning deterministic`,
-          evidence: { recent, early, ratio: recent / early, lastEntropy: x },
-        });
-      }
-    }
+  /** entropy_collapse: the recent level below a share of the early level (and of the loss's floor). */
+  private collapseRule(point: EntropyPoint, early: number): DetectorAlert | null {
+    const c = this.config;
+    if (!this.values.full) return null;
+    const recent = mean(this.values.values());
+    const floor = point.floor ?? Number.POSITIVE_INFINITY;
+    const threshold = Math.min(c.dropFraction * early, c.floorFraction * floor);
+    const clearLevel = Math.min(c.clearFraction * early, c.floorClearFraction * floor);
+    const state = heldWhileImproving(recent < threshold ? 'breach' : recent >= clearLevel ? 'clear' : 'neutral', point.improving);
+    if (!this.collapse.update(point.at, state)) return null;
+    return {
+      kind: ENTROPY_COLLAPSE,
+      severity: 'warning',
+      at: point.at,
+      value: recent,
+      threshold,
+      message:
+        `policy entropy fell to ${fmt(recent)} nats (mean of the last ${c.recent} updates), below ${fmt(threshold)}: ${c.dropFraction} × its early level ${fmt(early)} (first ${c.earlyUpdates} updates)` +
+        `${point.floor === undefined ? '' : ` and ${c.floorFraction} × the loss's entropy floor ${fmt(point.floor)}`}; the policy is turning deterministic`,
+      evidence: { recent, early, ratio: recent / early, lastEntropy: point.entropy, ...(point.floor === undefined ? {} : { floor: point.floor }) },
+    };
+  }
 
-    if (this.diffs.full) {
-      const medianStep = median(this.diffs.values());
-      const swing = medianStep / early;
-      const state = swing > c.maxSwing ? 'breach' : swing <= c.swingClear ? 'clear' : 'neutral';
-      if (this.erratic.update(point.at, state)) {
-        alerts.push({
-          kind: ENTROPY_ERRATIC,
-          severity: 'warning',
-          at: point.at,
-          value: swing,
-          threshold: c.maxSwing,
-          message: `policy entropy swings erratically: the median change between updates over the last ${c.swingWindow} is ${fmt(medianStep)} nats, ${fmt(swing)} × the early level ${fmt(early)} (limit ${c.maxSwing})`,
-          evidence: { swing, medianAbsChange: medianStep, early, lastEntropy: x },
-        });
-      }
-    }
-    return alerts;
+  /** entropy_erratic: the median change between updates, relative to the early level, too large. */
+  private erraticRule(point: EntropyPoint, early: number): DetectorAlert | null {
+    const c = this.config;
+    if (!this.diffs.full) return null;
+    const medianStep = median(this.diffs.values());
+    const swing = medianStep / early;
+    const state = heldWhileImproving(swing > c.maxSwing ? 'breach' : swing <= c.swingClear ? 'clear' : 'neutral', point.improving);
+    if (!this.erratic.update(point.at, state)) return null;
+    return {
+      kind: ENTROPY_ERRATIC,
+      severity: 'warning',
+      at: point.at,
+      value: swing,
+      threshold: c.maxSwing,
+      message: `policy entropy swings erratically: the median change between updates over the last ${c.swingWindow} is ${fmt(medianStep)} nats, ${fmt(swing)} × the early level ${fmt(early)} (limit ${c.maxSwing})`,
+      evidence: { swing, medianAbsChange: medianStep, early, lastEntropy: point.entropy },
+    };
+  }
+
+  /** entropy_surge: the recent level well above its lagging baseline — the policy losing what it had learned. */
+  private surgeRule(point: EntropyPoint, levels: { recent: number; baseline: number } | null): DetectorAlert | null {
+    const c = this.config;
+    if (levels === null) return null;
+    const { recent, baseline } = levels;
+    const threshold = baseline + Math.max(c.surgeFraction * baseline, c.minSurge);
+    const state = recent > threshold ? 'breach' : recent <= baseline + 0.5 * (threshold - baseline) ? 'clear' : 'neutral';
+    if (!this.surge.update(point.at, state)) return null;
+    return {
+      kind: ENTROPY_SURGE,
+      severity: 'warning',
+      at: point.at,
+      value: recent,
+      threshold,
+      message: `policy entropy rose to ${fmt(recent)} nats (mean of the last ${c.recent} updates) from its level ${fmt(baseline)} (median of the ${c.surgeBaselineWindow} before), above ${fmt(threshold)}: the policy is losing what it learned`,
+      evidence: { recent, baseline, ratio: baseline > 0 ? recent / baseline : 0, lastEntropy: point.entropy },
+    };
   }
 }

@@ -7,7 +7,13 @@
 //                                           minRelativeScale · median in linear space, so near-constant
 //                                           norms do not make every wobble an outlier
 //   z     = (y − median(y)) / scale
-//   breach when z > k, clear when z ≤ clearZ; none before `warmup` previous norms exist.
+//   breach when z > k, or the norm is above maxRatio × the median of the window (a real run's norms spread so
+//   widely — a log-MAD near 0.6 on FrozenLake — that a 100× jump can stay below k), and in both cases the norm
+//   is at least minEarlyRatio × the median of the run's first `warmup` norms
+//   (the loss scale the run started with: a converged policy's near-zero gradients make any small one an
+//   outlier), clear when z ≤ clearZ; none before `warmup` previous norms exist.
+// Severity: critical when the same update also moved the policy by more than criticalPpoKl nats (the spike
+// was applied, act now), warning otherwise.
 // Why the log by default: gradient-norm noise is multiplicative and right-skewed. On healthy log-normal
 // series (σ = 0.15 in log space) the linear z passed 6 about once per 1,000 updates (the MAD of 50 values
 // underestimates a skewed tail); the log z passed 6 twice in 90,000 scored updates and 7 never (k = 7, the
@@ -25,6 +31,8 @@ export interface GradNormPoint {
   /** Learner step. */
   readonly at: number;
   readonly gradNorm: number;
+  /** The update's PPO-KL (metrics.ppoKl), when known: a spike the update applied is critical. */
+  readonly ppoKl?: number;
 }
 
 export interface GradNormSpikeConfig extends LatchConfig {
@@ -41,6 +49,12 @@ export interface GradNormSpikeConfig extends LatchConfig {
   readonly minRelativeScale: number;
   /** Score ln(norm) (default) rather than the norm. */
   readonly logScale: boolean;
+  /** A norm above this × the window's median is a spike whatever its z. */
+  readonly maxRatio: number;
+  /** A spike must also be at least this × the median of the run's first `warmup` norms. */
+  readonly minEarlyRatio: number;
+  /** A spike whose update moved the policy by more than this PPO-KL (nats) is critical. */
+  readonly criticalPpoKl: number;
 }
 
 export const gradNormSpikeDefaults: GradNormSpikeConfig = Object.freeze({
@@ -51,6 +65,9 @@ export const gradNormSpikeDefaults: GradNormSpikeConfig = Object.freeze({
   clearZ: 3,
   minRelativeScale: 0.05,
   logScale: true,
+  maxRatio: 50,
+  minEarlyRatio: 1,
+  criticalPpoKl: 1,
   confirm: 1,
   rearmAfter: 3,
   cooldown: 10,
@@ -68,12 +85,16 @@ export function gradNormSpikeConfig(overrides?: Partial<GradNormSpikeConfig>, se
   checks.ordered('clearZ', c.clearZ, 'k', c.k, 'the episode must clear below the z that fires it (hysteresis)');
   checks.number('minRelativeScale', c.minRelativeScale, 0, 'floor of the robust scale as a fraction of the median norm');
   checks.boolean('logScale', c.logScale, 'choice to score ln(norm) (true) or the norm itself (false)');
+  checks.number('maxRatio', c.maxRatio, 1, "multiple of the window's median norm above which a norm is a spike whatever its z", { exclusive: true });
+  checks.number('minEarlyRatio', c.minEarlyRatio, 0, "least spike as a multiple of the median of the run's first warm-up norms");
+  checks.number('criticalPpoKl', c.criticalPpoKl, 0, 'PPO-KL (nats) of the same update above which a spike is critical', { exclusive: true });
   checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class GradNormSpikeDetector implements Detector<GradNormPoint> {
   private readonly history: Window;
+  private readonly early: number[] = [];
   private readonly latch: AlertLatch;
 
   constructor(readonly config: GradNormSpikeConfig = gradNormSpikeDefaults) {
@@ -88,6 +109,7 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
     const y = c.logScale ? Math.log(x) : x;
     const previous = this.history.values();
     this.history.push(y);
+    if (this.early.length < c.warmup) this.early.push(x);
     if (previous.length < c.warmup) return [];
 
     const center = median(previous);
@@ -95,14 +117,16 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
     const floor = c.logScale ? c.minRelativeScale : c.minRelativeScale * Math.abs(center);
     const scale = Math.max(MAD_TO_SIGMA * deviation, floor, 1e-12);
     const z = (y - center) / scale;
-    const state = z > c.k ? 'breach' : z <= c.clearZ ? 'clear' : 'neutral';
+    const earlyMedian = median(this.early);
+    const ratio = x / Math.max(c.logScale ? Math.exp(center) : center, 1e-12);
+    const state = (z > c.k || ratio > c.maxRatio) && x >= c.minEarlyRatio * earlyMedian ? 'breach' : z <= c.clearZ && ratio <= c.maxRatio ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
     const norm = (v: number) => (c.logScale ? Math.exp(v) : v);
     const medianNorm = norm(center);
     return [
       {
         kind: GRAD_NORM_SPIKE,
-        severity: 'critical',
+        severity: (point.ppoKl ?? 0) > c.criticalPpoKl ? 'critical' : 'warning',
         at: point.at,
         value: x,
         threshold: norm(center + c.k * scale),
@@ -116,6 +140,8 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
           scale,
           ratioToMedian: medianNorm > 0 ? x / medianNorm : 0,
           windowUpdates: previous.length,
+          earlyMedian,
+          ...(point.ppoKl === undefined ? {} : { ppoKl: point.ppoKl }),
           logScale: c.logScale ? 1 : 0,
         },
       },

@@ -18,6 +18,7 @@
 import { Checks, withDefaults } from './config-checks.js';
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { Window, mean } from './rolling.js';
+import { heldWhileImproving } from './progress.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const TEMPLATE_COLLAPSE_MI = 'template_collapse_mi';
@@ -31,6 +32,8 @@ export interface MutualInformationPoint {
   readonly upperBound: number;
   readonly retrievalAccuracy: number;
   readonly chance: number;
+  /** The run is improving (progress.ts): a breach then is convergence and holds its fire. */
+  readonly improving?: boolean;
 }
 
 export interface MutualInformationConfig extends LatchConfig {
@@ -105,7 +108,7 @@ export class MutualInformationDetector implements Detector<MutualInformationPoin
     const reference = Math.max(early >= c.minEarly ? early : 0, peak >= c.minPeak ? peak : 0);
     if (reference === 0) return [];
     const threshold = c.dropFraction * reference;
-    const state = recent < threshold ? 'breach' : recent >= c.clearFraction * reference ? 'clear' : 'neutral';
+    const state = heldWhileImproving(recent < threshold ? 'breach' : recent >= c.clearFraction * reference ? 'clear' : 'neutral', point.improving);
     if (!this.latch.update(point.at, state)) return [];
     return [
       {

@@ -13,6 +13,7 @@
 import { Checks, withDefaults } from './config-checks.js';
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { LaggedBaseline } from './rolling.js';
+import { heldWhileImproving } from './progress.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const RESPONSE_LENGTH_COLLAPSE = 'response_length_collapse';
@@ -22,6 +23,8 @@ export interface ResponseLengthPoint {
   readonly at: number;
   /** Mean policy-generated tokens per sample. */
   readonly tokensPerSample: number;
+  /** The run is improving (progress.ts): a breach then is convergence and holds its fire. */
+  readonly improving?: boolean;
 }
 
 export interface ResponseLengthConfig extends LatchConfig {
@@ -78,7 +81,7 @@ export class ResponseLengthDetector implements Detector<ResponseLengthPoint> {
     const c = this.config;
     const { recent, baseline, baselinePoints } = levels;
     const threshold = c.fraction * baseline;
-    const state = baseline > 0 && recent < threshold ? 'breach' : recent >= c.clearFraction * baseline ? 'clear' : 'neutral';
+    const state = heldWhileImproving(baseline > 0 && recent < threshold ? 'breach' : recent >= c.clearFraction * baseline ? 'clear' : 'neutral', point.improving);
     if (!this.latch.update(point.at, state)) return [];
     return [
       {

@@ -23,6 +23,7 @@ import { ConfigError } from '../core/errors.js';
 import { Checks, withDefaults } from './config-checks.js';
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { LaggedBaseline } from './rolling.js';
+import { heldWhileImproving } from './progress.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const REWARD_VARIANCE_CLIFF = 'reward_variance_cliff';
@@ -34,6 +35,8 @@ export interface RewardVarianceCliffPoint {
   readonly rewardMean: number;
   /** Successful trajectories / trajectories (RolloutStatsEvent.successRate), when known. */
   readonly successRate?: number;
+  /** The run is improving (progress.ts): a breach then is convergence and holds its fire. */
+  readonly improving?: boolean;
 }
 
 export interface RewardVarianceCliffConfig extends LatchConfig {
@@ -121,7 +124,7 @@ export class RewardVarianceCliffDetector implements Detector<RewardVarianceCliff
     const solved = this.lastSuccessRate >= c.solvedSuccessRate;
 
     const breach = baselineStd >= c.minBaselineStd && recentStd < threshold && meanHolds && !solved;
-    const state = breach ? 'breach' : recentStd >= c.clearFraction * baselineStd ? 'clear' : 'neutral';
+    const state = heldWhileImproving(breach ? 'breach' : recentStd >= c.clearFraction * baselineStd ? 'clear' : 'neutral', point.improving);
     if (!this.latch.update(point.at, state)) return [];
     return [
       {

@@ -255,6 +255,32 @@ function genericPage(kind, files) {
   return out;
 }
 
+/** `bench alerts`: each recorded run's verdict, then every detector's precision, recall and lead time. */
+function alertsPage(files) {
+  const out = [MARKER, '', '# `bench alerts`: recorded runs', '', 'Every `trajflow bench alerts --json` result kept in this folder; what it means: [alerts.md](alerts.md).', ''];
+  const fixed = (x, d = 2) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '–');
+  for (const [file, json] of files) {
+    const { score, runs = [], scenarios = [] } = json;
+    out.push(`## ${file}`, '', `- measured: ${measured(json)}; commit: ${commitOf(json)}`, `- machine: ${machineOf(json)}`);
+    if (typeof json.command === 'string') out.push(`- command: ${code(json.command)}`);
+    out.push('', '| run | staged | label | lead | critical | warning | alerts (kind@update, ! critical) |', '|---|---|---|---|---|---|---|');
+    score.runs.forEach((v, i) => {
+      const staged = scenarios.find((s) => s.name === v.name);
+      const label = v.fell ? `fell at ${v.fall.fallIndex} (peak ${fixed(v.fall.peak)} at ${v.fall.peakIndex})` : v.healthyPass ? 'healthy, quiet' : 'healthy, **not quiet**';
+      const alerts = (runs[i]?.alerts ?? []).map((a) => `${a.kind}@${a.iteration}${a.severity === 'critical' ? '!' : ''}`).join(' ') || 'none';
+      out.push(`| ${v.name} | ${cell(staged?.description ?? '–')} | ${label} | ${v.lead ?? '–'} | ${v.criticals} | ${v.warnings} | ${cell(alerts)} |`);
+    });
+    out.push('', '| detector | alerts | precision | recall | recall before the fall | median lead (updates) |', '|---|---|---|---|---|---|');
+    for (const d of [...score.detectors, score.overall]) {
+      out.push(
+        `| ${d.kind === 'any' ? '**all**' : code(d.kind)} | ${d.alerts} | ${fixed(d.precision)} | ${fixed(d.recall)} | ${fixed(d.earlyRecall)} | ${fixed(d.medianLead, 1)} |`,
+      );
+    }
+    out.push('', `Healthy runs quiet (no critical alert, at most one warning): ${score.healthyPassing} of ${score.healthyRuns}.`, '');
+  }
+  return out;
+}
+
 /** Page name → content, for every bench kind that has at least one JSON file. */
 function renderPages() {
   const byKind = new Map();
@@ -268,7 +294,7 @@ function renderPages() {
   }
   const pages = new Map();
   for (const [kind, files] of byKind) {
-    const lines = kind === 'learning' ? learningPage(files) : kind === 'scale' ? scalePage(files) : genericPage(kind, files);
+    const lines = kind === 'learning' ? learningPage(files) : kind === 'scale' ? scalePage(files) : kind === 'alerts' ? alertsPage(files) : genericPage(kind, files);
     pages.set(`${kind}-runs.md`, `${lines.join('\n').trimEnd()}\n`);
   }
   return pages;

@@ -76,6 +76,18 @@ export interface LocalRunConfig {
    * run's rollouts and updates are the same with or without it. Default: off.
    */
   readonly templateCollapse?: Omit<CrossScoringConfig, 'temperature'> & { readonly every: number };
+  /** A fault staged at an iteration (`bench alerts` makes real collapses with it); none by default. */
+  readonly faultAt?: (iteration: number) => IterationFault | undefined;
+}
+
+/** What a staged fault changes in one iteration. */
+export interface IterationFault {
+  /** The update's learning rate times this (a learning-rate spike). */
+  readonly learningRateScale?: number;
+  /** Every step's reward times this before the processors see it (a reward-scale bug); success is unchanged. */
+  readonly rewardScale?: number;
+  /** Loss settings over the run's for this iteration's update (e.g. an entropy bonus that blows the entropy up). */
+  readonly loss?: Partial<PolicyLossConfig>;
 }
 
 export async function runLocal(config: LocalRunConfig, onPoint: (point: CurvePoint) => void = () => {}): Promise<CurvePoint[]> {
@@ -171,7 +183,8 @@ async function playIteration(run: LocalRun, iteration: number): Promise<PlayedEp
 /** The iteration's rollout batch through the processors' functions, one update on its samples, its curve point. */
 async function trainIteration(run: LocalRun, iteration: number, episodes: readonly PlayedEpisode[], envSteps: number): Promise<CurvePoint> {
   const { config, bundle, trainer } = run;
-  const groups = rawGroupsOf(episodes);
+  const fault = config.faultAt?.(iteration);
+  const groups = rawGroupsOf(fault?.rewardScale === undefined ? episodes : scaleRewards(episodes, fault.rewardScale));
   const out = run.process(groups);
   config.onBatch?.(iteration, groups, out);
   const template = config.templateCollapse
@@ -183,8 +196,15 @@ async function trainIteration(run: LocalRun, iteration: number, episodes: readon
         { ...config.templateCollapse, temperature: run.optimizer.temperature },
       )
     : null;
-  const update = out.samples.length > 0 ? trainer.update(buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows })) : undefined;
+  if (config.faultAt) trainer.setLoss(buildPolicyLossConfig({ ...config.loss, ...fault?.loss }));
+  const batch = () => buildBatch(out.samples, bundle.head, bundle.model.config.contextLength, { turnRows: trainer.turnRows });
+  const update = out.samples.length > 0 ? trainer.update(batch(), { learningRateScale: fault?.learningRateScale ?? 1 }) : undefined;
   config.onUpdated?.(iteration, bundle);
   const evaluation = evaluatesAfter(iteration, config) ? await run.evaluate() : undefined;
   return curvePoint({ iteration, envSteps, episodes, samples: out.samples.length, update, template, evaluation });
+}
+
+/** The episodes with every step's reward times `scale`. */
+function scaleRewards(episodes: readonly PlayedEpisode[], scale: number): PlayedEpisode[] {
+  return episodes.map((e) => ({ ...e, steps: e.steps.map((step) => ({ ...step, reward: step.reward * scale })) }));
 }

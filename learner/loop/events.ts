@@ -62,6 +62,7 @@ export function learnerStepEvent(
       skippedSamples: batch.skippedSamples,
       replaySamples: batch.replaySamples,
       tokensPerSecond: m.durationMs > 0 ? m.tokens / (m.durationMs / 1000) : 0,
+      ...(m.entropyTarget === undefined ? {} : { 'loss.entropyTarget': m.entropyTarget }),
       ...extra,
     },
   };
@@ -91,4 +92,12 @@ export function policyVersionEvent(
     createdAtMs,
     metrics: { iteration: progress.iteration, envSteps: progress.envSteps },
   };
+}
+
+/**
+ * `batch.rewardMean` of a learner step: the mean episode reward of the samples the update trained on, which the
+ * collapse detectors read to tell a converging run from a collapsing one (detectors/progress.ts).
+ */
+export function batchRewardMetrics(samples: readonly { readonly reward: number }[]): Record<string, number> {
+  return samples.length > 0 ? { 'batch.rewardMean': samples.reduce((sum, s) => sum + s.reward, 0) / samples.length } : {};
 }

@@ -12,7 +12,7 @@ import { turnsOf } from '../train/batch.js';
 import type { UpdateMetrics } from '../train/update-tally.js';
 import { BatchAssembly, type Delivered, type TrainingUnit } from './batch-assembly.js';
 import type { LearnerConfig } from './config.js';
-import { learnerStepEvent } from './events.js';
+import { batchRewardMetrics, learnerStepEvent } from './events.js';
 import { ReadPositions } from './read-positions.js';
 import { RecentSamples } from './recent-samples.js';
 import { dropStale, isReplayed, staleDropLine, stalenessOf } from './staleness.js';
@@ -173,6 +173,7 @@ export class LearnerLedger<D extends Delivered> {
       done.nowMs,
       {
         ...(done.template ? { ...templateMetricsEntries(done.template.metrics), 'template.durationMs': done.template.durationMs } : {}),
+        ...batchRewardMetrics(done.samples),
         'batch.iteration': unit.iteration,
         'batch.expected': unit.expected,
         'batch.partial': unit.partial ? 1 : 0,

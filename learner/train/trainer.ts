@@ -48,7 +48,7 @@ export class PolicyTrainer {
   /** Updates done so far (drives the learning-rate schedule; restored from checkpoints). */
   updates = 0;
 
-  constructor(private readonly options: TrainerOptions) {
+  constructor(private options: TrainerOptions) {
     const o = options.optimizer;
     if (options.loss.klCoeff > 0 && !options.reference) throw new RangeError('loss.klCoeff > 0 needs a reference model');
     if (options.loss.valueCoeff > 0 && !options.model.config.valueHead) {
@@ -87,12 +87,20 @@ export class PolicyTrainer {
     return model.config.attentionSpan === 'turn' && loss.lossAggMode === 'token-mean' && (!reference || reference.config.attentionSpan === 'turn');
   }
 
-  /** One update on `batch`. `recompute` forces the decoupled objective (replayed samples). */
-  update(input: TrainingBatch, options: { recompute?: boolean } = {}): UpdateMetrics {
+  /** Trains with `loss` from the next update on (a benchmark of the collapse detectors stages faults with it). */
+  setLoss(loss: PolicyLossConfig): void {
+    this.options = { ...this.options, loss };
+  }
+
+  /**
+   * One update on `batch`. `recompute` forces the decoupled objective (replayed samples); `learningRateScale`
+   * multiplies the scheduled rate of this update only (a staged learning-rate spike).
+   */
+  update(input: TrainingBatch, options: { recompute?: boolean; learningRateScale?: number } = {}): UpdateMetrics {
     const started = performance.now();
     const { optimizer: o, loss: lossConfig } = this.options;
     const batch = this.rowsOf(input);
-    const learningRate = learningRateAt(o, this.updates);
+    const learningRate = learningRateAt(o, this.updates) * (options.learningRateScale ?? 1);
     (this.adam as unknown as { learningRate: number }).learningRate = learningRate;
     const tally = new UpdateTally();
     const full = this.updateTensors(batch, options.recompute === true || o.proximal === 'recompute', tally);
@@ -102,8 +110,18 @@ export class PolicyTrainer {
       tf.dispose(tensorsOf(full));
     }
     this.updates++;
-    const { klCoeff, entropyCoeff } = lossConfig;
-    return tally.metrics({ learningRate, klCoeff, entropyCoeff, lossTokens: batch.lossTokens, tokens: input.tokens, samples: input.rows, durationMs: performance.now() - started });
+    const { klCoeff, entropyCoeff, entropyTarget } = lossConfig;
+    const floor = entropyCoeff > 0 && entropyTarget !== null ? { entropyTarget } : {};
+    return tally.metrics({
+      learningRate,
+      klCoeff,
+      entropyCoeff,
+      lossTokens: batch.lossTokens,
+      tokens: input.tokens,
+      samples: input.rows,
+      durationMs: performance.now() - started,
+      ...floor,
+    });
   }
 
   /** The batch as the update trains it: one row per turn when turnRows. Its rows must fit the model's context. */

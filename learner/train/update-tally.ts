@@ -32,6 +32,8 @@ export interface UpdateMetrics {
   readonly importanceWeightMax: number;
   readonly truncatedWeights: number;
   readonly durationMs: number;
+  /** The entropy floor the loss held the policy at (loss.entropyTarget with an entropy bonus), when it had one. */
+  readonly entropyTarget?: number;
 }
 
 /** One minibatch's loss and statistics, read back from its tensors. */
@@ -55,6 +57,7 @@ export interface UpdateContext {
   readonly tokens: number;
   readonly samples: number;
   readonly durationMs: number;
+  readonly entropyTarget?: number;
 }
 
 /** The factor a gradient of total norm `norm` is multiplied by so that its norm is at most gradClip (1: untouched). */
@@ -137,6 +140,7 @@ export class UpdateTally {
       importanceWeightMax: this.weights.max,
       truncatedWeights: this.weights.truncated,
       durationMs: c.durationMs,
+      ...(c.entropyTarget === undefined ? {} : { entropyTarget: c.entropyTarget }),
     };
   }
 }

@@ -87,7 +87,7 @@ test("a batch's inputs: its trajectories first, then its rollout_stats at iterat
       ['group', 4100],
     ],
   );
-  assert.deepEqual(batchInfo(groups, output, []), { kept: 1, groups: 2, inGroupStd: 0.25, raised: [] });
+  assert.deepEqual(batchInfo(groups, output, []), { kept: 1, groups: 2, inGroupStd: 0.25, rewardMetrics: {}, raised: [] });
 });
 
 test("an update's learner_step input at iteration·1000 + 500, as the learner's step and version", () => {
@@ -101,7 +101,7 @@ test("an update's learner_step input at iteration·1000 + 500, as the learner's 
 });
 
 test("an iteration's record and line: the batch's statistics, the update's metrics, the template MI, the alerts", () => {
-  const batch = { kept: 6, groups: 8, inGroupStd: 0.3, raised: [raised('entropy_collapse')] };
+  const batch = { kept: 6, groups: 8, inGroupStd: 0.3, rewardMetrics: {}, raised: [raised('entropy_collapse')] };
   const record = iterationRecord(point(5, { update, template: { mutualInformation: 0.5, miUpperBound: 2 } as never }), batch, [...batch.raised, raised('policy_shift_spike')]);
   assert.deepEqual(record, {
     iteration: 5,

@@ -85,6 +85,30 @@ describe('entropy', () => {
     for (const seed of SEEDS) assert.deepEqual(runDetector(new EntropyDetector(), indexed(learnerPoints(N, seed))), [], `seed ${seed}`);
   });
 
+  test('entropy climbing from its level back to uniform at update 100 fires entropy_surge within 100–102, once (10 seeds)', () => {
+    for (const seed of SEEDS) {
+      // Entropy ≈ 0.7 (the healthy stream scaled down), then rising by a quarter of that per update to at most 1.9.
+      const healthy = indexed(learnerPoints(N, seed)).map((p) => ({ ...p, entropy: 0.38 * p.entropy }));
+      const points = healthy.map((p) => (p.at >= 100 ? { ...p, entropy: Math.min(1.9, p.entropy * (1 + 0.25 * (p.at - 99))) } : p));
+      const alerts = runDetector(new EntropyDetector(), points).filter((a) => a.kind === 'entropy_surge');
+      assert.equal(alerts.length, 1, `seed ${seed}`);
+      assert.ok(alerts[0]!.at >= 100 && alerts[0]!.at <= 102, `seed ${seed}: fired at ${alerts[0]!.at}`);
+    }
+  });
+
+  test('with an entropy floor in the loss, entropy held near the floor is no collapse; falling well below it is', () => {
+    const early = Array.from({ length: 10 }, (_, i) => ({ at: i, entropy: 1.38 }));
+    const atFloor = Array.from({ length: 30 }, (_, i) => ({ at: 10 + i, entropy: 0.62 + 0.05 * (i % 3), floor: 0.7 }));
+    assert.deepEqual(runDetector(new EntropyDetector(), [...early, ...atFloor]), [], 'at the floor');
+    const below = Array.from({ length: 5 }, (_, i) => ({ at: 40 + i, entropy: 0.3, floor: 0.7 }));
+    assert.deepEqual(kinds(runDetector(new EntropyDetector(), [...early, ...atFloor, ...below])), ['entropy_collapse@41']);
+  });
+
+  test('a collapse while the run is improving holds its fire until the run stops improving', () => {
+    const points = [...Array.from({ length: 10 }, (_, i) => ({ at: i, entropy: 1.38 })), ...Array.from({ length: 10 }, (_, i) => ({ at: 10 + i, entropy: 0.3, improving: i < 5 }))];
+    assert.deepEqual(kinds(runDetector(new EntropyDetector(), points)), ['entropy_collapse@15']);
+  });
+
   test('the early level is the mean of the first earlyUpdates values', () => {
     const detector = new EntropyDetector(entropyConfig({ earlyUpdates: 3 }));
     for (const [i, entropy] of [2, 1, 3, 0.1].entries()) detector.observe({ at: i, entropy });
@@ -97,9 +121,34 @@ describe('gradient-norm spike', () => {
     for (const seed of SEEDS) {
       const alerts = runDetector(new GradNormSpikeDetector(), indexed(learnerPoints(N, seed, { spikeAt: 150 })));
       assert.deepEqual(at(alerts), [150], `seed ${seed}`);
-      assert.equal(alerts[0]!.severity, 'critical');
+      assert.equal(alerts[0]!.severity, 'warning', 'a spike whose update did not move the policy far');
       assert.ok(alerts[0]!.evidence.z! > 7);
     }
+  });
+
+  test("a norm 100× the window's median is a spike even when the norms spread too widely for z > 7", () => {
+    // ln-norms spread with a MAD of ≈ 0.6 (norms 0.3–10, as on FrozenLake): ln 100 / (1.48 · 0.6) ≈ 5.2 < 7.
+    const spread = [0.3, 1, 3, 10, 2, 0.6, 5, 1.5, 4, 0.8];
+    const points = Array.from({ length: 60 }, (_, i) => ({ at: i, gradNorm: spread[i % spread.length]! }));
+    const alerts = runDetector(new GradNormSpikeDetector(), [...points, { at: 60, gradNorm: 200 }]);
+    assert.deepEqual(at(alerts), [60]);
+    assert.ok(alerts[0]!.evidence.z! < 7 && alerts[0]!.evidence.ratioToMedian! > 50);
+    assert.deepEqual(runDetector(new GradNormSpikeDetector(gradNormSpikeConfig({ maxRatio: 1000 })), [...points, { at: 60, gradNorm: 200 }]), []);
+  });
+
+  test('a spike whose update moved the policy by more than 1 nat of PPO-KL is critical', () => {
+    const points = indexed(learnerPoints(N, 1, { spikeAt: 150 })).map((p) => ({ ...p, ppoKl: p.at === 150 ? 1.5 : 0.02 }));
+    const [alert] = runDetector(new GradNormSpikeDetector(), points);
+    assert.equal(alert?.severity, 'critical');
+    assert.equal(alert?.evidence.ppoKl, 1.5);
+  });
+
+  test("a z-outlier below the run's early gradient scale is no spike (a converged policy's near-zero gradients)", () => {
+    const early = Array.from({ length: 20 }, (_, i) => ({ at: i, gradNorm: 1 + 0.05 * (i % 3) }));
+    const converged = Array.from({ length: 40 }, (_, i) => ({ at: 20 + i, gradNorm: 1e-3 * (1 + 0.05 * (i % 3)) }));
+    const blip = { at: 60, gradNorm: 0.14 };
+    assert.deepEqual(runDetector(new GradNormSpikeDetector(), [...early, ...converged, blip]), []);
+    assert.equal(runDetector(new GradNormSpikeDetector(gradNormSpikeConfig({ minEarlyRatio: 0 })), [...early, ...converged, blip]).length, 1);
   });
 
   test('healthy log-normal norms with a drift (10 seeds) raise nothing', () => {

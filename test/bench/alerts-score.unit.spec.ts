@@ -1,0 +1,74 @@
+// Unit: how `bench alerts` scores the detectors (bench/alerts-score.ts): runs labelled by the fall rule, right
+// alerts and false alarms, recall and lead time per detector, quiet healthy runs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { scoreAlerts, SCORING, type ScoredRun } from '../../bench/alerts-score.js';
+
+/** 20 iterations at 0.8, then 0.1: the rolling mean of 5 falls below 0.64 at iteration 21. */
+const collapsing = (alerts: ScoredRun['alerts']): ScoredRun => ({ name: 'c', trainSuccess: [...Array(20).fill(0.8), ...Array(20).fill(0.1)], alerts });
+const healthy = (alerts: ScoredRun['alerts']): ScoredRun => ({ name: 'h', trainSuccess: Array.from({ length: 40 }, (_, i) => Math.min(0.9, 0.1 + 0.03 * i)), alerts });
+
+test('a run is labelled by its success curve: a fall makes it collapsing, a rise healthy', () => {
+  const score = scoreAlerts([collapsing([]), healthy([])]);
+  assert.deepEqual(
+    score.runs.map((r) => [r.name, r.fell, r.fall?.fallIndex ?? null]),
+    [
+      ['c', true, 21],
+      ['h', false, null],
+    ],
+  );
+});
+
+test('alerts in the horizon before the fall (or just after) are right; others are false alarms; lead = fall − first', () => {
+  const fall = 21;
+  const alerts = [
+    { iteration: fall - SCORING.horizon - 1, kind: 'entropy_collapse', severity: 'warning' },
+    { iteration: 12, kind: 'entropy_collapse', severity: 'warning' },
+    { iteration: 15, kind: 'policy_shift_spike', severity: 'warning' },
+    { iteration: fall + SCORING.after, kind: 'grad_norm_spike', severity: 'critical' },
+    { iteration: fall + SCORING.after + 1, kind: 'grad_norm_spike', severity: 'critical' },
+  ];
+  const score = scoreAlerts([collapsing(alerts), healthy([{ iteration: 30, kind: 'entropy_collapse', severity: 'warning' }])]);
+  const [c, h] = score.runs;
+  assert.deepEqual([c!.rightAlerts, c!.falseAlarms, c!.lead], [3, 2, fall - 12]);
+  assert.deepEqual([h!.rightAlerts, h!.falseAlarms, h!.healthyPass], [0, 1, true]);
+  const byKind = Object.fromEntries(score.detectors.map((d) => [d.kind, d]));
+  assert.deepEqual(byKind.entropy_collapse, { kind: 'entropy_collapse', alerts: 3, precision: 1 / 3, recall: 1, earlyRecall: 1, medianLead: fall - 12 });
+  assert.deepEqual(
+    byKind.grad_norm_spike,
+    { kind: 'grad_norm_spike', alerts: 2, precision: 0.5, recall: 1, earlyRecall: 0, medianLead: -SCORING.after },
+    'after the fall: caught late',
+  );
+  assert.deepEqual(score.overall, { kind: 'any', alerts: 6, precision: 3 / 6, recall: 1, earlyRecall: 1, medianLead: fall - 12 });
+});
+
+test('a healthy run passes with at most one warning and no critical alert', () => {
+  const warn = (iteration: number) => ({ iteration, kind: 'entropy_collapse', severity: 'warning' });
+  const score = scoreAlerts([
+    { ...healthy([warn(5)]), name: 'one' },
+    { ...healthy([warn(5), warn(30)]), name: 'two' },
+    { ...healthy([{ iteration: 5, kind: 'nan', severity: 'critical' }]), name: 'critical' },
+  ]);
+  assert.deepEqual(
+    score.runs.map((r) => r.healthyPass),
+    [true, false, false],
+  );
+  assert.deepEqual([score.healthyRuns, score.healthyPassing], [3, 1]);
+  assert.equal(score.overall.recall, null, 'no run fell');
+});
+
+test('a fall that climbs back to 0.8 × its peak within 10 updates is a dip, not a collapse', () => {
+  const dip = [...Array(20).fill(0.8), ...Array(6).fill(0.3), ...Array(20).fill(0.8)];
+  const late = [...Array(20).fill(0.8), ...Array(12).fill(0.3), ...Array(10).fill(0.8)];
+  const score = scoreAlerts([
+    { name: 'dip', trainSuccess: dip, alerts: [] },
+    { name: 'late', trainSuccess: late, alerts: [] },
+  ]);
+  assert.deepEqual(
+    score.runs.map((r) => [r.name, r.fell, r.dips]),
+    [
+      ['dip', false, 1],
+      ['late', true, 0],
+    ],
+  );
+});
