@@ -109,7 +109,7 @@ test('a collapsing run raises each expected alert once, at the expected learner 
   assert.equal(handle.stats.alerts, alerts.length);
   assert.equal(handle.engine.stats.lateSteps, 0, 'per-partition watermarks: no trajectory step is late although the partitions are read unevenly');
   const spike = alerts.find((a) => a.kind === 'grad_norm_spike')!;
-  assert.equal(spike.severity, 'critical');
+  assert.equal(spike.severity, 'warning', 'a spike whose update did not move the policy far (its PPO-KL is small)');
   assert.equal(spike.eventTimeMs, bad.steps[70]!.eventTimeMs);
 });
 
