@@ -3,8 +3,7 @@
 // without training them again.
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { buildDetectorsConfig } from '../detectors/config.js';
-import type { DetectorInput } from '../detectors/engine.js';
-import { CollapseEngine } from '../detectors/engine.js';
+import { CollapseEngine, type DetectorInput } from '../detectors/engine.js';
 import { EventCodec, SchemaRegistry } from '../schemas/index.js';
 import type { ScoredAlert, ScoredRun } from './alerts-score.js';
 

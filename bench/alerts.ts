@@ -4,13 +4,14 @@
 // every healthy run stayed quiet (docs/results/alerts.md).
 //   trajflow bench alerts [--scenarios a,b] [--record FILE] [--replay FILE] [--json] [--save]
 import { cpus } from 'node:os';
+import type { DetectorInput } from '../detectors/engine.js';
 import { parseFlagPairs } from '../infra/cli/flags.js';
 import { selectBackend } from '../learner/backend.js';
 import { AlertsRecording, replayRecording } from './alerts-record.js';
 import { DEFAULT_SCENARIOS, pickScenarios, type AlertScenario } from './alerts-scenarios.js';
 import { SCORING, scoreAlerts, type AlertsScore, type ScoredRun } from './alerts-score.js';
 import { defaultFallRule } from './collapse-analysis.js';
-import { iterationLine } from './collapse-records.js';
+import { iterationLine, type IterationRecord } from './collapse-records.js';
 import { runWithDetectors } from './detector-run.js';
 import { emitResult } from './results-file.js';
 
@@ -52,11 +53,11 @@ async function trainAll(scenarios: readonly AlertScenario[], backend: string, re
     const started = Date.now();
     console.error(`bench alerts: ${scenario.name} — ${scenario.description}`);
     const observers = {
-      onRecord: (r: Parameters<typeof iterationLine>[2]) => {
+      onRecord: (r: IterationRecord) => {
         recording?.success(scenario.name, r.iteration, r.trainSuccess);
         console.error(iterationLine(scenario.name, scenario.staged, r, (Date.now() - started) / 1000));
       },
-      onInput: recording ? (iteration: number, input: Parameters<AlertsRecording['input']>[2]) => recording.input(scenario.name, iteration, input) : undefined,
+      onInput: recording ? (iteration: number, input: DetectorInput) => recording.input(scenario.name, iteration, input) : undefined,
     };
     const watched = await runWithDetectors(scenario.config, `bench-alerts-${scenario.name}`, backend, observers);
     runs.push({

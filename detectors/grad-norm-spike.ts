@@ -95,6 +95,8 @@ export function gradNormSpikeConfig(overrides?: Partial<GradNormSpikeConfig>, se
 export class GradNormSpikeDetector implements Detector<GradNormPoint> {
   private readonly history: Window;
   private readonly early: number[] = [];
+  /** The median of the first `warmup` norms, once they are all in. */
+  private earlyMedian: number | undefined;
   private readonly latch: AlertLatch;
 
   constructor(readonly config: GradNormSpikeConfig = gradNormSpikeDefaults) {
@@ -117,12 +119,12 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
     const floor = c.logScale ? c.minRelativeScale : c.minRelativeScale * Math.abs(center);
     const scale = Math.max(MAD_TO_SIGMA * deviation, floor, 1e-12);
     const z = (y - center) / scale;
-    const earlyMedian = median(this.early);
-    const ratio = x / Math.max(c.logScale ? Math.exp(center) : center, 1e-12);
-    const state = (z > c.k || ratio > c.maxRatio) && x >= c.minEarlyRatio * earlyMedian ? 'breach' : z <= c.clearZ && ratio <= c.maxRatio ? 'clear' : 'neutral';
-    if (!this.latch.update(point.at, state)) return [];
+    const earlyMedian = (this.earlyMedian ??= median(this.early));
     const norm = (v: number) => (c.logScale ? Math.exp(v) : v);
     const medianNorm = norm(center);
+    const ratio = x / Math.max(medianNorm, 1e-12);
+    const state = (z > c.k || ratio > c.maxRatio) && x >= c.minEarlyRatio * earlyMedian ? 'breach' : z <= c.clearZ && ratio <= c.maxRatio ? 'clear' : 'neutral';
+    if (!this.latch.update(point.at, state)) return [];
     return [
       {
         kind: GRAD_NORM_SPIKE,
