@@ -7,4 +7,6 @@ export const ALGORITHMS: Record<string, Pick<ProcessingConfig, 'estimator' | 'fi
   'dr-grpo': { estimator: { name: 'dr_grpo' }, filters: [] },
   gigpo: { estimator: { name: 'gigpo' }, filters: [] },
   'starpo-s': { estimator: { name: 'starpo' }, filters: [{ name: 'starpo_s_variance' }] },
+  // Batch-whitened returns need no group of rollouts per task, so every episode can play its own task.
+  'reinforce++': { estimator: { name: 'reinforce_plus_plus' }, filters: [] },
 };

@@ -5,7 +5,11 @@
 //   all `batch.samples` samples; the complete batch is one update. So policy version v is the initial
 //   weights trained on v whole rollout batches, whatever the token budget, epochs, minibatches, group size
 //   or number of actor processes. Batches go in the order of their actors' iteration: a complete batch waits
-//   while one of an earlier iteration is still filling.
+//   while one of an earlier iteration is still filling. A complete batch whose iteration is past the next one
+//   after the last trained (lastTrainedIteration + 1) also waits, up to `batchTimeoutMs` after it completed:
+//   after a restart the partitions are read again unevenly, and a later iteration's batch can be whole before
+//   any sample of the next one has been read. Once such a wait runs out (the producer skips iterations, or an
+//   iteration's groups were all filtered out), gaps are not waited for again in this process.
 // - A batch still incomplete `batchTimeoutMs` after its last sample arrived (its other samples were lost or
 //   went to a batch of their own after a processors restart) is trained as it is, counted as partial.
 // - A sample without a batch (a v1 producer, a replay) is batched by the token budget, as before batches
@@ -31,6 +35,8 @@ export interface BatchAssemblyOptions {
   readonly batchTimeoutMs: number;
   /** Whether a sample id was trained in an earlier update (the shell's memory of recent ids). */
   readonly trained: (sampleId: string) => boolean;
+  /** The highest actors' iteration trained so far, -1 before any (the ledger's, restored from a checkpoint). */
+  readonly lastTrainedIteration: () => number;
 }
 
 export type Admission = 'held' | 'otherRun' | 'duplicate';
@@ -53,6 +59,8 @@ interface PendingBatch<D> {
   readonly members: Map<string, D>;
   readonly order: number;
   lastAt: number;
+  /** When its last expected sample arrived; null while it is filling. */
+  completeAt: number | null;
 }
 
 export class BatchAssembly<D extends Delivered> {
@@ -62,6 +70,8 @@ export class BatchAssembly<D extends Delivered> {
   private looseTokens = 0;
   private looseSince = 0;
   private opened = 0;
+  /** Whether a complete batch waits for a missing earlier iteration (false once such a wait ran out). */
+  private waitForGaps = true;
 
   constructor(private readonly options: BatchAssemblyOptions) {}
 
@@ -81,12 +91,13 @@ export class BatchAssembly<D extends Delivered> {
     }
     let batch = this.batches.get(named.batchId);
     if (!batch) {
-      batch = { batchId: named.batchId, iteration: named.iteration, expected: named.samples, members: new Map(), order: this.opened++, lastAt: nowMs };
+      batch = { batchId: named.batchId, iteration: named.iteration, expected: named.samples, members: new Map(), order: this.opened++, lastAt: nowMs, completeAt: null };
       this.batches.set(named.batchId, batch);
     }
     if (batch.members.has(sample.sampleId)) return 'duplicate';
     batch.members.set(sample.sampleId, delivery);
     batch.lastAt = nowMs;
+    if (batch.completeAt === null && batch.members.size >= batch.expected) batch.completeAt = nowMs;
     return 'held';
   }
 
@@ -94,6 +105,7 @@ export class BatchAssembly<D extends Delivered> {
   next(nowMs: number): TrainingUnit<D> | null {
     for (const batch of [...this.batches.values()].sort(order)) {
       if (batch.members.size >= batch.expected || nowMs - batch.lastAt >= this.options.batchTimeoutMs) {
+        if (this.waitsForGap(batch, nowMs)) break;
         this.batches.delete(batch.batchId);
         return {
           deliveries: [...batch.members.values()],
@@ -108,6 +120,15 @@ export class BatchAssembly<D extends Delivered> {
       if (batch.iteration >= 0) break;
     }
     return this.nextLoose(nowMs);
+  }
+
+  /** Whether a ready batch waits for the iteration after the last trained, which has not been seen yet. */
+  private waitsForGap(batch: PendingBatch<D>, nowMs: number): boolean {
+    if (!this.waitForGaps || batch.iteration < 0 || batch.iteration <= this.options.lastTrainedIteration() + 1) return false;
+    const since = batch.completeAt ?? batch.lastAt;
+    if (nowMs - since < this.options.batchTimeoutMs) return true;
+    this.waitForGaps = false;
+    return false;
   }
 
   /** The lowest held offset per "topic/partition": where a restart must read again from. */

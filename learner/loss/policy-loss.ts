@@ -56,6 +56,13 @@ export interface PolicyLossConfig {
   /** γ of the value target reward·γ^(turns left). Default 1 (the episode's outcome). In [0, 1]. */
   readonly valueDiscount: number;
   /**
+   * Weight of the critic's advantage added to the processors' one: the value target minus the value head's
+   * estimate before the update, whitened over the batch's scored positions (an actor-critic's baseline: a
+   * per-state expectation, where group-relative estimators need several rollouts of one task). Default 0 (off);
+   * > 0 needs valueCoeff > 0.
+   */
+  readonly criticAdvantageCoeff: number;
+  /**
    * Subtract from each token's advantage the batch's mean advantage of the same reply token, so an update
    * cannot shift the policy's state-independent preference between actions (the part of the batch's signal
    * no state explains). Default false.
@@ -81,6 +88,7 @@ export const DEFAULT_POLICY_LOSS_CONFIG: PolicyLossConfig = Object.freeze({
   klEstimator: 'k3',
   valueCoeff: 0,
   valueDiscount: 1,
+  criticAdvantageCoeff: 0,
   centerByAction: false,
   marginalEntropyCoeff: 0,
 });
@@ -97,6 +105,7 @@ const KNOWN_KEYS = [
   'klEstimator',
   'valueCoeff',
   'valueDiscount',
+  'criticAdvantageCoeff',
   'centerByAction',
   'marginalEntropyCoeff',
 ] as const;
@@ -141,6 +150,10 @@ export function validatePolicyLossConfig(config: PolicyLossConfig): PolicyLossCo
   checkFinite('klCoeff', config.klCoeff, 'a number ≥ 0 (0 = no KL loss)', (v) => v >= 0, d.klCoeff);
   checkFinite('valueCoeff', config.valueCoeff, 'a number ≥ 0 (0 = no value loss; > 0 needs model.valueHead)', (v) => v >= 0, d.valueCoeff);
   checkFinite('valueDiscount', config.valueDiscount, 'a number in [0, 1]', (v) => v >= 0 && v <= 1, d.valueDiscount);
+  checkFinite('criticAdvantageCoeff', config.criticAdvantageCoeff, 'a number ≥ 0 (0 = the processors\' advantages alone)', (v) => v >= 0, d.criticAdvantageCoeff);
+  if (config.criticAdvantageCoeff > 0 && config.valueCoeff === 0) {
+    throw new ConfigError('policy loss criticAdvantageCoeff > 0 needs a trained critic: set valueCoeff > 0 (and model.valueHead true), or criticAdvantageCoeff to 0.');
+  }
   checkFinite('marginalEntropyCoeff', config.marginalEntropyCoeff, 'a number ≥ 0 (0 = no bonus on the average distribution)', (v) => v >= 0, d.marginalEntropyCoeff);
   if (typeof config.centerByAction !== 'boolean') throw new ConfigError(`policy loss centerByAction must be true or false; got ${show(config.centerByAction)}.`);
   if (!isKlEstimator(config.klEstimator)) {

@@ -6,7 +6,7 @@
 // (tf.memory().numTensors stays flat across updates, see the leak test).
 import * as tf from '@tensorflow/tfjs-core';
 import { ConfigError } from '../../core/errors.js';
-import { entropyFromLogits, marginalEntropyFromLogits, maskedMean, policyLoss, type PolicyLossConfig } from '../loss/index.js';
+import { criticAdvantages, entropyFromLogits, marginalEntropyFromLogits, maskedMean, policyLoss, type PolicyLossConfig } from '../loss/index.js';
 import { targetLogProbs } from '../model/ops.js';
 import type { ReplyHead, TransformerModel } from '../model/transformer.js';
 import { advantagesCentredByAction, splitTurnRows, type TrainingBatch } from './batch.js';
@@ -163,8 +163,13 @@ export class PolicyTrainer {
       const refLogp = reference ? (tf.mul(this.tokenLogProbs(reference, ids, targets).logp, mask) as tf.Tensor2D) : undefined;
       const { valueCoeff, valueDiscount } = this.options.loss;
       const valueTargets = valueCoeff > 0 ? tf.mul(tf.tensor2d(batch.episodeReward, shape), tf.pow(tf.scalar(valueDiscount), tf.tensor2d(batch.turnsLeft, shape))) : undefined;
-      const advantages = this.options.loss.centerByAction ? advantagesCentredByAction(batch) : batch.advantages;
-      return { ids, targets, mask, advantages: tf.tensor2d(advantages, shape), oldLogp, isWeights, refLogp, valueTargets: valueTargets as tf.Tensor2D | undefined };
+      const processed = tf.tensor2d(this.options.loss.centerByAction ? advantagesCentredByAction(batch) : batch.advantages, shape);
+      const { criticAdvantageCoeff } = this.options.loss;
+      const advantages =
+        criticAdvantageCoeff > 0 && valueTargets
+          ? tf.add(processed, tf.mul(criticAdvantages(this.tokenLogProbs(model, ids, targets, true).values!, valueTargets as tf.Tensor2D, mask), criticAdvantageCoeff))
+          : processed;
+      return { ids, targets, mask, advantages: advantages as tf.Tensor2D, oldLogp, isWeights, refLogp, valueTargets: valueTargets as tf.Tensor2D | undefined };
     });
   }
 

@@ -1,6 +1,7 @@
 // Unit: the learner's batch assembly (pure): a named rollout batch is one update once complete, batches go in
 // iteration order, incomplete ones after their timeout, samples without a batch by the token budget, and the
-// positions a restart reads again from never pass a held sample.
+// positions a restart reads again from never pass a held sample; after a restart, a complete batch past the next
+// iteration waits for it, up to the batch timeout.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BatchAssembly, type Delivered } from '../../../learner/loop/batch-assembly.js';
@@ -15,8 +16,25 @@ function delivery(id: string, batch: SampleBatch | null, options: { runId?: stri
 
 const batchOf = (iteration: number, samples: number): SampleBatch => ({ batchId: `b${iteration}`, iteration, samples });
 
-function assembly(trained: Set<string> = new Set()) {
-  return new BatchAssembly<Delivered>({ runId: 'run', batchTokens: 25, minSamples: 2, maxWaitMs: 100, batchTimeoutMs: 1000, trained: (id) => trained.has(id) });
+/** An assembly whose last trained iteration follows the units it hands out, as the ledger's does. */
+function assembly(trained: Set<string> = new Set(), lastTrained = -1) {
+  let last = lastTrained;
+  const a = new BatchAssembly<Delivered>({
+    runId: 'run',
+    batchTokens: 25,
+    minSamples: 2,
+    maxWaitMs: 100,
+    batchTimeoutMs: 1000,
+    trained: (id) => trained.has(id),
+    lastTrainedIteration: () => last,
+  });
+  const next = a.next.bind(a);
+  a.next = (nowMs) => {
+    const unit = next(nowMs);
+    if (unit && unit.iteration > last) last = unit.iteration;
+    return unit;
+  };
+  return a;
 }
 
 const ids = (unit: { deliveries: readonly Delivered[] } | null) => unit?.deliveries.map((d) => d.value.sampleId);
@@ -57,6 +75,24 @@ describe('BatchAssembly', () => {
     const unit = a.next(1500);
     assert.deepEqual(ids(unit), ['x1', 'x2']);
     assert.equal(unit!.partial, true);
+  });
+
+  test('after a restart a complete batch past the next iteration waits for it, up to the batch timeout after completing', () => {
+    const a = assembly(new Set(), 4);
+    a.add(delivery('c1', batchOf(6, 1)), 0);
+    assert.equal(a.next(999), null, 'iteration 6 is whole, but 5 comes first and has not been read yet');
+    a.add(delivery('d1', batchOf(5, 1)), 500);
+    assert.deepEqual(ids(a.next(500)), ['d1']);
+    assert.deepEqual(ids(a.next(500)), ['c1']);
+  });
+
+  test('a wait for a missing iteration that runs out trains the later batch, and later gaps are not waited for', () => {
+    const a = assembly(new Set(), 4);
+    a.add(delivery('c1', batchOf(6, 1)), 0);
+    assert.equal(a.next(999), null);
+    assert.deepEqual(ids(a.next(1000)), ['c1'], 'iteration 5 never came: 6 goes after the batch timeout');
+    a.add(delivery('e1', batchOf(9, 1)), 1000);
+    assert.deepEqual(ids(a.next(1000)), ['e1'], 'the producer skips iterations: no more waiting');
   });
 
   test('samples of other runs, trained samples and repeats are refused', () => {

@@ -80,7 +80,7 @@ describe('LearnerLedger', () => {
   });
 
   test('plan: samples past the bound dropped, counted and logged; the iteration advances even when nothing is kept', () => {
-    const ledger = new LearnerLedger<Delivered>(SETTINGS, restored({ version: 3 }));
+    const ledger = new LearnerLedger<Delivered>(SETTINGS, restored({ version: 3, trainedIteration: 4 }));
     ledger.deliver(delivery('new', batchOf(5, 3), { policyVersion: 3 }), 0);
     ledger.deliver(delivery('old', batchOf(5, 3), { policyVersion: 1 }), 0);
     ledger.deliver(delivery('replay', batchOf(5, 3), { policyVersion: 0, estimator: `${REPLAY_ESTIMATOR_PREFIX}grpo` }), 0);
@@ -93,6 +93,14 @@ describe('LearnerLedger', () => {
     assert.equal(ledger.stats.droppedStale, 1);
     assert.equal(ledger.stats.iteration, 5);
     assert.equal(ledger.announcement().progress.iteration, 5);
+  });
+
+  test('a resumed ledger trains the iteration after its checkpoint first, though a later batch is whole before it', () => {
+    const ledger = new LearnerLedger<Delivered>(SETTINGS, restored({ version: 5, trainedIteration: 4 }));
+    ledger.deliver(delivery('six', batchOf(6, 1), { policyVersion: 5 }), 0);
+    assert.equal(ledger.next(1), null, 'iteration 6 waits for 5');
+    ledger.deliver(delivery('five', batchOf(5, 1), { policyVersion: 4 }), 2);
+    assert.equal(take(ledger, 2).iteration, 5);
   });
 
   test('built: skipped samples counted, one line each; no rows left means no update', () => {

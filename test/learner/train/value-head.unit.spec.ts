@@ -1,13 +1,13 @@
 // The value head and its loss on WASM: a model with valueHead starts from the same weights as one without, the
 // batch carries each turn's value target (episode reward, turns left), the value loss lowers the head's error on a
-// fixed batch, a value loss without a value head is a config error naming the fix, and centerByAction leaves every
-// reply token with a zero mean advantage.
+// fixed batch, a value loss without a value head is a config error naming the fix, centerByAction leaves every
+// reply token with a zero mean advantage, and the critic's advantage is the whitened residual of the value head.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { ConfigError } from '../../../core/errors.js';
 import { selectBackend } from '../../../learner/backend.js';
-import { buildPolicyLossConfig, type PolicyLossConfig } from '../../../learner/loss/index.js';
+import { buildPolicyLossConfig, criticAdvantages, type PolicyLossConfig } from '../../../learner/loss/index.js';
 import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../../../learner/policy/bundle.js';
 import { advantagesCentredByAction, buildBatch } from '../../../learner/train/batch.js';
 import { buildOptimizerConfig } from '../../../learner/train/config.js';
@@ -126,4 +126,41 @@ test("centerByAction: every reply token's non-zero advantages average 0; zeros a
     advantages: Float32Array.from([1, 0.5, 0, 7, -0.5, -0.5]),
   };
   assert.deepEqual([...advantagesCentredByAction(batch)], [0.75, 0.5, 0, 7, -0.5, -0.75]);
+});
+
+test('criticAdvantages: target − value, whitened over the scored positions, 0 elsewhere', () => {
+  const values = tf.tensor2d([[0, 1, 5, 2]], [1, 4]);
+  const targets = tf.tensor2d([[1, 1, 9, 5]], [1, 4]);
+  const mask = tf.tensor2d([[1, 1, 0, 1]], [1, 4]);
+  const out = [...criticAdvantages(values, targets, mask).dataSync()];
+  tf.dispose([values, targets, mask]);
+  // The scored residuals are 1, 0 and 3.
+  const residuals = [1, 0, 3];
+  const mean = 4 / 3;
+  const std = Math.sqrt(residuals.reduce((a, r) => a + (r - mean) ** 2, 0) / 3);
+  const expected = [(1 - mean) / std, (0 - mean) / std, 0, (3 - mean) / std];
+  out.forEach((v, i) => assert.ok(Math.abs(v - expected[i]!) < 1e-4, `position ${i}: ${v} vs ${expected[i]}`));
+});
+
+test("criticAdvantageCoeff adds the critic's advantage to the update, and needs a value loss", () => {
+  const update = (loss: Partial<PolicyLossConfig>) => {
+    const bundle = valueBundle(true);
+    const batch = buildBatch(syntheticSamples(bundle, 6, 33), bundle.head, 64);
+    batch.advantages.fill(0);
+    const learning = trainer(bundle, loss);
+    try {
+      const metrics = learning.update(batch);
+      return { kernel: [...bundle.model.parameters.get('head/kernel')!.dataSync()], pgLoss: metrics.pgLoss };
+    } finally {
+      learning.dispose();
+      disposeBundle(bundle);
+    }
+  };
+  const without = update({ valueCoeff: 0.25 });
+  const withCritic = update({ valueCoeff: 0.25, criticAdvantageCoeff: 1 });
+  assert.equal(without.pgLoss, 0, 'zero advantages: no policy-gradient loss');
+  assert.notEqual(withCritic.pgLoss, 0, "the critic's advantage reaches the policy loss");
+  assert.notDeepEqual(withCritic.kernel, without.kernel);
+  assert.throws(() => buildPolicyLossConfig({ criticAdvantageCoeff: 1 }), /criticAdvantageCoeff > 0 needs a trained critic: set valueCoeff/);
+  assert.throws(() => buildPolicyLossConfig({ valueCoeff: 1, criticAdvantageCoeff: -1 }), /criticAdvantageCoeff/);
 });
