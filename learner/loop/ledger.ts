@@ -96,7 +96,15 @@ export class LearnerLedger<D extends Delivered> {
       this.stats.envSteps = restored.lastStep?.metrics.envSteps ?? 0;
     }
     const { runId, batchTokens, minSamples, maxWaitMs, batchTimeoutMs } = config;
-    this.assembly = new BatchAssembly<D>({ runId, batchTokens, minSamples, maxWaitMs, batchTimeoutMs, trained: (id) => this.recent.has(id), lastTrainedIteration: () => this.stats.iteration });
+    this.assembly = new BatchAssembly<D>({
+      runId,
+      batchTokens,
+      minSamples,
+      maxWaitMs,
+      batchTimeoutMs,
+      trained: (id) => this.recent.has(id),
+      lastTrainedIteration: () => this.stats.iteration,
+    });
   }
 
   /** Whether the learner has made the updates it was asked for. */

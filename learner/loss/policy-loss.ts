@@ -150,7 +150,7 @@ export function validatePolicyLossConfig(config: PolicyLossConfig): PolicyLossCo
   checkFinite('klCoeff', config.klCoeff, 'a number ≥ 0 (0 = no KL loss)', (v) => v >= 0, d.klCoeff);
   checkFinite('valueCoeff', config.valueCoeff, 'a number ≥ 0 (0 = no value loss; > 0 needs model.valueHead)', (v) => v >= 0, d.valueCoeff);
   checkFinite('valueDiscount', config.valueDiscount, 'a number in [0, 1]', (v) => v >= 0 && v <= 1, d.valueDiscount);
-  checkFinite('criticAdvantageCoeff', config.criticAdvantageCoeff, 'a number ≥ 0 (0 = the processors\' advantages alone)', (v) => v >= 0, d.criticAdvantageCoeff);
+  checkFinite('criticAdvantageCoeff', config.criticAdvantageCoeff, "a number ≥ 0 (0 = the processors' advantages alone)", (v) => v >= 0, d.criticAdvantageCoeff);
   if (config.criticAdvantageCoeff > 0 && config.valueCoeff === 0) {
     throw new ConfigError('policy loss criticAdvantageCoeff > 0 needs a trained critic: set valueCoeff > 0 (and model.valueHead true), or criticAdvantageCoeff to 0.');
   }
