@@ -2,7 +2,7 @@
 // the actor update, run inside the learner's gradient closure on the cpu or wasm backend.
 export { aggLoss, maskedMean, isLossAggMode, LOSS_AGG_MODES, type AggLossOptions, type LossAggMode } from './aggregate.js';
 export { klPenalty, isKlEstimator, KL_ESTIMATORS, type KlEstimator } from './kl.js';
-export { criticAdvantages } from './critic-advantage.js';
+export { criticAdvantages, turnAdvantages, type CriticBatch } from './critic-advantage.js';
 export { entropyFromLogits, marginalEntropyFromLogits } from './entropy.js';
 export {
   buildPolicyLossConfig,

@@ -56,12 +56,14 @@ export interface PolicyLossConfig {
   /** γ of the value target reward·γ^(turns left). Default 1 (the episode's outcome). In [0, 1]. */
   readonly valueDiscount: number;
   /**
-   * Weight of the critic's advantage added to the processors' one: the value target minus the value head's
-   * estimate before the update, whitened over the batch's scored positions (an actor-critic's baseline: a
-   * per-state expectation, where group-relative estimators need several rollouts of one task). Default 0 (off);
-   * > 0 needs valueCoeff > 0.
+   * Weight of the critic's advantage added to the processors' one: GAE over each episode's turns with the value
+   * head (before the update) as the critic and γ = valueDiscount, whitened over the batch's scored positions
+   * (critic-advantage.ts: a per-state baseline, where group-relative estimators need several rollouts of one
+   * task). Default 0 (off); > 0 needs valueCoeff > 0.
    */
   readonly criticAdvantageCoeff: number;
+  /** GAE's λ for the critic's advantage: 1 (default) = the return against the baseline; lower trusts the critic's next-state value more. In [0, 1]. */
+  readonly criticLambda: number;
   /**
    * Subtract from each token's advantage the batch's mean advantage of the same reply token, so an update
    * cannot shift the policy's state-independent preference between actions (the part of the batch's signal
@@ -89,6 +91,7 @@ export const DEFAULT_POLICY_LOSS_CONFIG: PolicyLossConfig = Object.freeze({
   valueCoeff: 0,
   valueDiscount: 1,
   criticAdvantageCoeff: 0,
+  criticLambda: 1,
   centerByAction: false,
   marginalEntropyCoeff: 0,
 });
@@ -106,6 +109,7 @@ const KNOWN_KEYS = [
   'valueCoeff',
   'valueDiscount',
   'criticAdvantageCoeff',
+  'criticLambda',
   'centerByAction',
   'marginalEntropyCoeff',
 ] as const;
@@ -151,6 +155,7 @@ export function validatePolicyLossConfig(config: PolicyLossConfig): PolicyLossCo
   checkFinite('valueCoeff', config.valueCoeff, 'a number ≥ 0 (0 = no value loss; > 0 needs model.valueHead)', (v) => v >= 0, d.valueCoeff);
   checkFinite('valueDiscount', config.valueDiscount, 'a number in [0, 1]', (v) => v >= 0 && v <= 1, d.valueDiscount);
   checkFinite('criticAdvantageCoeff', config.criticAdvantageCoeff, "a number ≥ 0 (0 = the processors' advantages alone)", (v) => v >= 0, d.criticAdvantageCoeff);
+  checkFinite('criticLambda', config.criticLambda, "a number in [0, 1] (GAE's λ)", (v) => v >= 0 && v <= 1, d.criticLambda);
   if (config.criticAdvantageCoeff > 0 && config.valueCoeff === 0) {
     throw new ConfigError('policy loss criticAdvantageCoeff > 0 needs a trained critic: set valueCoeff > 0 (and model.valueHead true), or criticAdvantageCoeff to 0.');
   }

@@ -163,13 +163,14 @@ export class PolicyTrainer {
       const refLogp = reference ? (tf.mul(this.tokenLogProbs(reference, ids, targets).logp, mask) as tf.Tensor2D) : undefined;
       const { valueCoeff, valueDiscount } = this.options.loss;
       const valueTargets = valueCoeff > 0 ? tf.mul(tf.tensor2d(batch.episodeReward, shape), tf.pow(tf.scalar(valueDiscount), tf.tensor2d(batch.turnsLeft, shape))) : undefined;
-      const processed = tf.tensor2d(this.options.loss.centerByAction ? advantagesCentredByAction(batch) : batch.advantages, shape);
-      const { criticAdvantageCoeff } = this.options.loss;
-      const advantages =
-        criticAdvantageCoeff > 0 && valueTargets
-          ? tf.add(processed, tf.mul(criticAdvantages(this.tokenLogProbs(model, ids, targets, true).values!, valueTargets as tf.Tensor2D, mask), criticAdvantageCoeff))
-          : processed;
-      return { ids, targets, mask, advantages: advantages as tf.Tensor2D, oldLogp, isWeights, refLogp, valueTargets: valueTargets as tf.Tensor2D | undefined };
+      const processed = this.options.loss.centerByAction ? advantagesCentredByAction(batch) : batch.advantages;
+      const { criticAdvantageCoeff, criticLambda } = this.options.loss;
+      let advantages = processed;
+      if (criticAdvantageCoeff > 0) {
+        const critic = criticAdvantages(batch, this.tokenLogProbs(model, ids, targets, true).values!.dataSync(), valueDiscount, criticLambda);
+        advantages = processed.map((a, i) => a + criticAdvantageCoeff * critic[i]!);
+      }
+      return { ids, targets, mask, advantages: tf.tensor2d(advantages, shape), oldLogp, isWeights, refLogp, valueTargets: valueTargets as tf.Tensor2D | undefined };
     });
   }
 

@@ -28,6 +28,7 @@ test('defaults: DAPO clip 0.2/0.28, dual clip 3, token-mean, no entropy bonus, n
       valueCoeff: 0,
       valueDiscount: 1,
       criticAdvantageCoeff: 0,
+      criticLambda: 1,
       centerByAction: false,
       marginalEntropyCoeff: 0,
     },
@@ -86,7 +87,7 @@ test('coefficients, lossScaleFactor and unknown options', () => {
   );
   rejects(
     { clipRatio: 0.2 },
-    /unknown policy loss option 'clipRatio': the options are clipRatioLow, clipRatioHigh, clipRatioC, lossAggMode, lossScaleFactor, entropyCoeff, entropyTarget, klCoeff, klEstimator, valueCoeff, valueDiscount, criticAdvantageCoeff, centerByAction, marginalEntropyCoeff\./,
+    /unknown policy loss option 'clipRatio': the options are clipRatioLow, clipRatioHigh, clipRatioC, lossAggMode, lossScaleFactor, entropyCoeff, entropyTarget, klCoeff, klEstimator, valueCoeff, valueDiscount, criticAdvantageCoeff, criticLambda, centerByAction, marginalEntropyCoeff\./,
   );
 });
 

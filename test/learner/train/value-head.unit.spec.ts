@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as tf from '@tensorflow/tfjs-core';
 import { ConfigError } from '../../../core/errors.js';
 import { selectBackend } from '../../../learner/backend.js';
-import { buildPolicyLossConfig, criticAdvantages, type PolicyLossConfig } from '../../../learner/loss/index.js';
+import { buildPolicyLossConfig, criticAdvantages, turnAdvantages, type PolicyLossConfig } from '../../../learner/loss/index.js';
 import { createPolicyBundle, disposeBundle, type PolicyBundle } from '../../../learner/policy/bundle.js';
 import { advantagesCentredByAction, buildBatch } from '../../../learner/train/batch.js';
 import { buildOptimizerConfig } from '../../../learner/train/config.js';
@@ -128,18 +128,36 @@ test("centerByAction: every reply token's non-zero advantages average 0; zeros a
   assert.deepEqual([...advantagesCentredByAction(batch)], [0.75, 0.5, 0, 7, -0.5, -0.75]);
 });
 
-test('criticAdvantages: target − value, whitened over the scored positions, 0 elsewhere', () => {
-  const values = tf.tensor2d([[0, 1, 5, 2]], [1, 4]);
-  const targets = tf.tensor2d([[1, 1, 9, 5]], [1, 4]);
-  const mask = tf.tensor2d([[1, 1, 0, 1]], [1, 4]);
-  const out = [...criticAdvantages(values, targets, mask).dataSync()];
-  tf.dispose([values, targets, mask]);
-  // The scored residuals are 1, 0 and 3.
-  const residuals = [1, 0, 3];
-  const mean = 4 / 3;
-  const std = Math.sqrt(residuals.reduce((a, r) => a + (r - mean) ** 2, 0) / 3);
-  const expected = [(1 - mean) / std, (0 - mean) / std, 0, (3 - mean) / std];
-  out.forEach((v, i) => assert.ok(Math.abs(v - expected[i]!) < 1e-4, `position ${i}: ${v} vs ${expected[i]}`));
+test("turnAdvantages: GAE over each episode's turns (rows of one turn or of a whole episode); λ = 1 is the discounted return minus the value", () => {
+  // Two episodes. Row 0: a whole episode of 3 turns (2 scored positions each), reward 1. Rows 1–2: an episode of
+  // 2 turns cut into one row per turn, reward −1. Values are read at each turn's first scored position.
+  const time = 6;
+  const mask = Float32Array.from([1, 1, 1, 1, 1, 1, /**/ 1, 1, 0, 0, 0, 0, /**/ 1, 0, 0, 0, 0, 0]);
+  const turnsLeft = Float32Array.from([2, 2, 1, 1, 0, 0, /**/ 1, 1, 0, 0, 0, 0, /**/ 0, 0, 0, 0, 0, 0]);
+  const episodeReward = Float32Array.from([1, 1, 1, 1, 1, 1, /**/ -1, -1, 0, 0, 0, 0, /**/ -1, 0, 0, 0, 0, 0]);
+  const batch = { rows: 3, time, mask, turnsLeft, episodeReward };
+  const values = Float32Array.from([0.2, 9, 0.5, 9, 0.6, 9, /**/ -0.3, 9, 0, 0, 0, 0, /**/ -0.4, 0, 0, 0, 0, 0]);
+  const g = 0.9;
+  const close = (actual: Float32Array, expected: number[], label: string) =>
+    expected.forEach((e, i) => assert.ok(Math.abs(actual[i]! - e) < 1e-5, `${label} position ${i}: ${actual[i]} vs ${e}`));
+  const mc = turnAdvantages(batch, values, g, 1);
+  const a0 = g ** 2 - 0.2;
+  const a1 = g - 0.5;
+  const a2 = 1 - 0.6;
+  const b0 = -1 * g - -0.3;
+  const b1 = -1 - -0.4;
+  close(mc, [a0, a0, a1, a1, a2, a2, b0, b0, 0, 0, 0, 0, b1, 0, 0, 0, 0, 0], 'λ = 1');
+  const td = turnAdvantages(batch, values, g, 0);
+  close(td, [g * 0.5 - 0.2, g * 0.5 - 0.2, g * 0.6 - 0.5, g * 0.6 - 0.5, a2, a2, g * -0.4 - -0.3, g * -0.4 - -0.3, 0, 0, 0, 0, b1, 0, 0, 0, 0, 0], 'λ = 0');
+  const white = criticAdvantages(batch, values, g, 1);
+  const scored = [...white].filter((_, i) => mask[i] === 1);
+  const mean = scored.reduce((a, b) => a + b, 0) / scored.length;
+  const sd = Math.sqrt(scored.reduce((a, b) => a + (b - mean) ** 2, 0) / scored.length);
+  assert.ok(Math.abs(mean) < 1e-5 && Math.abs(sd - 1) < 1e-4, `whitened: mean ${mean}, deviation ${sd}`);
+  assert.ok(
+    [...white].every((v, i) => mask[i] === 1 || v === 0),
+    'unscored positions stay 0',
+  );
 });
 
 test("criticAdvantageCoeff adds the critic's advantage to the update, and needs a value loss", () => {
@@ -163,4 +181,5 @@ test("criticAdvantageCoeff adds the critic's advantage to the update, and needs 
   assert.notDeepEqual(withCritic.kernel, without.kernel);
   assert.throws(() => buildPolicyLossConfig({ criticAdvantageCoeff: 1 }), /criticAdvantageCoeff > 0 needs a trained critic: set valueCoeff/);
   assert.throws(() => buildPolicyLossConfig({ valueCoeff: 1, criticAdvantageCoeff: -1 }), /criticAdvantageCoeff/);
+  assert.throws(() => buildPolicyLossConfig({ valueCoeff: 1, criticAdvantageCoeff: 1, criticLambda: 1.5 }), /criticLambda/);
 });
