@@ -168,7 +168,12 @@ test("criticAdvantageCoeff adds the critic's advantage to the update, and needs 
     const learning = trainer(bundle, loss);
     try {
       const metrics = learning.update(batch);
-      return { kernel: [...bundle.model.parameters.get('head/kernel')!.dataSync()], pgLoss: metrics.pgLoss };
+      const kernel = [...bundle.model.parameters.get('head/kernel')!.dataSync()];
+      learning.update(batch);
+      const tensors = tf.memory().numTensors;
+      learning.update(batch);
+      assert.equal(tf.memory().numTensors, tensors, `${JSON.stringify(loss)}: no tensor leak`);
+      return { kernel, pgLoss: metrics.pgLoss };
     } finally {
       learning.dispose();
       disposeBundle(bundle);
