@@ -64,12 +64,13 @@ export const TRAIN_PRESETS: Record<string, TrainPreset> = {
   // level after 64k steps; with 2 × 4 it took off at ≈ 55k. GiGPO with verl-agent's Sokoban mode (mean_norm), and
   // γ 0.5, ω 3: the advantage that correlates best with the optimal push on untrained rollouts (0.27 vs 0.20 for
   // verl-agent's γ 0.95, ω 1). A value head at weight 0.25 on the shared body: its regression on each turn's return
-  // is what makes the body read the room (docs/results/learning-diagnosis.md).
+  // is what makes the body read the room; its GAE advantage (λ 0.9) added to GiGPO's gives each state its own
+  // baseline, which took the three seeds off sooner and higher (docs/results/learning-diagnosis.md).
   Sokoban: {
     ...GRID_PUZZLE,
     model: { ...GRID_PUZZLE.model, valueHead: true },
     optimizer: { epochs: 2, minibatches: 4 },
-    loss: { valueCoeff: 0.25 },
+    loss: { valueCoeff: 0.25, criticAdvantageCoeff: 1, criticLambda: 0.9 },
     estimatorOptions: { gamma: 0.5, omega: 3 },
   },
   // Group-normalised GRPO favours Bandit's low-variance arm; mean-centred Dr. GRPO prefers the higher mean.
