@@ -6,7 +6,7 @@
 //   weights trained on v whole rollout batches, whatever the token budget, epochs, minibatches, group size
 //   or number of actor processes. Batches go in the order of their actors' iteration: a complete batch waits
 //   while one of an earlier iteration is still filling. A complete batch whose iteration is past the next one
-//   after the last trained (lastTrainedIteration + 1) also waits, up to `batchTimeoutMs` after it completed:
+//   after the last trained (lastTrainedIteration + 1) also waits, up to `batchTimeoutMs` after its last sample:
 //   after a restart the partitions are read again unevenly, and a later iteration's batch can be whole before
 //   any sample of the next one has been read. Once such a wait runs out (the producer skips iterations, or an
 //   iteration's groups were all filtered out), gaps are not waited for again in this process.
@@ -59,8 +59,6 @@ interface PendingBatch<D> {
   readonly members: Map<string, D>;
   readonly order: number;
   lastAt: number;
-  /** When its last expected sample arrived; null while it is filling. */
-  completeAt: number | null;
 }
 
 export class BatchAssembly<D extends Delivered> {
@@ -91,13 +89,12 @@ export class BatchAssembly<D extends Delivered> {
     }
     let batch = this.batches.get(named.batchId);
     if (!batch) {
-      batch = { batchId: named.batchId, iteration: named.iteration, expected: named.samples, members: new Map(), order: this.opened++, lastAt: nowMs, completeAt: null };
+      batch = { batchId: named.batchId, iteration: named.iteration, expected: named.samples, members: new Map(), order: this.opened++, lastAt: nowMs };
       this.batches.set(named.batchId, batch);
     }
     if (batch.members.has(sample.sampleId)) return 'duplicate';
     batch.members.set(sample.sampleId, delivery);
     batch.lastAt = nowMs;
-    if (batch.completeAt === null && batch.members.size >= batch.expected) batch.completeAt = nowMs;
     return 'held';
   }
 
@@ -125,8 +122,7 @@ export class BatchAssembly<D extends Delivered> {
   /** Whether a ready batch waits for the iteration after the last trained, which has not been seen yet. */
   private waitsForGap(batch: PendingBatch<D>, nowMs: number): boolean {
     if (!this.waitForGaps || batch.iteration < 0 || batch.iteration <= this.options.lastTrainedIteration() + 1) return false;
-    const since = batch.completeAt ?? batch.lastAt;
-    if (nowMs - since < this.options.batchTimeoutMs) return true;
+    if (nowMs - batch.lastAt < this.options.batchTimeoutMs) return true;
     this.waitForGaps = false;
     return false;
   }

@@ -165,11 +165,9 @@ export class PolicyTrainer {
       const valueTargets = valueCoeff > 0 ? tf.mul(tf.tensor2d(batch.episodeReward, shape), tf.pow(tf.scalar(valueDiscount), tf.tensor2d(batch.turnsLeft, shape))) : undefined;
       const processed = this.options.loss.centerByAction ? advantagesCentredByAction(batch) : batch.advantages;
       const { criticAdvantageCoeff, criticLambda } = this.options.loss;
-      let advantages = processed;
-      if (criticAdvantageCoeff > 0) {
-        const critic = criticAdvantages(batch, this.tokenLogProbs(model, ids, targets, true).values!.dataSync(), valueDiscount, criticLambda);
-        advantages = processed.map((a, i) => a + criticAdvantageCoeff * critic[i]!);
-      }
+      // The critic reads only the value head before the update: no log-probs or entropy are needed for it.
+      const critic = criticAdvantageCoeff > 0 ? criticAdvantages(batch, model.logitsAndValues(ids, this.options.head).values.dataSync(), valueDiscount, criticLambda) : null;
+      const advantages = critic ? processed.map((a, i) => a + criticAdvantageCoeff * critic[i]!) : processed;
       return { ids, targets, mask, advantages: tf.tensor2d(advantages, shape), oldLogp, isWeights, refLogp, valueTargets: valueTargets as tf.Tensor2D | undefined };
     });
   }
