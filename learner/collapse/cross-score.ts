@@ -1,12 +1,11 @@
 // RAGEN-2's cross-scoring on the policy: every chosen reply teacher-forced after every distinct prompt,
 // ℓ_j(z_i) = Σ_t log π(z_t | x_j, z_<t) under the same constrained reply head and temperature the sampler
 // and the learner use (so ℓ_own(z) is the reply's behaviour log-prob when the weights have not moved).
-// Forward passes only, in micro-batches of rows; long prompts lose their oldest tokens, as in training. A policy
-// that attends within a turn only (attentionSpan 'turn') is scored on the prompt's last turn, as it samples: the
-// same scores for a fraction of the tokens.
+// Forward passes only, in micro-batches of rows; long prompts lose their oldest tokens, as in training, and a
+// turn-span policy reads each prompt's last turn only, as it samples (visibleContext).
 import * as tf from '@tensorflow/tfjs-core';
 import { targetLogProbs } from '../model/ops.js';
-import { currentTurnStart, type ReplyHead, type TransformerModel } from '../model/transformer.js';
+import { visibleContext, type ReplyHead, type TransformerModel } from '../model/transformer.js';
 import type { CrossScores } from './metrics.js';
 import type { ScoringPairs } from './pairs.js';
 
@@ -22,7 +21,7 @@ export function crossScore(model: TransformerModel, head: ReplyHead, pairs: Scor
   const columns = prompts.length;
   const rows = replies.length;
   const contextLength = model.config.contextLength;
-  const turnOnly = model.config.attentionSpan === 'turn';
+  const visible = prompts.map((prompt) => visibleContext(prompt, model.config.attentionSpan));
   const microBatch = Math.max(1, options.microBatch ?? 128);
   const scores = new Float64Array(rows * columns);
 
@@ -34,9 +33,8 @@ export function crossScore(model: TransformerModel, head: ReplyHead, pairs: Scor
       if (index === undefined) throw new RangeError(`cross-scoring: reply token ${id} is not in the policy's reply vocabulary`);
       return index;
     });
-    prompts.forEach((whole, j) => {
+    visible.forEach((prompt, j) => {
       // Input = prompt + reply without its last token; keep the newest contextLength inputs.
-      const prompt = turnOnly ? whole.slice(currentTurnStart(whole)) : whole;
       const full = [...prompt, ...reply.tokens];
       const start = Math.max(0, full.length - 1 - contextLength);
       const ids = full.slice(start, full.length - 1);

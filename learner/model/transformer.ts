@@ -319,6 +319,14 @@ export function currentTurnStart(context: ArrayLike<number>): number {
 }
 
 /**
+ * The part of `context` the policy reads: with attentionSpan 'turn' its last turn only (the tokens before are masked
+ * out and positions restart at the turn's OBS, so leaving them out gives the same logits at a fraction of the cost).
+ */
+export function visibleContext(context: readonly number[], attentionSpan: PolicyModelConfig['attentionSpan']): readonly number[] {
+  return attentionSpan === 'turn' ? context.slice(currentTurnStart(context)) : context;
+}
+
+/**
  * The additive attention bias of attentionSpan 'turn', [batch·time·time]: 0 where key ≤ query and both are
  * in the same turn (a BOS/OBS token opens a turn), −1e9 elsewhere.
  */

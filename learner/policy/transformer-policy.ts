@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { Rng, RngStream } from '../../core/rng.js';
 import type { Policy, PolicyReply, PolicyRequest } from '../../envs/policy/policy.js';
 import { SpecialToken, type WordTokenizer } from '../../tokenizer/word-pieces.js';
-import { currentTurnStart, type ReplyHead, type TransformerModel } from '../model/transformer.js';
+import { visibleContext, type ReplyHead, type TransformerModel } from '../model/transformer.js';
 import { contextIds } from './context.js';
 import { replyText, type ReplyVocabulary } from './reply.js';
 
@@ -57,7 +57,6 @@ export class TransformerPolicy implements Policy {
     const { model, head, vocabulary, tokenizer } = this.options;
     const temperature = this.options.temperature ?? 1;
     const contextLength = model.config.contextLength;
-    const turnOnly = model.config.attentionSpan === 'turn';
     const rows = requests.map((request) => {
       const maxWords = request.actionSpace?.maxActionsPerTurn ?? this.options.maxActionsPerTurn ?? 1;
       const { context, prompt } = contextIds(tokenizer, vocabulary, request.history, request.observation, maxWords);
@@ -65,9 +64,7 @@ export class TransformerPolicy implements Policy {
     });
     while (rows.some((row) => !row.done)) {
       const active = rows.filter((row) => !row.done);
-      // attentionSpan 'turn': the tokens before the current turn are masked out, so leaving them out of the
-      // window gives the same logits (positions restart at the turn's OBS) at a fraction of the cost.
-      const windows = active.map((row) => (turnOnly ? row.context.slice(currentTurnStart(row.context)) : row.context).slice(-contextLength));
+      const windows = active.map((row) => visibleContext(row.context, model.config.attentionSpan).slice(-contextLength));
       const time = Math.max(...windows.map((w) => w.length));
       const logProbs = tf.tidy(() => {
         const padded = new Int32Array(active.length * time);
