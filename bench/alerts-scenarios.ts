@@ -22,6 +22,8 @@ export interface AlertScenario {
 /** The iteration a staged fault starts at in a FrozenLake preset run: the preset has taken off by then. */
 export const FAULT_ITERATION = 60;
 const FAULTED_ITERATIONS = 100;
+/** What the reward-hacking bug pays a timed-out episode: five goals' worth, so lasting beats solving. */
+const TIMEOUT_BONUS = 5;
 const HEALTHY_ITERATIONS: Partial<Record<EnvName, number>> = { FrozenLake: 120, Bandit: 40, Sokoban: 30 };
 
 /** A run of `env`'s preset as `trajflow train` runs it (the learner's cross-scoring schedule), optionally faulted. */
@@ -89,6 +91,14 @@ export function allScenarios(): AlertScenario[] {
     })),
     faulted('entropy-blowup-s1', 1, `an uncapped entropy bonus of weight 2 from update ${F}`, from(F, { loss: { entropyCoeff: 2, entropyTarget: null } })),
     faulted('reward-scale-s2', 2, `rewards × 100 from update ${F}`, from(F, { rewardScale: 100 })),
+    ...[1, 2, 3].map((seed) =>
+      faulted(
+        `reward-hack-s${seed}`,
+        seed,
+        `an episode cut short by the turn limit pays ${TIMEOUT_BONUS} from update ${F} (a reward bug that pays for lasting, not for the goal: reward hacking)`,
+        from(F, { timeoutReward: TIMEOUT_BONUS }),
+      ),
+    ),
     faulted('lr-spike-s3', 3, `the learning rate × 30 for updates ${F}–${F + 4}`, between(F, F + 5, { learningRateScale: 30 })),
     faulted('lr-ramp-s2', 2, `the learning rate × 1.15 more every update from ${F} (a schedule gone wrong: × 10 by ${F + 16})`, (i) =>
       i >= F ? { learningRateScale: 1.15 ** (i - F + 1) } : undefined,

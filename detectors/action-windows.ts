@@ -14,10 +14,12 @@
 // hold every window open: at most `maxOpenWindows` stay open, and past that the oldest is closed with
 // what it has (counted in `forced`). A finished run's last windows are scored only by flush().
 // Window contents therefore depend on arrival only for steps more than closeLagVersions stale, or when
-// the partitions are read more than maxOpenWindows windows apart.
+// the partitions are read more than maxOpenWindows windows apart. A finished episode's outcome (total
+// reward, success) goes to the window of its newest step's version, which that step keeps open.
 import { createHash } from 'node:crypto';
 import type { TrajectoryStep } from '../schemas/index.js';
 import { Checks, withDefaults } from './config-checks.js';
+import type { EpisodeOutcome } from './reward-success-gap.js';
 
 export interface ActionPair {
   /** stateKey, or 'obs:' + a hash of the observation. */
@@ -33,6 +35,8 @@ export interface ActionWindow {
   readonly firstVersion: number;
   readonly lastVersion: number;
   readonly pairs: readonly ActionPair[];
+  /** The finished episodes whose newest step is in the window. */
+  readonly outcomes: readonly EpisodeOutcome[];
   /** Latest step event time in the window. */
   readonly lastEventTimeMs: number;
 }
@@ -76,6 +80,7 @@ export function scorable(window: ActionWindow, config: ActionWindowsConfig): boo
 
 interface OpenWindow {
   pairs: ActionPair[];
+  outcomes: EpisodeOutcome[];
   lastEventTimeMs: number;
 }
 
@@ -98,9 +103,13 @@ export class ActionWindows {
     for (const source of sources) this.maxVersion.set(source, -1);
   }
 
-  /** Adds a trajectory's steps, read from `source` (e.g. 'topic/partition'); returns the windows this closed, oldest first. */
-  add(steps: readonly TrajectoryStep[], source = ''): ActionWindow[] {
+  /**
+   * Adds a trajectory's steps, read from `source` (e.g. 'topic/partition'), and the outcome of its episode if it
+   * finished; returns the windows this closed, oldest first.
+   */
+  add(steps: readonly TrajectoryStep[], source = '', outcome?: EpisodeOutcome): ActionWindow[] {
     const w = this.config.versionsPerWindow;
+    const newest = steps.reduce((v, step) => Math.max(v, step.policyVersion), Number.NEGATIVE_INFINITY);
     for (const step of steps) {
       const index = Math.floor(step.policyVersion / w);
       if (index < this.closedBelow) {
@@ -109,10 +118,14 @@ export class ActionWindows {
       }
       let window = this.open.get(index);
       if (!window) {
-        window = { pairs: [], lastEventTimeMs: 0 };
+        window = { pairs: [], outcomes: [], lastEventTimeMs: 0 };
         this.open.set(index, window);
       }
       window.pairs.push({ input: inputOf(step), action: step.action.trim(), tokens: step.actionTokenIds });
+      if (outcome && step.policyVersion === newest) {
+        window.outcomes.push(outcome);
+        outcome = undefined;
+      }
       window.lastEventTimeMs = Math.max(window.lastEventTimeMs, step.eventTimeMs);
       this.maxVersion.set(source, Math.max(this.maxVersion.get(source) ?? -1, step.policyVersion));
     }
@@ -143,7 +156,7 @@ export class ActionWindows {
     return indices.map((index) => {
       const window = this.open.get(index)!;
       this.open.delete(index);
-      return { index, firstVersion: index * w, lastVersion: index * w + w - 1, pairs: window.pairs, lastEventTimeMs: window.lastEventTimeMs };
+      return { index, firstVersion: index * w, lastVersion: index * w + w - 1, pairs: window.pairs, outcomes: window.outcomes, lastEventTimeMs: window.lastEventTimeMs };
     });
   }
 }

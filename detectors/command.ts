@@ -42,7 +42,7 @@ export const detectorsCommand: Command = {
     const detectors = buildDetectorsConfig({
       attributionHoldMs: holdMs,
       ...(gradK === undefined ? {} : { gradNormSpike: { k: gradK } }),
-      ...(values['no-trajectories'] ? { templateCollapse: { enabled: false }, actionRepetition: { enabled: false } } : {}),
+      ...(values['no-trajectories'] ? { templateCollapse: { enabled: false }, actionRepetition: { enabled: false }, rewardSuccessGap: { enabled: false } } : {}),
     });
     const config = loadConfig();
     await ensureUp(config);

@@ -12,6 +12,7 @@ import { nonFiniteConfig, type NonFiniteConfig } from './non-finite.js';
 import { policyShiftConfig, type PolicyShiftConfig } from './policy-shift.js';
 import { progressConfig, type ProgressConfig } from './progress.js';
 import { responseLengthConfig, type ResponseLengthConfig } from './response-length-collapse.js';
+import { rewardSuccessGapConfig, type RewardSuccessGapConfig } from './reward-success-gap.js';
 import { rewardVarianceCliffConfig, type RewardVarianceCliffConfig } from './reward-variance-cliff.js';
 import { templateCollapseConfig, type TemplateCollapseConfig } from './template-collapse.js';
 
@@ -27,6 +28,8 @@ export interface DetectorsConfig {
   /** Template collapse from the learner's RAGEN-2 cross-scoring (mutual-information.ts). */
   readonly mutualInformation: MutualInformationConfig;
   readonly actionRepetition: ActionRepetitionConfig;
+  /** Failed episodes earn about as much as successful ones (reward-success-gap.ts). */
+  readonly rewardSuccessGap: RewardSuccessGapConfig;
   /** One update's PPO-KL too large (policy-shift.ts). */
   readonly policyShift: PolicyShiftConfig;
   /** When a run counts as improving: the detectors of convergence-like signs hold their fire then (progress.ts). */
@@ -56,6 +59,7 @@ const SECTIONS = [
   'templateCollapse',
   'mutualInformation',
   'actionRepetition',
+  'rewardSuccessGap',
   'policyShift',
   'progress',
   'attributionHoldMs',
@@ -85,6 +89,7 @@ export function buildDetectorsConfig(input: DetectorsConfigInput = {}): Detector
     templateCollapse: templateCollapseConfig(input.templateCollapse),
     mutualInformation: mutualInformationConfig(input.mutualInformation),
     actionRepetition: actionRepetitionConfig(input.actionRepetition),
+    rewardSuccessGap: rewardSuccessGapConfig(input.rewardSuccessGap),
     policyShift: policyShiftConfig(input.policyShift),
     progress: progressConfig(input.progress),
     attributionHoldMs,
@@ -93,5 +98,5 @@ export function buildDetectorsConfig(input: DetectorsConfigInput = {}): Detector
 
 /** Whether any enabled detector needs the trajectories topic. */
 export function readsTrajectories(config: DetectorsConfig): boolean {
-  return config.templateCollapse.enabled || config.actionRepetition.enabled;
+  return config.templateCollapse.enabled || config.actionRepetition.enabled || config.rewardSuccessGap.enabled;
 }

@@ -23,6 +23,7 @@ import { InvalidActionRiseDetector } from './invalid-action-rise.js';
 import { MutualInformationDetector, mutualInformationPoint } from './mutual-information.js';
 import { NonFiniteDetector } from './non-finite.js';
 import { ResponseLengthDetector } from './response-length-collapse.js';
+import { RewardSuccessGapDetector } from './reward-success-gap.js';
 import { RewardVarianceCliffDetector } from './reward-variance-cliff.js';
 import { TemplateCollapseDetector } from './template-collapse.js';
 import type { DetectorAlert } from './types.js';
@@ -118,6 +119,7 @@ class RunDetectors {
   readonly template: TemplateCollapseDetector;
   readonly mutualInformation: MutualInformationDetector;
   readonly repetition: ActionRepetitionDetector;
+  readonly rewardGap: RewardSuccessGapDetector;
   readonly policyShift: PolicyShiftDetector;
   /** The run's progress as the learner steps report it (their batch.rewardMean), and as the rollout batches do. */
   readonly learnerProgress: ProgressTrend;
@@ -136,6 +138,7 @@ class RunDetectors {
     this.template = new TemplateCollapseDetector(config.templateCollapse);
     this.mutualInformation = new MutualInformationDetector(config.mutualInformation);
     this.repetition = new ActionRepetitionDetector(config.actionRepetition);
+    this.rewardGap = new RewardSuccessGapDetector(config.rewardSuccessGap);
     this.policyShift = new PolicyShiftDetector(config.policyShift);
   }
 }
@@ -266,7 +269,8 @@ export class CollapseEngine {
     this.stats.trajectories++;
     const lateBefore = run.windows.late;
     const forcedBefore = run.windows.forced;
-    const closed = run.windows.add(e.steps, source);
+    const outcome = e.outcome === 'incomplete' ? undefined : { reward: e.totalReward, success: e.success };
+    const closed = run.windows.add(e.steps, source, outcome);
     this.stats.lateSteps += run.windows.late - lateBefore;
     this.stats.windowsForced += run.windows.forced - forcedBefore;
     return this.scoreWindows(e.runId, run, closed);
@@ -276,13 +280,15 @@ export class CollapseEngine {
     const c = this.config;
     const raised: RaisedAlert[] = [];
     for (const window of windows) {
-      if (!scorable(window, c.actionWindows)) {
+      // The reward gap reads the window's episode outcomes, which it checks for enough of each itself.
+      const alerts = c.rewardSuccessGap.enabled ? run.rewardGap.observe({ at: window.index, outcomes: window.outcomes }) : [];
+      if (scorable(window, c.actionWindows)) {
+        this.stats.windowsScored++;
+        const point = { at: window.index, pairs: window.pairs };
+        alerts.push(...(c.templateCollapse.enabled ? run.template.observe(point) : []), ...(c.actionRepetition.enabled ? run.repetition.observe(point) : []));
+      } else {
         this.stats.windowsSkipped++;
-        continue;
       }
-      this.stats.windowsScored++;
-      const point = { at: window.index, pairs: window.pairs };
-      const alerts = [...(c.templateCollapse.enabled ? run.template.observe(point) : []), ...(c.actionRepetition.enabled ? run.repetition.observe(point) : [])];
       for (const alert of alerts) {
         raised.push({
           runId,

@@ -86,6 +86,8 @@ export interface IterationFault {
   readonly learningRateScale?: number;
   /** Every step's reward times this before the processors see it (a reward-scale bug); success is unchanged. */
   readonly rewardScale?: number;
+  /** Paid on the last step of every episode cut short by its step limit (a reward bug that pays for lasting, not for the goal: reward hacking); success is unchanged. */
+  readonly timeoutReward?: number;
   /** Loss settings over the run's for this iteration's update (e.g. an entropy bonus that blows the entropy up). */
   readonly loss?: Partial<PolicyLossConfig>;
 }
@@ -184,7 +186,7 @@ async function playIteration(run: LocalRun, iteration: number): Promise<PlayedEp
 async function trainIteration(run: LocalRun, iteration: number, episodes: readonly PlayedEpisode[], envSteps: number): Promise<CurvePoint> {
   const { config, bundle, trainer } = run;
   const fault = config.faultAt?.(iteration);
-  const groups = rawGroupsOf(fault?.rewardScale === undefined ? episodes : scaleRewards(episodes, fault.rewardScale));
+  const groups = rawGroupsOf(faultedRewards(episodes, fault));
   const out = run.process(groups);
   config.onBatch?.(iteration, groups, out);
   const template = config.templateCollapse
@@ -202,6 +204,21 @@ async function trainIteration(run: LocalRun, iteration: number, episodes: readon
   config.onUpdated?.(iteration, bundle);
   const evaluation = evaluatesAfter(iteration, config) ? await run.evaluate() : undefined;
   return curvePoint({ iteration, envSteps, episodes, samples: out.samples.length, update, template, evaluation });
+}
+
+/** The episodes' rewards as a staged reward bug changes them (unchanged without one). */
+function faultedRewards(episodes: readonly PlayedEpisode[], fault: IterationFault | undefined): readonly PlayedEpisode[] {
+  const scaled = fault?.rewardScale === undefined ? episodes : scaleRewards(episodes, fault.rewardScale);
+  return fault?.timeoutReward === undefined ? scaled : payTimeouts(scaled, fault.timeoutReward);
+}
+
+/** The episodes with `bonus` added to the last step of each one its step limit cut short. */
+function payTimeouts(episodes: readonly PlayedEpisode[], bonus: number): PlayedEpisode[] {
+  return episodes.map((e) => {
+    const last = e.steps.at(-1);
+    if (!last?.truncated || last.terminated) return e;
+    return { ...e, steps: [...e.steps.slice(0, -1), { ...last, reward: last.reward + bonus }] };
+  });
 }
 
 /** The episodes with every step's reward times `scale`. */

@@ -25,7 +25,10 @@ test('defaults: every section filled, overrides merged into their section only',
   assert.equal(config.attributionHoldMs, DEFAULT_ATTRIBUTION_HOLD_MS);
   assert.ok(Object.isFrozen(config) && Object.isFrozen(config.gradNormSpike));
   assert.equal(readsTrajectories(config), true);
-  assert.equal(readsTrajectories(buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false } })), false);
+  assert.equal(
+    readsTrajectories(buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false }, rewardSuccessGap: { enabled: false } })),
+    false,
+  );
 });
 
 test('a value out of range names the option, what it means, what was given, what is valid and the default', () => {

@@ -52,7 +52,7 @@ test('historicalAlerts over the stored run gives the live alerts; gradNormSpikeS
   batches.forEach((e, i) => store('rollout_stats', e as never, i));
   for (const [table, list] of rows) await ch.insertJsonEachRow(table, list);
 
-  const detectors = buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false } });
+  const detectors = buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false }, rewardSuccessGap: { enabled: false } });
   const inputs: DetectorInput[] = [
     ...steps.map((event): DetectorInput => ({ type: 'learner_step', event })),
     ...batches.map((event): DetectorInput => ({ type: 'rollout_stats', event })),

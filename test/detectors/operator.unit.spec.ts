@@ -26,6 +26,7 @@ const cliffOnly = (extra: DetectorsConfigInput = {}) =>
     invalidActions: off,
     templateCollapse: off,
     actionRepetition: off,
+    rewardSuccessGap: off,
     attributionHoldMs: 10,
     ...extra,
   });

@@ -11,7 +11,7 @@ import { learnerStepEvent } from './synthetic.js';
 const config = { topicPrefix: 'tf' };
 
 test('one group per prefix, or per watched run; learner steps and rollout statistics read, alerts written', () => {
-  const detectors = buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false } });
+  const detectors = buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false }, rewardSuccessGap: { enabled: false } });
   const s = buildDetectorsStartConfig(config, detectors, {});
   assert.equal(s.groupId, 'tf.detectors');
   assert.deepEqual(s.inputTopics, ['tf.learner.steps', 'tf.rollout.stats']);
