@@ -109,7 +109,6 @@ export class ActionWindows {
    */
   add(steps: readonly TrajectoryStep[], source = '', outcome?: EpisodeOutcome): ActionWindow[] {
     const w = this.config.versionsPerWindow;
-    const newest = steps.reduce((v, step) => Math.max(v, step.policyVersion), Number.NEGATIVE_INFINITY);
     for (const step of steps) {
       const index = Math.floor(step.policyVersion / w);
       if (index < this.closedBelow) {
@@ -122,12 +121,13 @@ export class ActionWindows {
         this.open.set(index, window);
       }
       window.pairs.push({ input: inputOf(step), action: step.action.trim(), tokens: step.actionTokenIds });
-      if (outcome && step.policyVersion === newest) {
-        window.outcomes.push(outcome);
-        outcome = undefined;
-      }
       window.lastEventTimeMs = Math.max(window.lastEventTimeMs, step.eventTimeMs);
       this.maxVersion.set(source, Math.max(this.maxVersion.get(source) ?? -1, step.policyVersion));
+    }
+    if (outcome && steps.length > 0) {
+      // Its newest step's window is open unless that step came late, and then the outcome is late too.
+      const newest = steps.reduce((v, step) => Math.max(v, step.policyVersion), 0);
+      this.open.get(Math.floor(newest / w))?.outcomes.push(outcome);
     }
     // Window b is closed once every source's highest version is ≥ (b + 1)·w − 1 + lag.
     const watermark = Math.min(...this.maxVersion.values());

@@ -15,7 +15,7 @@
 // Critical: a run trained on a reward that no longer pays for success learns the wrong thing every update.
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { Checks, withDefaults } from './config-checks.js';
-import { mean } from './rolling.js';
+import { mean, std } from './rolling.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const REWARD_SUCCESS_GAP = 'reward_success_gap';
@@ -72,12 +72,6 @@ export function rewardSuccessGapConfig(overrides?: Partial<RewardSuccessGapConfi
   return Object.freeze(c);
 }
 
-/** Mean and variance (population) of a non-empty list. */
-function moments(values: readonly number[]): { mean: number; variance: number } {
-  const m = mean(values);
-  return { mean: m, variance: values.reduce((s, v) => s + (v - m) ** 2, 0) / values.length };
-}
-
 export class RewardSuccessGapDetector implements Detector<RewardSuccessGapPoint> {
   private readonly early: number[] = [];
   private readonly latch: AlertLatch;
@@ -92,8 +86,8 @@ export class RewardSuccessGapDetector implements Detector<RewardSuccessGapPoint>
     const successes = finite.filter((o) => o.success).map((o) => o.reward);
     const failures = finite.filter((o) => !o.success).map((o) => o.reward);
     if (successes.length < c.minEach || failures.length < c.minEach) return [];
-    const s = moments(successes);
-    const f = moments(failures);
+    const s = { mean: mean(successes), sd: std(successes) };
+    const f = { mean: mean(failures), sd: std(failures) };
     const gap = s.mean - f.mean;
     if (this.early.length < c.earlyWindows) {
       this.early.push(gap);
@@ -102,7 +96,7 @@ export class RewardSuccessGapDetector implements Detector<RewardSuccessGapPoint>
     const early = mean(this.early);
     if (!(early > 0)) return [];
     const threshold = c.keep * early;
-    const se = Math.sqrt(s.variance / successes.length + f.variance / failures.length);
+    const se = Math.sqrt(s.sd ** 2 / successes.length + f.sd ** 2 / failures.length);
     const state = gap < threshold && threshold - gap >= c.z * se ? 'breach' : gap >= c.clearKeep * early ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
     return [
