@@ -6,10 +6,12 @@
 // Rule (our design): early = mean rate of the run's first `earlyWindows` scored windows;
 //   breach when rate > early + delta, clear when rate ≤ early + clearDelta.
 // Environments whose actions are a few fixed words (Bandit, FrozenLake without reasoning) repeat across
-// states by nature; their early rate is near 1, so the rule cannot fire there — as intended.
+// states by nature; their early rate is near 1, so the rule cannot fire there — as intended. A breach in a
+// window whose episodes succeed at ≥ solvedSuccessRate holds its fire, as template collapse's does.
 import { Checks, withDefaults } from './config-checks.js';
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import type { ActionPair } from './action-windows.js';
+import { heldWhenSolved } from './progress.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const ACTION_REPETITION = 'action_repetition';
@@ -30,6 +32,8 @@ export function crossInputRepetition(pairs: readonly ActionPair[]): { rate: numb
 export interface RepetitionWindowPoint {
   readonly at: number;
   readonly pairs: readonly ActionPair[];
+  /** Share of the window's finished episodes that succeeded, when it has any. */
+  readonly successRate?: number;
 }
 
 export interface ActionRepetitionConfig extends LatchConfig {
@@ -39,6 +43,8 @@ export interface ActionRepetitionConfig extends LatchConfig {
   readonly delta: number;
   /** The episode clears when the rate is back within this of its early level. */
   readonly clearDelta: number;
+  /** No breach counts in a window whose episodes succeed at least this often (the tasks are solved). */
+  readonly solvedSuccessRate: number;
 }
 
 export const actionRepetitionDefaults: ActionRepetitionConfig = Object.freeze({
@@ -46,6 +52,7 @@ export const actionRepetitionDefaults: ActionRepetitionConfig = Object.freeze({
   earlyWindows: 3,
   delta: 0.3,
   clearDelta: 0.1,
+  solvedSuccessRate: 0.95,
   confirm: 2,
   rearmAfter: 2,
   cooldown: 5,
@@ -59,6 +66,7 @@ export function actionRepetitionConfig(overrides?: Partial<ActionRepetitionConfi
   checks.fraction('delta', c.delta, 'rise of the cross-input repetition rate over its early level that fires the alert');
   checks.number('clearDelta', c.clearDelta, 0, 'rise over the early level at or below which the episode clears');
   checks.ordered('clearDelta', c.clearDelta, 'delta', c.delta, 'the episode must clear below the rise that fires it (hysteresis)');
+  checks.fraction('solvedSuccessRate', c.solvedSuccessRate, 'success rate of a window from which one action for every input counts as the answer, not a collapse');
   checkLatch(checks, c);
   return Object.freeze(c);
 }
@@ -80,7 +88,7 @@ export class ActionRepetitionDetector implements Detector<RepetitionWindowPoint>
     }
     const early = this.early.reduce((a, b) => a + b, 0) / this.early.length;
     const threshold = early + c.delta;
-    const state = rate > threshold ? 'breach' : rate <= early + c.clearDelta ? 'clear' : 'neutral';
+    const state = heldWhenSolved(rate > threshold ? 'breach' : rate <= early + c.clearDelta ? 'clear' : 'neutral', point.successRate, c.solvedSuccessRate);
     if (!this.latch.update(point.at, state)) return [];
     return [
       {

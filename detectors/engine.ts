@@ -23,7 +23,7 @@ import { InvalidActionRiseDetector } from './invalid-action-rise.js';
 import { MutualInformationDetector, mutualInformationPoint } from './mutual-information.js';
 import { NonFiniteDetector } from './non-finite.js';
 import { ResponseLengthDetector } from './response-length-collapse.js';
-import { RewardSuccessGapDetector } from './reward-success-gap.js';
+import { RewardSuccessGapDetector, type EpisodeOutcome } from './reward-success-gap.js';
 import { RewardVarianceCliffDetector } from './reward-variance-cliff.js';
 import { TemplateCollapseDetector } from './template-collapse.js';
 import type { DetectorAlert } from './types.js';
@@ -284,7 +284,7 @@ export class CollapseEngine {
       const alerts = c.rewardSuccessGap.enabled ? run.rewardGap.observe({ at: window.index, outcomes: window.outcomes }) : [];
       if (scorable(window, c.actionWindows)) {
         this.stats.windowsScored++;
-        const point = { at: window.index, pairs: window.pairs };
+        const point = { at: window.index, pairs: window.pairs, ...successRateOf(window.outcomes) };
         alerts.push(...(c.templateCollapse.enabled ? run.template.observe(point) : []), ...(c.actionRepetition.enabled ? run.repetition.observe(point) : []));
       } else {
         this.stats.windowsSkipped++;
@@ -301,4 +301,9 @@ export class CollapseEngine {
     }
     return raised;
   }
+}
+
+/** The share of a window's finished episodes that succeeded (nothing when it has none). */
+function successRateOf(outcomes: readonly EpisodeOutcome[]): { successRate?: number } {
+  return outcomes.length === 0 ? {} : { successRate: outcomes.filter((o) => o.success).length / outcomes.length };
 }

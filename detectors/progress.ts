@@ -72,3 +72,8 @@ export class ProgressTrend {
 export function heldWhileImproving(state: PointState, improving: boolean | undefined): PointState {
   return improving === true && state === 'breach' ? 'neutral' : state;
 }
+
+/** A breach where (nearly) every episode succeeds is convergence on solved tasks: neither a fire nor a clear. */
+export function heldWhenSolved(state: PointState, successRate: number | undefined, solvedSuccessRate: number): PointState {
+  return state === 'breach' && successRate !== undefined && successRate >= solvedSuccessRate ? 'neutral' : state;
+}

@@ -18,8 +18,11 @@
 // Rule (our design): early = mean U of the run's first `earlyWindows` scored windows;
 //   breach when U < fraction · early, clear when U ≥ clearFraction · early; none while early < minEarly.
 // confirm (default 2) consecutive windows before firing: one window is a small sample.
+// A breach in a window whose finished episodes succeed at ≥ solvedSuccessRate is neither a fire nor a clear:
+// one action for every input that solves the tasks is the answer (a bandit's best arm), not a collapse.
 import { Checks, withDefaults } from './config-checks.js';
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
+import { heldWhenSolved } from './progress.js';
 import type { ActionPair } from './action-windows.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
@@ -90,6 +93,8 @@ export interface TemplateWindowPoint {
   /** Window index. */
   readonly at: number;
   readonly pairs: readonly ActionPair[];
+  /** Share of the window's finished episodes that succeeded, when it has any. */
+  readonly successRate?: number;
 }
 
 export interface TemplateCollapseConfig extends LatchConfig {
@@ -102,6 +107,8 @@ export interface TemplateCollapseConfig extends LatchConfig {
   readonly clearFraction: number;
   /** Early U below this means the actions never depended on the input: no alerts. */
   readonly minEarly: number;
+  /** No breach counts in a window whose episodes succeed at least this often (the tasks are solved). */
+  readonly solvedSuccessRate: number;
 }
 
 export const templateCollapseDefaults: TemplateCollapseConfig = Object.freeze({
@@ -110,6 +117,7 @@ export const templateCollapseDefaults: TemplateCollapseConfig = Object.freeze({
   fraction: 0.4,
   clearFraction: 0.6,
   minEarly: 0.01,
+  solvedSuccessRate: 0.95,
   confirm: 2,
   rearmAfter: 2,
   cooldown: 5,
@@ -124,6 +132,7 @@ export function templateCollapseConfig(overrides?: Partial<TemplateCollapseConfi
   checks.fraction('clearFraction', c.clearFraction, 'share of the early input dependence at which the episode clears');
   checks.ordered('fraction', c.fraction, 'clearFraction', c.clearFraction, 'the episode must clear above the level that fires it (hysteresis)');
   checks.number('minEarly', c.minEarly, 0, 'least early input dependence (I/H(X)) the rule compares against');
+  checks.fraction('solvedSuccessRate', c.solvedSuccessRate, 'success rate of a window from which one action for every input counts as the answer, not a collapse');
   checkLatch(checks, c);
   return Object.freeze(c);
 }
@@ -148,7 +157,7 @@ export class TemplateCollapseDetector implements Detector<TemplateWindowPoint> {
     if (early < c.minEarly) return [];
     const threshold = c.fraction * early;
     const u = stats.dependence;
-    const state = u < threshold ? 'breach' : u >= c.clearFraction * early ? 'clear' : 'neutral';
+    const state = heldWhenSolved(u < threshold ? 'breach' : u >= c.clearFraction * early ? 'clear' : 'neutral', point.successRate, c.solvedSuccessRate);
     if (!this.latch.update(point.at, state)) return [];
     return [
       {

@@ -304,6 +304,22 @@ describe('template collapse and repetition (trajectory windows)', () => {
     }
   });
 
+  test('one answer for every input holds its fire while the windows are solved (success ≥ 0.95), and fires once they are not', () => {
+    for (const seed of SEEDS) {
+      const template = new TemplateCollapseDetector();
+      const repetition = new ActionRepetitionDetector();
+      const successRate = (v: number) => (v < 10 ? 0.3 : v < 20 ? 0.97 : 0.5);
+      const alerts = Array.from({ length: 26 }, (_, v) => {
+        const point = { at: v, successRate: successRate(v) };
+        return [
+          ...template.observe({ ...point, pairs: windowPairs(v, seed, { template: v >= 10 }) }),
+          ...repetition.observe({ ...point, pairs: windowPairs(v, seed, { repeat: v >= 10 }) }),
+        ];
+      }).flat();
+      assert.deepEqual(kinds(alerts), ['template_collapse@21', 'action_repetition@21'], `seed ${seed}`);
+    }
+  });
+
   test('healthy windows (10 seeds) raise nothing', () => {
     for (const seed of SEEDS) {
       const template = new TemplateCollapseDetector();

@@ -183,6 +183,22 @@ describe('engine bookkeeping', () => {
     // Windows 12 and 13 are scored at completion (no source).
     assert.equal(detections.filter((d) => d.source === null).length, 0, 'no alert in the flushed windows');
   });
+
+  test("a window's episodes that all succeed hold template_collapse: the engine hands each window its success rate", async () => {
+    const solved = Array.from({ length: 14 }, (_, v) => trajectoriesOfVersion(RUN, v, 2, { template: v >= 8 }))
+      .flat()
+      .map((event) => ({ ...event, success: event.steps[0]!.policyVersion >= 8 }));
+    const detections = await lastValueFrom(
+      from(solved.map((event): DetectorInput => ({ type: 'trajectory', event }))).pipe(
+        detectCollapseFrom(buildDetectorsConfig(), (i: DetectorInput) => i),
+        toArray(),
+      ),
+    );
+    assert.deepEqual(
+      detections.flatMap((d) => d.alerts.map((a) => a.kind)),
+      [],
+    );
+  });
 });
 
 describe('trajectory windows across partitions', () => {
