@@ -15,10 +15,12 @@
 // what it has (counted in `forced`). A finished run's last windows are scored only by flush().
 // Window contents therefore depend on arrival only for steps more than closeLagVersions stale, or when
 // the partitions are read more than maxOpenWindows windows apart. A finished episode's outcome (total
-// reward, success) goes to the window of its newest step's version, which that step keeps open.
+// reward, success) goes to the window of its newest step's version, which that step keeps open; the surprisal
+// of its steps' sampled action tokens goes to each step's window, as a failed or a successful episode's.
 import { createHash } from 'node:crypto';
 import type { TrajectoryStep } from '../schemas/index.js';
 import { Checks, withDefaults } from './config-checks.js';
+import type { Surprisal } from './entropy-collapse.js';
 import type { EpisodeOutcome } from './reward-success-gap.js';
 
 export interface ActionPair {
@@ -37,6 +39,8 @@ export interface ActionWindow {
   readonly pairs: readonly ActionPair[];
   /** The finished episodes whose newest step is in the window. */
   readonly outcomes: readonly EpisodeOutcome[];
+  /** −log π of the window's sampled action tokens, from finished failed and successful episodes. */
+  readonly surprisal: { readonly failed: Surprisal; readonly succeeded: Surprisal };
   /** Latest step event time in the window. */
   readonly lastEventTimeMs: number;
 }
@@ -81,6 +85,7 @@ export function scorable(window: ActionWindow, config: ActionWindowsConfig): boo
 interface OpenWindow {
   pairs: ActionPair[];
   outcomes: EpisodeOutcome[];
+  surprisal: { failed: { sum: number; tokens: number }; succeeded: { sum: number; tokens: number } };
   lastEventTimeMs: number;
 }
 
@@ -117,10 +122,18 @@ export class ActionWindows {
       }
       let window = this.open.get(index);
       if (!window) {
-        window = { pairs: [], outcomes: [], lastEventTimeMs: 0 };
+        window = { pairs: [], outcomes: [], surprisal: { failed: { sum: 0, tokens: 0 }, succeeded: { sum: 0, tokens: 0 } }, lastEventTimeMs: 0 };
         this.open.set(index, window);
       }
       window.pairs.push({ input: inputOf(step), action: step.action.trim(), tokens: step.actionTokenIds });
+      if (outcome) {
+        const acc = outcome.success ? window.surprisal.succeeded : window.surprisal.failed;
+        for (const logProb of step.actionLogProbs) {
+          if (!Number.isFinite(logProb)) continue;
+          acc.sum -= logProb;
+          acc.tokens++;
+        }
+      }
       window.lastEventTimeMs = Math.max(window.lastEventTimeMs, step.eventTimeMs);
       this.maxVersion.set(source, Math.max(this.maxVersion.get(source) ?? -1, step.policyVersion));
     }
@@ -156,7 +169,15 @@ export class ActionWindows {
     return indices.map((index) => {
       const window = this.open.get(index)!;
       this.open.delete(index);
-      return { index, firstVersion: index * w, lastVersion: index * w + w - 1, pairs: window.pairs, outcomes: window.outcomes, lastEventTimeMs: window.lastEventTimeMs };
+      return {
+        index,
+        firstVersion: index * w,
+        lastVersion: index * w + w - 1,
+        pairs: window.pairs,
+        outcomes: window.outcomes,
+        surprisal: window.surprisal,
+        lastEventTimeMs: window.lastEventTimeMs,
+      };
     });
   }
 }

@@ -10,7 +10,7 @@ import { clickHouseClient } from '../infra/clickhouse/http.js';
 import type { CollapseAlertEvent } from '../schemas/index.js';
 import { connectBackbone, shutdownOnSignals } from '../streams/index.js';
 import { numberFlag } from '../infra/cli/flags.js';
-import { buildDetectorsConfig, DEFAULT_ATTRIBUTION_HOLD_MS, readsTrajectories } from './config.js';
+import { buildDetectorsConfig, DEFAULT_ATTRIBUTION_HOLD_MS, readsTrajectories, WITHOUT_TRAJECTORIES } from './config.js';
 import { historicalAlerts } from './history.js';
 import { startDetectors } from './start-detectors.js';
 
@@ -42,7 +42,7 @@ export const detectorsCommand: Command = {
     const detectors = buildDetectorsConfig({
       attributionHoldMs: holdMs,
       ...(gradK === undefined ? {} : { gradNormSpike: { k: gradK } }),
-      ...(values['no-trajectories'] ? { templateCollapse: { enabled: false }, actionRepetition: { enabled: false }, rewardSuccessGap: { enabled: false } } : {}),
+      ...(values['no-trajectories'] ? WITHOUT_TRAJECTORIES : {}),
     });
     const config = loadConfig();
     await ensureUp(config);

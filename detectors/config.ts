@@ -4,7 +4,8 @@ import { ConfigError } from '../core/errors.js';
 import { actionRepetitionConfig, type ActionRepetitionConfig } from './action-repetition.js';
 import { actionWindowsConfig, type ActionWindowsConfig } from './action-windows.js';
 import { Checks } from './config-checks.js';
-import { entropyConfig, type EntropyConfig } from './entropy-collapse.js';
+import { entropyCollapseConfig, type EntropyCollapseConfig } from './entropy-collapse.js';
+import { entropyConfig, type EntropyConfig } from './entropy-swings.js';
 import { gradNormSpikeConfig, type GradNormSpikeConfig } from './grad-norm-spike.js';
 import { invalidActionRiseConfig, type InvalidActionRiseConfig } from './invalid-action-rise.js';
 import { mutualInformationConfig, type MutualInformationConfig } from './mutual-information.js';
@@ -18,7 +19,10 @@ import { templateCollapseConfig, type TemplateCollapseConfig } from './template-
 
 export interface DetectorsConfig {
   readonly rewardVarianceCliff: RewardVarianceCliffConfig;
+  /** Erratic entropy and entropy surges, from the learner (entropy-swings.ts). */
   readonly entropy: EntropyConfig;
+  /** Entropy falling where the policy fails, from the trajectories (entropy-collapse.ts). */
+  readonly entropyCollapse: EntropyCollapseConfig;
   readonly gradNormSpike: GradNormSpikeConfig;
   readonly nonFinite: NonFiniteConfig;
   readonly responseLength: ResponseLengthConfig;
@@ -51,6 +55,7 @@ export type DetectorsConfigInput = {
 const SECTIONS = [
   'rewardVarianceCliff',
   'entropy',
+  'entropyCollapse',
   'gradNormSpike',
   'nonFinite',
   'responseLength',
@@ -81,6 +86,7 @@ export function buildDetectorsConfig(input: DetectorsConfigInput = {}): Detector
   return Object.freeze({
     rewardVarianceCliff: rewardVarianceCliffConfig(input.rewardVarianceCliff),
     entropy: entropyConfig(input.entropy),
+    entropyCollapse: entropyCollapseConfig(input.entropyCollapse),
     gradNormSpike: gradNormSpikeConfig(input.gradNormSpike),
     nonFinite: nonFiniteConfig(input.nonFinite),
     responseLength: responseLengthConfig(input.responseLength),
@@ -96,7 +102,15 @@ export function buildDetectorsConfig(input: DetectorsConfigInput = {}): Detector
   });
 }
 
+/** The overrides that switch off every detector of the trajectories topic (`trajflow detectors --no-trajectories`). */
+export const WITHOUT_TRAJECTORIES = Object.freeze({
+  templateCollapse: { enabled: false },
+  actionRepetition: { enabled: false },
+  rewardSuccessGap: { enabled: false },
+  entropyCollapse: { enabled: false },
+}) satisfies DetectorsConfigInput;
+
 /** Whether any enabled detector needs the trajectories topic. */
 export function readsTrajectories(config: DetectorsConfig): boolean {
-  return config.templateCollapse.enabled || config.actionRepetition.enabled || config.rewardSuccessGap.enabled;
+  return config.templateCollapse.enabled || config.actionRepetition.enabled || config.rewardSuccessGap.enabled || config.entropyCollapse.enabled;
 }

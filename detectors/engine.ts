@@ -15,7 +15,8 @@ import type { LearnerStepEvent, RolloutStatsEvent, TrajectoryEvent } from '../sc
 import { ActionRepetitionDetector } from './action-repetition.js';
 import { ActionWindows, scorable, type ActionWindow } from './action-windows.js';
 import { readsTrajectories, type DetectorsConfig } from './config.js';
-import { EntropyDetector } from './entropy-collapse.js';
+import { EntropyCollapseDetector } from './entropy-collapse.js';
+import { EntropyDetector } from './entropy-swings.js';
 import { GradNormSpikeDetector } from './grad-norm-spike.js';
 import { PolicyShiftDetector } from './policy-shift.js';
 import { ProgressTrend } from './progress.js';
@@ -30,8 +31,6 @@ import type { DetectorAlert } from './types.js';
 
 /** The learner_step metric with the mean episode reward of the samples an update trained on (learner/loop/events.ts). */
 export const BATCH_REWARD_MEAN = 'batch.rewardMean';
-/** The learner_step metric with the entropy floor the loss holds the policy at. */
-export const ENTROPY_FLOOR = 'loss.entropyTarget';
 
 export type DetectorInput =
   | { readonly type: 'learner_step'; readonly event: LearnerStepEvent }
@@ -120,6 +119,7 @@ class RunDetectors {
   readonly mutualInformation: MutualInformationDetector;
   readonly repetition: ActionRepetitionDetector;
   readonly rewardGap: RewardSuccessGapDetector;
+  readonly entropyCollapse: EntropyCollapseDetector;
   readonly policyShift: PolicyShiftDetector;
   /** The run's progress as the learner steps report it (their batch.rewardMean), and as the rollout batches do. */
   readonly learnerProgress: ProgressTrend;
@@ -139,6 +139,7 @@ class RunDetectors {
     this.mutualInformation = new MutualInformationDetector(config.mutualInformation);
     this.repetition = new ActionRepetitionDetector(config.actionRepetition);
     this.rewardGap = new RewardSuccessGapDetector(config.rewardSuccessGap);
+    this.entropyCollapse = new EntropyCollapseDetector(config.entropyCollapse);
     this.policyShift = new PolicyShiftDetector(config.policyShift);
   }
 }
@@ -228,8 +229,7 @@ export class CollapseEngine {
     }
     const improving = run.learnerProgress.push(e.metrics[BATCH_REWARD_MEAN]);
     const ppoKl = e.metrics.ppoKl;
-    const floor = e.metrics[ENTROPY_FLOOR];
-    if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy, improving, ...(floor === undefined ? {} : { floor }) }));
+    if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy, improving }));
     if (c.gradNormSpike.enabled) alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip, ...(ppoKl === undefined ? {} : { ppoKl }) }));
     if (c.policyShift.enabled && ppoKl !== undefined) alerts.push(...run.policyShift.observe({ at, ppoKl }));
     const information = c.mutualInformation.enabled ? mutualInformationPoint(at, e.metrics) : null;
@@ -280,8 +280,11 @@ export class CollapseEngine {
     const c = this.config;
     const raised: RaisedAlert[] = [];
     for (const window of windows) {
-      // The reward gap reads the window's episode outcomes, which it checks for enough of each itself.
-      const alerts = c.rewardSuccessGap.enabled ? run.rewardGap.observe({ at: window.index, outcomes: window.outcomes }) : [];
+      // The reward gap and the failures' entropy read the window's finished episodes, and check for enough of them themselves.
+      const alerts = [
+        ...(c.rewardSuccessGap.enabled ? run.rewardGap.observe({ at: window.index, outcomes: window.outcomes }) : []),
+        ...(c.entropyCollapse.enabled ? run.entropyCollapse.observe({ at: window.index, ...window.surprisal }) : []),
+      ];
       if (scorable(window, c.actionWindows)) {
         this.stats.windowsScored++;
         const point = { at: window.index, pairs: window.pairs, ...successRateOf(window.outcomes) };

@@ -1,214 +1,122 @@
-// Entropy collapse, erratic entropy and an entropy surge: the Echo Trap's second symptom, "a sharp drop, or
-// erratic rises or changes" of the mean token entropy (docs/algorithms.md §4.3, §8), and its opposite, a policy
-// losing what it learned (an entropy bonus gone wrong, an update that scrambled the weights).
+// Entropy collapse where the policy fails: the Echo Trap's "sharp drop" of entropy (docs/algorithms.md §4.3),
+// read from the episodes that fail. A policy that converges sharpens too — on the tasks it solves, where a low
+// entropy is the point of training; a collapsing one grows certain of actions that fail. The learner's entropy
+// mixes the two, so this detector reads the trajectories, which say which episodes failed.
 //
-// Input: one point per learner update, LearnerStepEvent.entropy (mean per-token entropy over masked tokens).
-// The early level is the mean of the run's first `earlyUpdates` finite entropies (fixed for the run).
-//
-// 'entropy_collapse' (our rule): recent = mean of the last `recent` updates;
-//   breach when recent < dropFraction · early (and, with an entropy floor in the loss, < floorFraction · floor),
-//   clear when recent ≥ clearFraction · early (floorClearFraction · floor).
-// 'entropy_erratic' (our rule): swing = median of |Δentropy| over the last `swingWindow` successive
-//   differences, divided by the early level — a detrended, robust coefficient of variation. A plain
-//   rolling CV also fires on one clean step down (the window then straddles two levels); the median of
-//   the differences ignores a single step and grows only when the entropy keeps jumping. Normalising by
-//   the early level (not the current one) keeps small absolute noise after a collapse from looking erratic.
-//   breach when swing > maxSwing, clear when swing ≤ swingClear.
-// 'entropy_surge' (our rule): recent against the median of the `surgeBaselineWindow` updates before it;
-//   breach when recent > baseline + max(surgeFraction · baseline, minSurge), clear at half that rise.
-// No rule applies before the early level is known or when it is below minEarly; collapse and erratic hold
-// their fire while the run improves (progress.ts). One alert per episode and rule.
-import { Checks, withDefaults } from './config-checks.js';
+// Input: one point per window of trajectories (action-windows.ts): the mean surprisal −log π(token) of the
+// sampled action tokens (TrajectoryStep.actionLogProbs, the sampling policy's own log-probs) of the window's
+// finished failed episodes. Under the policy that sampled them its expectation is the policy's per-token entropy
+// at the states it failed from, so no learner-side measure is needed.
+// Rule (our design): a window is scored with ≥ minTokens such tokens; early = mean of the first `earlyWindows`
+// scored windows; recent = mean of the newest `recent` scored windows;
+//   breach when recent < dropFraction · early, clear when recent ≥ clearFraction · early; none while early < minEarly.
+// dropFraction was chosen on `trajflow bench alerts`' recorded runs; why this value: docs/results/alerts.md.
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
-import { LaggedBaseline, Window, mean, median } from './rolling.js';
-import { heldWhileImproving } from './progress.js';
+import { Checks, withDefaults } from './config-checks.js';
+import { Window, mean } from './rolling.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const ENTROPY_COLLAPSE = 'entropy_collapse';
-export const ENTROPY_ERRATIC = 'entropy_erratic';
-export const ENTROPY_SURGE = 'entropy_surge';
 
-export interface EntropyPoint {
-  /** Learner step. */
-  readonly at: number;
-  readonly entropy: number;
-  /** The entropy floor the loss holds the policy at (metrics['loss.entropyTarget']), when it has one. */
-  readonly floor?: number;
-  /** The run is improving (progress.ts): a breach then is convergence and holds its fire. */
-  readonly improving?: boolean;
+/** Surprisal of sampled action tokens: its sum (nats) over `tokens` tokens. */
+export interface Surprisal {
+  readonly sum: number;
+  readonly tokens: number;
 }
 
-export interface EntropyConfig extends LatchConfig {
+export interface FailureEntropyPoint {
+  /** Index of the window. */
+  readonly at: number;
+  /** The window's failed episodes' action tokens. */
+  readonly failed: Surprisal;
+  /** The window's successful episodes' action tokens (evidence only: sharpening there is learning). */
+  readonly succeeded: Surprisal;
+}
+
+export interface EntropyCollapseConfig extends LatchConfig {
   readonly enabled: boolean;
-  /** The first this many finite entropies define the early level. */
-  readonly earlyUpdates: number;
-  /** Newest updates averaged into the recent level. */
+  /** Least failed-episode action tokens in a window for it to be scored. */
+  readonly minTokens: number;
+  /** Scored windows whose mean is the early level. */
+  readonly earlyWindows: number;
+  /** Newest scored windows averaged into the recent level. */
   readonly recent: number;
-  /** Collapse fires when the recent level is below this fraction of the early level. */
+  /** Breach below this share of the early level. */
   readonly dropFraction: number;
-  /** The collapse episode clears at this fraction of the early level. */
+  /** The spell clears at or above this share of the early level. */
   readonly clearFraction: number;
-  /**
-   * With an entropy floor in the loss, a collapse must also fall below this fraction of the floor (and clears at
-   * floorClearFraction of it): entropy held at its floor by design is not collapsing.
-   */
-  readonly floorFraction: number;
-  readonly floorClearFraction: number;
   /** Early levels below this (nats) are too small to compare against: no alerts. */
   readonly minEarly: number;
-  /** Successive differences whose median measures the swings. */
-  readonly swingWindow: number;
-  /** Erratic fires when median |Δ| / early level exceeds this. */
-  readonly maxSwing: number;
-  /** The erratic episode clears when the swing is back at or below this. */
-  readonly swingClear: number;
-  /** entropy_surge compares the recent level with the median of this many updates before it. */
-  readonly surgeBaselineWindow: number;
-  /** entropy_surge fires when the recent level exceeds that baseline by this fraction of it … */
-  readonly surgeFraction: number;
-  /** … and by at least this many nats. */
-  readonly minSurge: number;
 }
 
-export const entropyDefaults: EntropyConfig = Object.freeze({
+export const entropyCollapseDefaults: EntropyCollapseConfig = Object.freeze({
   enabled: true,
-  earlyUpdates: 10,
-  recent: 3,
-  dropFraction: 0.5,
-  clearFraction: 0.7,
-  floorFraction: 0.7,
-  floorClearFraction: 0.9,
-  minEarly: 1e-3,
-  swingWindow: 10,
-  maxSwing: 0.2,
-  swingClear: 0.1,
-  surgeBaselineWindow: 20,
-  surgeFraction: 0.3,
-  minSurge: 0.15,
+  minTokens: 16,
+  earlyWindows: 3,
+  recent: 2,
+  dropFraction: 0.3,
+  clearFraction: 0.5,
+  minEarly: 0.05,
   confirm: 1,
-  rearmAfter: 3,
-  cooldown: 20,
+  rearmAfter: 2,
+  cooldown: 5,
 });
 
-export function entropyConfig(overrides?: Partial<EntropyConfig>, section = 'detectors.entropy'): EntropyConfig {
-  const c = withDefaults(section, entropyDefaults, overrides);
-  const checks = new Checks(section, entropyDefaults);
-  checks.boolean('enabled', c.enabled, 'switch for this detector');
-  checks.int('earlyUpdates', c.earlyUpdates, 1, 'number of first updates whose mean entropy is the early level');
-  checks.int('recent', c.recent, 1, 'number of newest updates averaged into the recent level');
-  checks.fraction('dropFraction', c.dropFraction, 'share of the early entropy below which entropy_collapse fires');
-  checks.fraction('clearFraction', c.clearFraction, 'share of the early entropy at which the collapse episode clears');
-  checks.ordered('dropFraction', c.dropFraction, 'clearFraction', c.clearFraction, 'the episode must clear above the level that fires it (hysteresis)');
-  checks.fraction('floorFraction', c.floorFraction, "share of the loss's entropy floor below which entropy_collapse fires");
-  checks.fraction('floorClearFraction', c.floorClearFraction, "share of the loss's entropy floor at which the collapse episode clears");
-  checks.ordered('floorFraction', c.floorFraction, 'floorClearFraction', c.floorClearFraction, 'the episode must clear above the level that fires it (hysteresis)');
-  checks.number('minEarly', c.minEarly, 0, 'least early entropy (nats) the rules compare against');
-  checks.int('swingWindow', c.swingWindow, 2, 'number of successive entropy differences whose median measures the swings');
-  checks.number('maxSwing', c.maxSwing, 0, 'median |Δentropy| / early entropy above which entropy_erratic fires', { exclusive: true });
-  checks.number('swingClear', c.swingClear, 0, 'swing at or below which the erratic episode clears');
-  checks.ordered('swingClear', c.swingClear, 'maxSwing', c.maxSwing, 'the erratic episode must clear below the swing that fires it (hysteresis)');
-  checks.int('surgeBaselineWindow', c.surgeBaselineWindow, 2, 'number of updates before the recent ones whose median entropy_surge compares with');
-  checks.number('surgeFraction', c.surgeFraction, 0, 'rise over the baseline, as a fraction of it, above which entropy_surge fires', { exclusive: true });
-  checks.number('minSurge', c.minSurge, 0, 'least rise over the baseline (nats) for entropy_surge');
+export function entropyCollapseConfig(overrides?: Partial<EntropyCollapseConfig>, section = 'detectors.entropyCollapse'): EntropyCollapseConfig {
+  const c = withDefaults(section, entropyCollapseDefaults, overrides);
+  const checks = new Checks(section, entropyCollapseDefaults);
+  checks.boolean('enabled', c.enabled, 'switch for this detector (it reads the trajectories topic)');
+  checks.int('minTokens', c.minTokens, 1, "least number of failed episodes' action tokens in a window for it to be scored");
+  checks.int('earlyWindows', c.earlyWindows, 1, 'number of first scored windows whose mean surprisal is the early level');
+  checks.int('recent', c.recent, 1, 'number of newest scored windows averaged into the recent level');
+  checks.fraction('dropFraction', c.dropFraction, 'share of the early level below which entropy_collapse fires');
+  checks.fraction('clearFraction', c.clearFraction, 'share of the early level at which the spell clears');
+  checks.ordered('dropFraction', c.dropFraction, 'clearFraction', c.clearFraction, 'the spell must clear above the level that fires it (hysteresis)');
+  checks.number('minEarly', c.minEarly, 0, 'least early surprisal (nats per token) the rule compares against');
   checkLatch(checks, c);
   return Object.freeze(c);
 }
 
-export class EntropyDetector implements Detector<EntropyPoint> {
+const perToken = (s: Surprisal) => (s.tokens > 0 ? s.sum / s.tokens : Number.NaN);
+
+export class EntropyCollapseDetector implements Detector<FailureEntropyPoint> {
   private readonly early: number[] = [];
-  private readonly values: Window;
-  private readonly diffs: Window;
-  private readonly levels: LaggedBaseline;
-  private previous: number | null = null;
-  private readonly collapse: AlertLatch;
-  private readonly erratic: AlertLatch;
-  private readonly surge: AlertLatch;
+  private readonly latest: Window;
+  private readonly latch: AlertLatch;
 
-  constructor(readonly config: EntropyConfig = entropyDefaults) {
-    this.values = new Window(config.recent);
-    this.diffs = new Window(config.swingWindow);
-    this.levels = new LaggedBaseline(config.surgeBaselineWindow, config.recent, config.surgeBaselineWindow);
-    this.collapse = new AlertLatch(config);
-    this.erratic = new AlertLatch(config);
-    this.surge = new AlertLatch(config);
+  constructor(readonly config: EntropyCollapseConfig = entropyCollapseDefaults) {
+    this.latest = new Window(config.recent);
+    this.latch = new AlertLatch(config);
   }
 
-  /** The early level once known. */
-  get earlyLevel(): number | null {
-    return this.early.length === this.config.earlyUpdates ? mean(this.early) : null;
-  }
-
-  observe(point: EntropyPoint): DetectorAlert[] {
-    const x = point.entropy;
-    if (!Number.isFinite(x)) return [];
-    if (this.early.length < this.config.earlyUpdates) this.early.push(x);
-    this.values.push(x);
-    if (this.previous !== null) this.diffs.push(Math.abs(x - this.previous));
-    this.previous = x;
-    const levels = this.levels.push(x);
-    const early = this.earlyLevel;
-    if (early === null || early < this.config.minEarly) return [];
-    return [this.collapseRule(point, early), this.erraticRule(point, early), this.surgeRule(point, levels)].filter((a): a is DetectorAlert => a !== null);
-  }
-
-  /** entropy_collapse: the recent level below a share of the early level (and of the loss's floor). */
-  private collapseRule(point: EntropyPoint, early: number): DetectorAlert | null {
+  observe(point: FailureEntropyPoint): DetectorAlert[] {
     const c = this.config;
-    if (!this.values.full) return null;
-    const recent = mean(this.values.values());
-    const floor = point.floor ?? Number.POSITIVE_INFINITY;
-    const threshold = Math.min(c.dropFraction * early, c.floorFraction * floor);
-    const clearLevel = Math.min(c.clearFraction * early, c.floorClearFraction * floor);
-    const state = heldWhileImproving(recent < threshold ? 'breach' : recent >= clearLevel ? 'clear' : 'neutral', point.improving);
-    if (!this.collapse.update(point.at, state)) return null;
-    return {
-      kind: ENTROPY_COLLAPSE,
-      severity: 'warning',
-      at: point.at,
-      value: recent,
-      threshold,
-      message:
-        `policy entropy fell to ${fmt(recent)} nats (mean of the last ${c.recent} updates), below ${fmt(threshold)}: ${c.dropFraction} × its early level ${fmt(early)} (first ${c.earlyUpdates} updates)` +
-        `${point.floor === undefined ? '' : ` and ${c.floorFraction} × the loss's entropy floor ${fmt(point.floor)}`}; the policy is turning deterministic`,
-      evidence: { recent, early, ratio: recent / early, lastEntropy: point.entropy, ...(point.floor === undefined ? {} : { floor: point.floor }) },
-    };
-  }
-
-  /** entropy_erratic: the median change between updates, relative to the early level, too large. */
-  private erraticRule(point: EntropyPoint, early: number): DetectorAlert | null {
-    const c = this.config;
-    if (!this.diffs.full) return null;
-    const medianStep = median(this.diffs.values());
-    const swing = medianStep / early;
-    const state = heldWhileImproving(swing > c.maxSwing ? 'breach' : swing <= c.swingClear ? 'clear' : 'neutral', point.improving);
-    if (!this.erratic.update(point.at, state)) return null;
-    return {
-      kind: ENTROPY_ERRATIC,
-      severity: 'warning',
-      at: point.at,
-      value: swing,
-      threshold: c.maxSwing,
-      message: `policy entropy swings erratically: the median change between updates over the last ${c.swingWindow} is ${fmt(medianStep)} nats, ${fmt(swing)} × the early level ${fmt(early)} (limit ${c.maxSwing})`,
-      evidence: { swing, medianAbsChange: medianStep, early, lastEntropy: point.entropy },
-    };
-  }
-
-  /** entropy_surge: the recent level well above its lagging baseline — the policy losing what it had learned. */
-  private surgeRule(point: EntropyPoint, levels: { recent: number; baseline: number } | null): DetectorAlert | null {
-    const c = this.config;
-    if (levels === null) return null;
-    const { recent, baseline } = levels;
-    const threshold = baseline + Math.max(c.surgeFraction * baseline, c.minSurge);
-    const state = recent > threshold ? 'breach' : recent <= baseline + 0.5 * (threshold - baseline) ? 'clear' : 'neutral';
-    if (!this.surge.update(point.at, state)) return null;
-    return {
-      kind: ENTROPY_SURGE,
-      severity: 'warning',
-      at: point.at,
-      value: recent,
-      threshold,
-      message: `policy entropy rose to ${fmt(recent)} nats (mean of the last ${c.recent} updates) from its level ${fmt(baseline)} (median of the ${c.surgeBaselineWindow} before), above ${fmt(threshold)}: the policy is losing what it learned`,
-      evidence: { recent, baseline, ratio: baseline > 0 ? recent / baseline : 0, lastEntropy: point.entropy },
-    };
+    const level = perToken(point.failed);
+    if (point.failed.tokens < c.minTokens || !Number.isFinite(level)) return [];
+    if (this.early.length < c.earlyWindows) {
+      this.early.push(level);
+      return [];
+    }
+    this.latest.push(level);
+    const early = mean(this.early);
+    if (!this.latest.full || early < c.minEarly) return [];
+    const recent = mean(this.latest.values());
+    const threshold = c.dropFraction * early;
+    const state = recent < threshold ? 'breach' : recent >= c.clearFraction * early ? 'clear' : 'neutral';
+    if (!this.latch.update(point.at, state)) return [];
+    const succeeded = perToken(point.succeeded);
+    return [
+      {
+        kind: ENTROPY_COLLAPSE,
+        severity: 'warning',
+        at: point.at,
+        value: recent,
+        threshold,
+        message:
+          `the policy grew certain where it fails: its entropy on failed episodes' actions fell to ${fmt(recent)} nats per token (mean surprisal of the sampled tokens, last ${c.recent} windows), ` +
+          `below ${c.dropFraction} × its early ${fmt(early)}${Number.isFinite(succeeded) ? ` (${fmt(succeeded)} on successful ones)` : ''} — it repeats actions that fail`,
+        evidence: { recent, early, ratio: recent / early, failedTokens: point.failed.tokens, ...(Number.isFinite(succeeded) ? { succeededEntropy: succeeded } : {}) },
+      },
+    ];
   }
 }

@@ -3,6 +3,7 @@ export * from './alert-latch.js';
 export * from './rolling.js';
 export * from './reward-variance-cliff.js';
 export * from './entropy-collapse.js';
+export * from './entropy-swings.js';
 export * from './grad-norm-spike.js';
 export * from './policy-shift.js';
 export * from './non-finite.js';

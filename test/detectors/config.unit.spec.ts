@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../core/errors.js';
-import { buildDetectorsConfig, readsTrajectories, DEFAULT_ATTRIBUTION_HOLD_MS } from '../../detectors/config.js';
+import { buildDetectorsConfig, readsTrajectories, DEFAULT_ATTRIBUTION_HOLD_MS, WITHOUT_TRAJECTORIES } from '../../detectors/config.js';
 import { rewardVarianceCliffDefaults } from '../../detectors/reward-variance-cliff.js';
 import { gradNormSpikeDefaults } from '../../detectors/grad-norm-spike.js';
 import { AlertLatch } from '../../detectors/alert-latch.js';
@@ -25,10 +25,11 @@ test('defaults: every section filled, overrides merged into their section only',
   assert.equal(config.attributionHoldMs, DEFAULT_ATTRIBUTION_HOLD_MS);
   assert.ok(Object.isFrozen(config) && Object.isFrozen(config.gradNormSpike));
   assert.equal(readsTrajectories(config), true);
-  assert.equal(
-    readsTrajectories(buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false }, rewardSuccessGap: { enabled: false } })),
-    false,
-  );
+  assert.equal(readsTrajectories(buildDetectorsConfig(WITHOUT_TRAJECTORIES)), false);
+  // Each trajectory detector alone needs the topic.
+  for (const section of Object.keys(WITHOUT_TRAJECTORIES)) {
+    assert.equal(readsTrajectories(buildDetectorsConfig({ ...WITHOUT_TRAJECTORIES, [section]: { enabled: true } })), true, section);
+  }
 });
 
 test('a value out of range names the option, what it means, what was given, what is valid and the default', () => {
@@ -83,11 +84,11 @@ test('thresholds that would break the hysteresis say which to move', () => {
 test('unknown sections and options are refused with the list of valid ones (typos do not pass silently)', () => {
   assert.match(
     configError(() => buildDetectorsConfig({ gradNorm: {} } as never)),
-    /^detectors\.gradNorm is not a detectors option; the options are rewardVarianceCliff, entropy, gradNormSpike, /,
+    /^detectors\.gradNorm is not a detectors option; the options are rewardVarianceCliff, entropy, entropyCollapse, gradNormSpike, /,
   );
   assert.match(
-    configError(() => buildDetectorsConfig({ entropy: { dropFration: 0.3 } as never })),
-    /^detectors\.entropy\.dropFration is not an option; the options of detectors\.entropy are enabled, earlyUpdates, recent, dropFraction, /,
+    configError(() => buildDetectorsConfig({ entropyCollapse: { dropFration: 0.3 } as never })),
+    /^detectors\.entropyCollapse\.dropFration is not an option; the options of detectors\.entropyCollapse are enabled, minTokens, earlyWindows, recent, dropFraction, /,
   );
   assert.match(
     configError(() => buildDetectorsConfig({ templateCollapse: { enabled: 'yes' as never } })),

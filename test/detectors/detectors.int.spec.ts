@@ -24,13 +24,15 @@ interface RunEvents {
   trajectories: TrajectoryEvent[];
 }
 
-/** Entropy drops at update 60, an 8× grad-norm spike at 70, in-group std falls at batch 40, invalid actions rise at 80, template output from version 10, repeated answers from 14. */
+/** An 8× grad-norm spike at update 70, in-group std falls at batch 40, invalid actions rise at 80, template output from version 10, repeated answers from 14, failing actions turn certain from 13. */
 function collapsingRun(runId: string): RunEvents {
-  const points = learnerPoints(UPDATES, 4, { entropyDropAt: 60, spikeAt: 70 });
+  const points = learnerPoints(UPDATES, 4, { spikeAt: 70 });
   return {
     steps: points.map((p, i) => learnerStepEvent(runId, i, p)),
     batches: rolloutBatches(UPDATES, 4, { cliffAt: 40, invalidAt: 80 }).map((b, i) => rolloutBatchEvent(runId, i, b)),
-    trajectories: Array.from({ length: VERSIONS }, (_, v) => trajectoriesOfVersion(runId, v, 4, { template: v >= 10, repeat: v >= 14, perState: 4 })).flat(),
+    trajectories: Array.from({ length: VERSIONS }, (_, v) =>
+      trajectoriesOfVersion(runId, v, 4, { template: v >= 10, repeat: v >= 14, perState: 4, logProb: v >= 13 ? -0.05 : -0.5 }),
+    ).flat(),
   };
 }
 
@@ -46,7 +48,7 @@ function healthyRun(runId: string): RunEvents {
 const expectedOf = (runId: string) =>
   [
     [runId, 'reward_variance_cliff', 41], // batch 41 (T0 + 41.5 s) → learner step 41 (T0 + 41 s)
-    [runId, 'entropy_collapse', 61],
+    [runId, 'entropy_collapse', 14], // windows 13–14 (recent 2) below 0.3 × the early surprisal
     [runId, 'grad_norm_spike', 70],
     [runId, 'invalid_action_rise', 81],
     [runId, 'template_collapse', 11], // window 11 (confirm 2), steps at T0 + 11.1 s → step 11

@@ -3,7 +3,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ActionRepetitionDetector, crossInputRepetition } from '../../detectors/action-repetition.js';
-import { EntropyDetector, entropyConfig } from '../../detectors/entropy-collapse.js';
+import { EntropyCollapseDetector, entropyCollapseConfig } from '../../detectors/entropy-collapse.js';
+import { EntropyDetector, entropyConfig } from '../../detectors/entropy-swings.js';
 import { GradNormSpikeDetector, gradNormSpikeConfig } from '../../detectors/grad-norm-spike.js';
 import { InvalidActionRiseDetector } from '../../detectors/invalid-action-rise.js';
 import { NonFiniteDetector } from '../../detectors/non-finite.js';
@@ -62,10 +63,10 @@ describe('reward-variance cliff', () => {
   });
 });
 
-describe('entropy', () => {
-  test('entropy dropping to a quarter at update 100 fires entropy_collapse at 101 only (a clean step is not erratic)', () => {
+describe('entropy swings (learner)', () => {
+  test('entropy dropping to a quarter at update 100 raises nothing here: a clean step is not erratic, and a fall is read where the policy fails', () => {
     for (const seed of SEEDS) {
-      assert.deepEqual(kinds(runDetector(new EntropyDetector(), indexed(learnerPoints(N, seed, { entropyDropAt: 100 })))), ['entropy_collapse@101'], `seed ${seed}`);
+      assert.deepEqual(kinds(runDetector(new EntropyDetector(), indexed(learnerPoints(N, seed, { entropyDropAt: 100 })))), [], `seed ${seed}`);
     }
   });
 
@@ -96,23 +97,76 @@ describe('entropy', () => {
     }
   });
 
-  test('with an entropy floor in the loss, entropy held near the floor is no collapse; falling well below it is', () => {
-    const early = Array.from({ length: 10 }, (_, i) => ({ at: i, entropy: 1.38 }));
-    const atFloor = Array.from({ length: 30 }, (_, i) => ({ at: 10 + i, entropy: 0.62 + 0.05 * (i % 3), floor: 0.7 }));
-    assert.deepEqual(runDetector(new EntropyDetector(), [...early, ...atFloor]), [], 'at the floor');
-    const below = Array.from({ length: 5 }, (_, i) => ({ at: 40 + i, entropy: 0.3, floor: 0.7 }));
-    assert.deepEqual(kinds(runDetector(new EntropyDetector(), [...early, ...atFloor, ...below])), ['entropy_collapse@41']);
-  });
-
-  test('a collapse while the run is improving holds its fire until the run stops improving', () => {
-    const points = [...Array.from({ length: 10 }, (_, i) => ({ at: i, entropy: 1.38 })), ...Array.from({ length: 10 }, (_, i) => ({ at: 10 + i, entropy: 0.3, improving: i < 5 }))];
-    assert.deepEqual(kinds(runDetector(new EntropyDetector(), points)), ['entropy_collapse@15']);
+  test('erratic swings while the run is improving hold their fire until the run stops improving', () => {
+    const points = indexed(learnerPoints(60, 1, { erraticAt: 20 })).map((p) => ({ ...p, improving: p.at < 40 }));
+    assert.deepEqual(kinds(runDetector(new EntropyDetector(), points)), ['entropy_erratic@40']);
   });
 
   test('the early level is the mean of the first earlyUpdates values', () => {
     const detector = new EntropyDetector(entropyConfig({ earlyUpdates: 3 }));
     for (const [i, entropy] of [2, 1, 3, 0.1].entries()) detector.observe({ at: i, entropy });
     assert.equal(detector.earlyLevel, 2);
+  });
+});
+
+describe('entropy collapse (where the policy fails)', () => {
+  /** Per window: the failed and successful episodes' mean surprisal (nats per token) and token counts, with 5 % noise. */
+  function windows(n: number, seed: number, failed: (v: number) => number, succeeded: (v: number) => number, tokens = 64) {
+    const noise = gaussian(seed);
+    return Array.from({ length: n }, (_, v) => ({
+      at: v,
+      failed: { sum: tokens * failed(v) * (1 + 0.05 * noise()), tokens },
+      succeeded: { sum: tokens * succeeded(v) * (1 + 0.05 * noise()), tokens },
+    }));
+  }
+  const uniform = Math.log(4);
+
+  test("failed episodes' actions turning certain at window 20 fire at 21 (recent 2 windows), once, for every seed", () => {
+    for (const seed of SEEDS) {
+      const points = windows(
+        60,
+        seed,
+        (v) => (v >= 20 ? 0.05 : uniform),
+        () => uniform,
+      );
+      assert.deepEqual(kinds(runDetector(new EntropyCollapseDetector(), points)), ['entropy_collapse@21'], `seed ${seed}`);
+    }
+  });
+
+  test('sharpening on the successes while the failures stay unsure (a bandit finding its arm) raises nothing', () => {
+    for (const seed of SEEDS) {
+      const points = windows(
+        60,
+        seed,
+        (v) => uniform * (1 + v / 20),
+        (v) => uniform * Math.exp(-v / 4),
+      );
+      assert.deepEqual(runDetector(new EntropyCollapseDetector(), points), [], `seed ${seed}`);
+    }
+  });
+
+  test('a healthy run whose entropy halves everywhere (10 seeds × 200 windows) raises nothing', () => {
+    for (const seed of SEEDS) {
+      const points = windows(
+        200,
+        seed,
+        (v) => uniform * (1 - v / 400),
+        (v) => uniform * (1 - v / 400),
+      );
+      assert.deepEqual(runDetector(new EntropyCollapseDetector(), points), [], `seed ${seed}`);
+    }
+  });
+
+  test('a window with fewer than minTokens failed tokens is not scored', () => {
+    const certain = windows(
+      10,
+      1,
+      (v) => (v >= 5 ? 0.01 : uniform),
+      () => 0.01,
+      8,
+    );
+    assert.deepEqual(runDetector(new EntropyCollapseDetector(), certain), []);
+    assert.deepEqual(kinds(runDetector(new EntropyCollapseDetector(entropyCollapseConfig({ minTokens: 8 })), certain)), ['entropy_collapse@6']);
   });
 });
 

@@ -9,7 +9,7 @@ import { loadConfig, type TrajflowConfig } from '../../core/config.js';
 import { applyMigrations } from '../../infra/clickhouse/migrations.js';
 import { clickHouseClient } from '../../infra/clickhouse/http.js';
 import { eventRows, type TableName } from '../../storage/sink/rows.js';
-import { buildDetectorsConfig } from '../../detectors/config.js';
+import { buildDetectorsConfig, WITHOUT_TRAJECTORIES } from '../../detectors/config.js';
 import { detectCollapse } from '../../detectors/detect-collapse.js';
 import type { DetectorInput } from '../../detectors/engine.js';
 import { gradNormSpikeSql, historicalAlerts } from '../../detectors/history.js';
@@ -35,7 +35,7 @@ test('historicalAlerts over the stored run gives the live alerts; gradNormSpikeS
   const config = await database();
   const ch = clickHouseClient(config);
   const runId = 'run-history';
-  const points = learnerPoints(100, 4, { entropyDropAt: 60, spikeAt: 70 });
+  const points = learnerPoints(100, 4, { spikeAt: 70 });
   points[80] = { ...points[80]!, gradNorm: Number.NaN }; // stored as nan; the 'nan' detector and the SQL skip it alike
   // PPO-KL of each update, in the metrics map the sink stores as two arrays: 0.02, and 2 nats at update 90.
   const steps = points.map((p, i) => {
@@ -52,7 +52,7 @@ test('historicalAlerts over the stored run gives the live alerts; gradNormSpikeS
   batches.forEach((e, i) => store('rollout_stats', e as never, i));
   for (const [table, list] of rows) await ch.insertJsonEachRow(table, list);
 
-  const detectors = buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false }, rewardSuccessGap: { enabled: false } });
+  const detectors = buildDetectorsConfig(WITHOUT_TRAJECTORIES);
   const inputs: DetectorInput[] = [
     ...steps.map((event): DetectorInput => ({ type: 'learner_step', event })),
     ...batches.map((event): DetectorInput => ({ type: 'rollout_stats', event })),
@@ -61,7 +61,6 @@ test('historicalAlerts over the stored run gives the live alerts; gradNormSpikeS
   const history = await historicalAlerts(ch, runId, detectors);
   const byId = (a: { alertId: string }, b: { alertId: string }) => a.alertId.localeCompare(b.alertId);
   assert.deepEqual(history.map((a) => `${a.kind}@${a.learnerStep}`).sort(), [
-    'entropy_collapse@61',
     'grad_norm_spike@70',
     'invalid_action_rise@81',
     'nan@80',

@@ -99,7 +99,7 @@ describe('attribution hold (marbles; 1 frame = 1 ms, hold 10 ms)', () => {
 
 describe('deterministic alerts', () => {
   function runInputs(n: number): { steps: DetectorInput[]; batches: DetectorInput[] } {
-    const points = learnerPoints(n, 4, { entropyDropAt: 60, spikeAt: 70 });
+    const points = learnerPoints(n, 4, { erraticAt: 60, spikeAt: 70 });
     const stats = rolloutBatches(n, 4, { cliffAt: 40 });
     return {
       steps: points.map((p, i) => ({ type: 'learner_step', event: learnerStepEvent(RUN, i, p) })),
@@ -114,7 +114,7 @@ describe('deterministic alerts', () => {
     const stepsFirst = await detectAll([...steps, ...batches]);
     const batchesFirst = await detectAll([...batches, ...steps]);
     const alternating = await detectAll(steps.flatMap((s, i) => [batches[i]!, s]));
-    assert.deepEqual(stepsFirst.map(summary).sort(), ['entropy_collapse@61', 'grad_norm_spike@70', 'reward_variance_cliff@41']);
+    assert.deepEqual(stepsFirst.map(summary).sort(), ['entropy_erratic@64', 'grad_norm_spike@70', 'reward_variance_cliff@41']);
     assert.deepEqual(batchesFirst, stepsFirst);
     assert.deepEqual(alternating, stepsFirst);
     for (const alert of stepsFirst) assert.deepEqual(validateEvent('collapse_alert', alert), { ok: true });
@@ -139,7 +139,7 @@ describe('deterministic alerts', () => {
     const { steps } = runInputs(100);
     const healthy = learnerPoints(100, 5).map((p, i): DetectorInput => ({ type: 'learner_step', event: learnerStepEvent('run-b', i, p) }));
     const alerts = await detectAll(steps.flatMap((s, i) => [s, healthy[i]!]));
-    assert.deepEqual(alerts.map((a) => `${a.runId}:${summary(a)}`).sort(), [`${RUN}:entropy_collapse@61`, `${RUN}:grad_norm_spike@70`]);
+    assert.deepEqual(alerts.map((a) => `${a.runId}:${summary(a)}`).sort(), [`${RUN}:entropy_erratic@64`, `${RUN}:grad_norm_spike@70`]);
   });
 });
 

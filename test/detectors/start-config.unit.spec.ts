@@ -2,7 +2,7 @@
 // topics read (trajectories only when a detector of them is on), and the committed ranges worth replaying.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { buildDetectorsConfig } from '../../detectors/config.js';
+import { buildDetectorsConfig, WITHOUT_TRAJECTORIES } from '../../detectors/config.js';
 import { buildDetectorsStartConfig } from '../../detectors/start-config.js';
 import { replayEnds } from '../../detectors/rebuild.js';
 import { detectorInputOf } from '../../detectors/detector-input.js';
@@ -11,7 +11,7 @@ import { learnerStepEvent } from './synthetic.js';
 const config = { topicPrefix: 'tf' };
 
 test('one group per prefix, or per watched run; learner steps and rollout statistics read, alerts written', () => {
-  const detectors = buildDetectorsConfig({ templateCollapse: { enabled: false }, actionRepetition: { enabled: false }, rewardSuccessGap: { enabled: false } });
+  const detectors = buildDetectorsConfig(WITHOUT_TRAJECTORIES);
   const s = buildDetectorsStartConfig(config, detectors, {});
   assert.equal(s.groupId, 'tf.detectors');
   assert.deepEqual(s.inputTopics, ['tf.learner.steps', 'tf.rollout.stats']);

@@ -136,12 +136,19 @@ const STATE_WORDS = 40;
  * tokens per step. Healthy: half of each action's tokens come from a vocabulary of its own state, half
  * from a shared one. Template (collapsed): every token from the shared vocabulary, whatever the state —
  * as varied, but independent of the input. `repeat`: the action text is one of three fixed templates.
+ * Every episode fails; `logProb` is each sampled token's log-probability (its surprisal is the policy's entropy there).
  */
 export function trajectoriesOfVersion(
   runId: string,
   version: number,
   seed: number,
-  { template = false, repeat = false, states = 8, perState = 8 }: { template?: boolean; repeat?: boolean; states?: number; perState?: number } = {},
+  {
+    template = false,
+    repeat = false,
+    states = 8,
+    perState = 8,
+    logProb = -0.5,
+  }: { template?: boolean; repeat?: boolean; states?: number; perState?: number; logProb?: number } = {},
 ): TrajectoryEvent[] {
   const uniform = rng(seed * 7919 + version);
   const pick = (n: number) => Math.floor(uniform() * n);
@@ -157,7 +164,7 @@ export function trajectoriesOfVersion(
         observationTokenIds: null,
         action,
         actionTokenIds: tokens,
-        actionLogProbs: tokens.map(() => -0.5),
+        actionLogProbs: tokens.map(() => logProb),
         policyVersion: version,
         reward: 0,
         actionValid: true,
