@@ -31,6 +31,8 @@ import type { DetectorAlert } from './types.js';
 
 /** The learner_step metric with the mean episode reward of the samples an update trained on (learner/loop/events.ts). */
 export const BATCH_REWARD_MEAN = 'batch.rewardMean';
+/** The learner_step metric with the entropy floor the loss holds the policy at. */
+const ENTROPY_FLOOR = 'loss.entropyTarget';
 
 export type DetectorInput =
   | { readonly type: 'learner_step'; readonly event: LearnerStepEvent }
@@ -229,7 +231,8 @@ export class CollapseEngine {
     }
     const improving = run.learnerProgress.push(e.metrics[BATCH_REWARD_MEAN]);
     const ppoKl = e.metrics.ppoKl;
-    if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy, improving }));
+    const floor = e.metrics[ENTROPY_FLOOR];
+    if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy, improving, ...(floor === undefined ? {} : { floor }) }));
     if (c.gradNormSpike.enabled) alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip, ...(ppoKl === undefined ? {} : { ppoKl }) }));
     if (c.policyShift.enabled && ppoKl !== undefined) alerts.push(...run.policyShift.observe({ at, ppoKl }));
     const information = c.mutualInformation.enabled ? mutualInformationPoint(at, e.metrics) : null;

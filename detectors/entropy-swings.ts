@@ -14,7 +14,8 @@
 //   breach when swing > maxSwing, clear when swing ≤ swingClear.
 // 'entropy_surge' (our rule): recent (mean of the last `recent` updates) against the median of the
 //   `surgeBaselineWindow` updates before it; breach when recent > baseline + max(surgeFraction · baseline,
-//   minSurge), clear at half that rise.
+//   minSurge) and, with an entropy floor in the loss, > that floor (the loss pushes a collapsed entropy back up to
+//   it); clear at half that rise.
 // No rule applies before the early level is known or when it is below minEarly; erratic holds its fire while
 // the run improves (progress.ts). One alert per episode and rule.
 import { Checks, withDefaults } from './config-checks.js';
@@ -30,6 +31,8 @@ export interface EntropyPoint {
   /** Learner step. */
   readonly at: number;
   readonly entropy: number;
+  /** The entropy floor the loss holds the policy at (metrics['loss.entropyTarget']), when it has one. */
+  readonly floor?: number;
   /** The run is improving (progress.ts): a breach then is convergence and holds its fire. */
   readonly improving?: boolean;
 }
@@ -146,8 +149,10 @@ export class EntropyDetector implements Detector<EntropyPoint> {
     const c = this.config;
     if (levels === null) return null;
     const { recent, baseline } = levels;
-    const threshold = baseline + Math.max(c.surgeFraction * baseline, c.minSurge);
-    const state = recent > threshold ? 'breach' : recent <= baseline + 0.5 * (threshold - baseline) ? 'clear' : 'neutral';
+    const rise = baseline + Math.max(c.surgeFraction * baseline, c.minSurge);
+    // Entropy climbing back up to the loss's floor is the floor at work, not the policy unlearning.
+    const threshold = Math.max(rise, point.floor ?? Number.NEGATIVE_INFINITY);
+    const state = recent > threshold ? 'breach' : recent <= baseline + 0.5 * (rise - baseline) ? 'clear' : 'neutral';
     if (!this.surge.update(point.at, state)) return null;
     return {
       kind: ENTROPY_SURGE,
@@ -155,8 +160,8 @@ export class EntropyDetector implements Detector<EntropyPoint> {
       at: point.at,
       value: recent,
       threshold,
-      message: `policy entropy rose to ${fmt(recent)} nats (mean of the last ${c.recent} updates) from its level ${fmt(baseline)} (median of the ${c.surgeBaselineWindow} before), above ${fmt(threshold)}: the policy is losing what it learned`,
-      evidence: { recent, baseline, ratio: baseline > 0 ? recent / baseline : 0, lastEntropy: point.entropy },
+      message: `policy entropy rose to ${fmt(recent)} nats (mean of the last ${c.recent} updates) from its level ${fmt(baseline)} (median of the ${c.surgeBaselineWindow} before), above ${fmt(threshold)}${point.floor === undefined ? '' : ` (and above the loss's entropy floor ${fmt(point.floor)})`}: the policy is losing what it learned`,
+      evidence: { recent, baseline, ratio: baseline > 0 ? recent / baseline : 0, lastEntropy: point.entropy, ...(point.floor === undefined ? {} : { floor: point.floor }) },
     };
   }
 }

@@ -97,6 +97,16 @@ describe('entropy swings (learner)', () => {
     }
   });
 
+  test("entropy climbing back up to the loss's floor is no surge; climbing past it is", () => {
+    // Collapsed to 0.02 at update 30, then pulled back up towards the floor 0.7 from 40 (or past it, to 1.3).
+    const run = (top: number) => Array.from({ length: 80 }, (_, i) => ({ at: i, floor: 0.7, entropy: i < 30 ? 0.7 : i < 40 ? 0.02 : Math.min(top, 0.02 + 0.1 * (i - 39)) }));
+    assert.deepEqual(kinds(runDetector(new EntropyDetector(), run(0.69))), []);
+    // Without a floor in the loss the same climb is a surge.
+    const withoutFloor = run(0.69).map(({ floor: _, ...p }) => p);
+    assert.deepEqual(kinds(runDetector(new EntropyDetector(), withoutFloor)), ['entropy_surge@43']);
+    assert.deepEqual(kinds(runDetector(new EntropyDetector(), run(1.3))), ['entropy_surge@47']);
+  });
+
   test('erratic swings while the run is improving hold their fire until the run stops improving', () => {
     const points = indexed(learnerPoints(60, 1, { erraticAt: 20 })).map((p) => ({ ...p, improving: p.at < 40 }));
     assert.deepEqual(kinds(runDetector(new EntropyDetector(), points)), ['entropy_erratic@40']);
