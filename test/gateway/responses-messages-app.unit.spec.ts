@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { StepEvent } from '../../schemas/index.js';
+import { waitFor } from '../helpers/kafka.js';
 import { createGatewayApp, type GatewayDeps } from '../../gateway/app.js';
 import { loadGatewayConfig, type GatewayConfigInput } from '../../gateway/config.js';
 import Anthropic from '@anthropic-ai/sdk';
@@ -104,8 +105,10 @@ for (const [path, body] of [
       answered = true;
       return r;
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    assert.equal(held.published.length, 1, 'the step is handed to Kafka');
+    await waitFor(() => held.published.length > 0, 'the step handed to Kafka', 10_000, 10);
+    assert.equal(held.published.length, 1, 'one step is handed to Kafka');
+    // The publish is held: the answer must still be waiting for it, however long the machine took to get here.
+    await new Promise((resolve) => setImmediate(resolve));
     assert.equal(answered, false, 'no answer before the acknowledgement');
     held.release();
     assert.equal((await response).status, 200);
