@@ -112,5 +112,5 @@ export const WITHOUT_TRAJECTORIES = Object.freeze({
 
 /** Whether any enabled detector needs the trajectories topic. */
 export function readsTrajectories(config: DetectorsConfig): boolean {
-  return config.templateCollapse.enabled || config.actionRepetition.enabled || config.rewardSuccessGap.enabled || config.entropyCollapse.enabled;
+  return (Object.keys(WITHOUT_TRAJECTORIES) as (keyof typeof WITHOUT_TRAJECTORIES)[]).some((section) => config[section].enabled);
 }
