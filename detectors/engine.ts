@@ -31,6 +31,8 @@ import type { DetectorAlert } from './types.js';
 
 /** The learner_step metric with the mean episode reward of the samples an update trained on (learner/loop/events.ts). */
 export const BATCH_REWARD_MEAN = 'batch.rewardMean';
+/** The root mean square of the rewards a learner step trained on (learner/loop/events.ts). */
+export const BATCH_REWARD_SCALE = 'batch.rewardScale';
 /** The learner_step metric with the entropy floor the loss holds the policy at. */
 const ENTROPY_FLOOR = 'loss.entropyTarget';
 
@@ -233,7 +235,10 @@ export class CollapseEngine {
     const ppoKl = e.metrics.ppoKl;
     const floor = e.metrics[ENTROPY_FLOOR];
     if (c.entropy.enabled) alerts.push(...run.entropy.observe({ at, entropy: e.entropy, improving, ...(floor === undefined ? {} : { floor }) }));
-    if (c.gradNormSpike.enabled) alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip, ...(ppoKl === undefined ? {} : { ppoKl }) }));
+    if (c.gradNormSpike.enabled) {
+      const rewardScale = e.metrics[BATCH_REWARD_SCALE] ?? absolute(e.metrics[BATCH_REWARD_MEAN]);
+      alerts.push(...run.gradNorm.observe({ at, gradNorm: e.gradNormPreClip, ...(ppoKl === undefined ? {} : { ppoKl }), ...(rewardScale === undefined ? {} : { rewardScale }) }));
+    }
     if (c.policyShift.enabled && ppoKl !== undefined) alerts.push(...run.policyShift.observe({ at, ppoKl }));
     const information = c.mutualInformation.enabled ? mutualInformationPoint(at, e.metrics) : null;
     if (information) alerts.push(...run.mutualInformation.observe({ ...information, improving }));
@@ -312,4 +317,9 @@ export class CollapseEngine {
 /** The share of a window's finished episodes that succeeded (nothing when it has none). */
 function successRateOf(outcomes: readonly EpisodeOutcome[]): { successRate?: number } {
   return outcomes.length === 0 ? {} : { successRate: outcomes.filter((o) => o.success).length / outcomes.length };
+}
+
+/** |x|, or nothing: the reward scale of a learner step from before `batch.rewardScale`, its mean's size. */
+function absolute(x: number | undefined): number | undefined {
+  return x === undefined ? undefined : Math.abs(x);
 }

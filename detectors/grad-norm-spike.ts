@@ -12,6 +12,12 @@
 //   is at least minEarlyRatio × the median of the run's first `warmup` norms
 //   (the loss scale the run started with: a converged policy's near-zero gradients make any small one an
 //   outlier), clear when z ≤ clearZ; none before `warmup` previous norms exist.
+// A jump in the rewards' scale is not an instability: when the update's reward scale (the root mean square of the
+// rewards it trained on, `batch.rewardScale`) is above the median of those of the previous updates, ln of that ratio
+// is taken off y before scoring (never added: a smaller reward scale does not hide a spike), so a reward-scale change
+// (rewards × 100, a new reward term) that lifts the loss and its gradient by the same factor does not fire, while a
+// spike at an unchanged reward scale does. Read from the learner step itself, so the topics' interleaving cannot
+// change it.
 // Severity: critical when the same update also moved the policy by more than criticalPpoKl nats (the spike
 // was applied, act now), warning otherwise.
 // Why the log by default: gradient-norm noise is multiplicative and right-skewed. On healthy log-normal
@@ -33,6 +39,8 @@ export interface GradNormPoint {
   readonly gradNorm: number;
   /** The update's PPO-KL (metrics.ppoKl), when known: a spike the update applied is critical. */
   readonly ppoKl?: number;
+  /** The root mean square of the rewards the update trained on (`batch.rewardScale`), when known. */
+  readonly rewardScale?: number;
 }
 
 export interface GradNormSpikeConfig extends LatchConfig {
@@ -94,6 +102,8 @@ export function gradNormSpikeConfig(overrides?: Partial<GradNormSpikeConfig>, se
 
 export class GradNormSpikeDetector implements Detector<GradNormPoint> {
   private readonly history: Window;
+  /** ln of the reward scale at the previous updates that knew it. */
+  private readonly rewardScales: Window;
   private readonly early: number[] = [];
   /** The median of the first `warmup` norms, once they are all in. */
   private earlyMedian: number | undefined;
@@ -101,6 +111,7 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
 
   constructor(readonly config: GradNormSpikeConfig = gradNormSpikeDefaults) {
     this.history = new Window(config.window);
+    this.rewardScales = new Window(config.window);
     this.latch = new AlertLatch(config);
   }
 
@@ -108,9 +119,11 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
     const x = point.gradNorm;
     const c = this.config;
     if (!Number.isFinite(x) || (c.logScale && x <= 0)) return [];
-    const y = c.logScale ? Math.log(x) : x;
+    const raw = c.logScale ? Math.log(x) : x;
     const previous = this.history.values();
-    this.history.push(y);
+    this.history.push(raw);
+    const scaleRatio = this.rewardScaleRatio(point.rewardScale);
+    const y = c.logScale ? raw - Math.log(scaleRatio) : raw / scaleRatio;
     if (this.early.length < c.warmup) this.early.push(x);
     if (previous.length < c.warmup) return [];
 
@@ -122,7 +135,7 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
     const earlyMedian = (this.earlyMedian ??= median(this.early));
     const norm = (v: number) => (c.logScale ? Math.exp(v) : v);
     const medianNorm = norm(center);
-    const ratio = x / Math.max(medianNorm, 1e-12);
+    const ratio = x / scaleRatio / Math.max(medianNorm, 1e-12);
     const state = (z > c.k || ratio > c.maxRatio) && x >= c.minEarlyRatio * earlyMedian ? 'breach' : z <= c.clearZ && ratio <= c.maxRatio ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
     return [
@@ -134,7 +147,7 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
         threshold: norm(center + c.k * scale),
         message:
           `gradient norm ${fmt(x)} is a spike: ${fmt(x / medianNorm)} × the median ${fmt(medianNorm)} of the previous ${previous.length} updates, ` +
-          `robust z = ${fmt(z)} > ${c.k}${c.logScale ? ' (in log space)' : ''}; in the Echo Trap such spikes mark collapse that does not reverse`,
+          `robust z = ${fmt(z)} > ${c.k}${c.logScale ? ' (in log space)' : ''}${scaleRatio > 1 ? ` after dividing by the rewards' scale jump ${fmt(scaleRatio)}×` : ''}; in the Echo Trap such spikes mark collapse that does not reverse`,
         evidence: {
           z,
           median: medianNorm,
@@ -143,10 +156,20 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
           ratioToMedian: medianNorm > 0 ? x / medianNorm : 0,
           windowUpdates: previous.length,
           earlyMedian,
+          rewardScaleRatio: scaleRatio,
           ...(point.ppoKl === undefined ? {} : { ppoKl: point.ppoKl }),
           logScale: c.logScale ? 1 : 0,
         },
       },
     ];
+  }
+
+  /** How many times the newest reward scale exceeds the median of the previous ones (1 when it does not, or is unknown). */
+  private rewardScaleRatio(rewardScale: number | undefined): number {
+    if (rewardScale === undefined || !(rewardScale > 0) || !Number.isFinite(rewardScale)) return 1;
+    const previous = this.rewardScales.values();
+    const y = Math.log(rewardScale);
+    this.rewardScales.push(y);
+    return previous.length === 0 ? 1 : Math.max(1, Math.exp(y - median(previous)));
   }
 }

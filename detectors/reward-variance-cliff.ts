@@ -6,7 +6,10 @@
 // mean of the per-group std, RAGEN's rollout/in_group_std) and `rewardMean`.
 //
 // Rule (our design; RAGEN reads the curves by eye):
-//   recent   = mean of the last `recent` batches (std and reward mean),
+//   recent   = mean of the last `recent` batches (std and reward mean; 8 by default: the batch mean of in-group
+//              stds over a few groups is noisy — on FrozenLake's healthy runs it swings with a CV near 0.4 from
+//              batch to batch, so a mean of 3 falls below half its level on most healthy runs, while a mean of 8
+//              does on few, and an Echo Trap's std stays down for tens of batches before the mean follows),
 //   baseline = median of up to `baselineWindow` batches before those (a lagging, robust level),
 //   breach   when baselineStd ≥ minBaselineStd,
 //            recentStd < stdFraction · baselineStd           (the std fell sharply), and
@@ -63,7 +66,7 @@ export const rewardVarianceCliffDefaults: RewardVarianceCliffConfig = Object.fre
   enabled: true,
   baselineWindow: 20,
   minBaseline: 8,
-  recent: 3,
+  recent: 8,
   stdFraction: 0.5,
   clearFraction: 0.75,
   meanFraction: 0.8,

@@ -96,8 +96,16 @@ export function policyVersionEvent(
 
 /**
  * `batch.rewardMean` of a learner step: the mean episode reward of the samples the update trained on, which the
- * collapse detectors read to tell a converging run from a collapsing one (detectors/progress.ts).
+ * collapse detectors read to tell a converging run from a collapsing one (detectors/progress.ts); `batch.rewardScale`:
+ * their root mean square, the loss scale the grad-norm spike reads a spike against (detectors/grad-norm-spike.ts).
  */
 export function batchRewardMetrics(samples: readonly { readonly reward: number }[]): Record<string, number> {
-  return samples.length > 0 ? { 'batch.rewardMean': samples.reduce((sum, s) => sum + s.reward, 0) / samples.length } : {};
+  if (samples.length === 0) return {};
+  let sum = 0;
+  let squares = 0;
+  for (const s of samples) {
+    sum += s.reward;
+    squares += s.reward * s.reward;
+  }
+  return { 'batch.rewardMean': sum / samples.length, 'batch.rewardScale': Math.sqrt(squares / samples.length) };
 }

@@ -2,6 +2,7 @@
 // alerts and false alarms, recall and lead time per detector, quiet healthy runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { DEFAULT_SCENARIOS, TUNING_SCENARIOS, pickScenarios } from '../../bench/alerts-scenarios.js';
 import { scoreAlerts, SCORING, type ScoredRun } from '../../bench/alerts-score.js';
 
 /** 20 iterations at 0.8, then 0.1: the rolling mean of 5 falls below 0.64 at iteration 21. */
@@ -57,9 +58,9 @@ test('a healthy run passes with at most one warning and no critical alert', () =
   assert.equal(score.overall.recall, null, 'no run fell');
 });
 
-test('a fall that climbs back to 0.8 × its peak within 10 updates is a dip, not a collapse', () => {
-  const dip = [...Array(20).fill(0.8), ...Array(6).fill(0.3), ...Array(20).fill(0.8)];
-  const late = [...Array(20).fill(0.8), ...Array(12).fill(0.3), ...Array(10).fill(0.8)];
+test('a fall that climbs back to 0.8 × its peak within 30 updates is a dip, not a collapse', () => {
+  const dip = [...Array(20).fill(0.8), ...Array(26).fill(0.3), ...Array(20).fill(0.8)];
+  const late = [...Array(20).fill(0.8), ...Array(32).fill(0.3), ...Array(10).fill(0.8)];
   const score = scoreAlerts([
     { name: 'dip', trainSuccess: dip, alerts: [] },
     { name: 'late', trainSuccess: late, alerts: [] },
@@ -71,4 +72,18 @@ test('a fall that climbs back to 0.8 × its peak within 10 updates is a dip, not
       ['late', true, 0],
     ],
   );
+});
+
+test('the tuning runs can be picked by name but are not scored by default', () => {
+  assert.deepEqual(TUNING_SCENARIOS, ['frozenlake-preset-s4', 'frozenlake-preset-s5', 'frozenlake-preset-s6']);
+  assert.deepEqual(
+    pickScenarios(TUNING_SCENARIOS).map((s) => [s.name, s.config.seed]),
+    [
+      ['frozenlake-preset-s4', 4],
+      ['frozenlake-preset-s5', 5],
+      ['frozenlake-preset-s6', 6],
+    ],
+  );
+  for (const name of TUNING_SCENARIOS) assert.ok(!DEFAULT_SCENARIOS.includes(name), name);
+  assert.ok(DEFAULT_SCENARIOS.includes('frozenlake-preset-s1'));
 });

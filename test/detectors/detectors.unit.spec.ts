@@ -11,7 +11,7 @@ import { NonFiniteDetector } from '../../detectors/non-finite.js';
 import { PolicyShiftDetector, policyShiftConfig } from '../../detectors/policy-shift.js';
 import { ConfigError } from '../../core/errors.js';
 import { ResponseLengthDetector } from '../../detectors/response-length-collapse.js';
-import { RewardVarianceCliffDetector } from '../../detectors/reward-variance-cliff.js';
+import { RewardVarianceCliffDetector, rewardVarianceCliffConfig, rewardVarianceCliffDefaults, type RewardVarianceCliffConfig } from '../../detectors/reward-variance-cliff.js';
 import { TemplateCollapseDetector, inputDependence } from '../../detectors/template-collapse.js';
 import { runDetector, type DetectorAlert } from '../../detectors/types.js';
 import type { ActionPair } from '../../detectors/action-windows.js';
@@ -27,10 +27,10 @@ function windowPairs(version: number, seed: number, options: { template?: boolea
 }
 
 describe('reward-variance cliff', () => {
-  test('in-group std falling to ~10% at batch 100 with the mean holding fires at batch 101, once, for every seed', () => {
+  test('in-group std falling to ~10% at batch 100 with the mean holding fires at batch 104 (the mean of the last 8 passes below half), once, for every seed', () => {
     for (const seed of SEEDS) {
       const alerts = runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(N, seed, { cliffAt: 100 })));
-      assert.deepEqual(at(alerts), [101], `seed ${seed}`);
+      assert.deepEqual(at(alerts), [104], `seed ${seed}`);
       const [alert] = alerts;
       assert.equal(alert!.kind, 'reward_variance_cliff');
       assert.equal(alert!.severity, 'warning');
@@ -43,6 +43,20 @@ describe('reward-variance cliff', () => {
     for (const seed of SEEDS) assert.deepEqual(runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(N, seed))), [], `seed ${seed}`);
   });
 
+  test("under FrozenLake's batch-to-batch noise (CV 0.4) few healthy runs fire, fewer than with a recent mean of 3, and a cliff still fires within 6 batches", () => {
+    const seeds = Array.from({ length: 100 }, (_, i) => i + 1);
+    const firing = (config: RewardVarianceCliffConfig) =>
+      seeds.filter((seed) => runDetector(new RewardVarianceCliffDetector(config), indexed(rolloutBatches(110, seed, { noise: 0.4 }))).length > 0).length;
+    const defaults = firing(rewardVarianceCliffDefaults);
+    assert.ok(defaults <= 15, `${defaults} of 100 healthy runs fired`);
+    assert.ok(firing(rewardVarianceCliffConfig({ recent: 3 })) >= 3 * Math.max(defaults, 10), 'a mean of 3 batches fires on far more');
+    const delays = seeds.map((seed) => {
+      const alert = runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(110, 1000 + seed, { cliffAt: 60, noise: 0.4 }))).find((a) => a.at >= 60);
+      return alert ? alert.at - 60 : Number.POSITIVE_INFINITY;
+    });
+    assert.ok(delays.filter((d) => d <= 6).length >= 95, `delays ${delays.join(' ')}`);
+  });
+
   test('std and mean collapsing together is reward collapse, not the early warning: no alert', () => {
     const batches = indexed(rolloutBatches(N, 1, { cliffAt: 100 }).map((b, i) => (i >= 100 ? { ...b, rewardMean: 0.05 } : b)));
     assert.deepEqual(runDetector(new RewardVarianceCliffDetector(), batches), []);
@@ -52,12 +66,12 @@ describe('reward-variance cliff', () => {
     const batches = indexed(rolloutBatches(N, 1, { cliffAt: 100 }).map((b, i) => ({ ...b, successRate: i >= 100 ? 0.98 : 0.5 })));
     assert.deepEqual(runDetector(new RewardVarianceCliffDetector(), batches), []);
     const unsolved = indexed(rolloutBatches(N, 1, { cliffAt: 100 }).map((b) => ({ ...b, successRate: 0.5 })));
-    assert.deepEqual(at(runDetector(new RewardVarianceCliffDetector(), unsolved)), [101]);
+    assert.deepEqual(at(runDetector(new RewardVarianceCliffDetector(), unsolved)), [104]);
   });
 
-  test('warm-up: nothing before minBaseline + recent − 1 = 10 batches; a cliff during it is reported at 10 if the median baseline is still healthy', () => {
-    // Cliff at 5: at batch 10 the baseline (batches 0–7) is 5 healthy, 3 low; its median is healthy.
-    assert.deepEqual(at(runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(30, 1, { cliffAt: 5 })))), [10]);
+  test('warm-up: nothing before minBaseline + recent − 1 = 15 batches; a cliff during it is reported at 15 if the median baseline is still healthy', () => {
+    // Cliff at 5: at batch 15 the baseline (batches 0–7) is 5 healthy, 3 low; its median is healthy.
+    assert.deepEqual(at(runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(30, 1, { cliffAt: 5 })))), [15]);
     // Cliff at 2: the baseline is mostly low by the time it is long enough: a run that starts low never fires.
     assert.deepEqual(runDetector(new RewardVarianceCliffDetector(), indexed(rolloutBatches(30, 1, { cliffAt: 2 }))), []);
   });
@@ -213,6 +227,22 @@ describe('gradient-norm spike', () => {
     const blip = { at: 60, gradNorm: 0.14 };
     assert.deepEqual(runDetector(new GradNormSpikeDetector(), [...early, ...converged, blip]), []);
     assert.equal(runDetector(new GradNormSpikeDetector(gradNormSpikeConfig({ minEarlyRatio: 0 })), [...early, ...converged, blip]).length, 1);
+  });
+
+  test("a norm that jumps with the rewards' scale (rewards × 100 from update 150) is no spike; the same jump at an unchanged reward scale is", () => {
+    for (const seed of SEEDS) {
+      const scaled = indexed(learnerPoints(N, seed)).map((p) => (p.at >= 150 ? { ...p, gradNorm: p.gradNorm * 100, rewardScale: 60 } : { ...p, rewardScale: 0.6 }));
+      assert.deepEqual(runDetector(new GradNormSpikeDetector(), scaled), [], `seed ${seed}`);
+      const unscaled = scaled.map((p) => ({ ...p, rewardScale: 0.6 }));
+      const alerts = runDetector(new GradNormSpikeDetector(), unscaled);
+      assert.deepEqual(at(alerts), [150], `seed ${seed}`);
+      assert.equal(alerts[0]!.evidence.rewardScaleRatio, 1);
+    }
+  });
+
+  test('a smaller reward scale does not hide a spike', () => {
+    const points = indexed(learnerPoints(N, 2, { spikeAt: 150 })).map((p) => ({ ...p, rewardScale: p.at >= 150 ? 0.01 : 1 }));
+    assert.deepEqual(at(runDetector(new GradNormSpikeDetector(), points)), [150]);
   });
 
   test('healthy log-normal norms with a drift (10 seeds) raise nothing', () => {

@@ -3,7 +3,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { from, lastValueFrom, map, toArray } from 'rxjs';
-import { buildDetectorsConfig, type DetectorsConfigInput } from '../../detectors/config.js';
+import { buildDetectorsConfig, WITHOUT_TRAJECTORIES, type DetectorsConfigInput } from '../../detectors/config.js';
 import { detectCollapse, detectCollapseFrom } from '../../detectors/detect-collapse.js';
 import { CollapseEngine, type DetectorInput } from '../../detectors/engine.js';
 import { alertIdOf } from '../../detectors/alert-event.js';
@@ -114,7 +114,7 @@ describe('deterministic alerts', () => {
     const stepsFirst = await detectAll([...steps, ...batches]);
     const batchesFirst = await detectAll([...batches, ...steps]);
     const alternating = await detectAll(steps.flatMap((s, i) => [batches[i]!, s]));
-    assert.deepEqual(stepsFirst.map(summary).sort(), ['entropy_erratic@64', 'grad_norm_spike@70', 'reward_variance_cliff@41']);
+    assert.deepEqual(stepsFirst.map(summary).sort(), ['entropy_erratic@64', 'grad_norm_spike@70', 'reward_variance_cliff@44']);
     assert.deepEqual(batchesFirst, stepsFirst);
     assert.deepEqual(alternating, stepsFirst);
     for (const alert of stepsFirst) assert.deepEqual(validateEvent('collapse_alert', alert), { ok: true });
@@ -128,9 +128,9 @@ describe('deterministic alerts', () => {
     assert.equal(spike.eventTimeMs, learnerStepEvent(RUN, 70).eventTimeMs);
     assert.equal(spike.policyVersion, 70);
     const cliff = alerts.find((a) => a.kind === 'reward_variance_cliff')!;
-    assert.equal(cliff.alertId, alertIdOf(RUN, 'reward_variance_cliff', `batch:batch-${RUN}-41`));
-    assert.equal(cliff.eventTimeMs, batchTimeMs(41));
-    assert.equal(cliff.evidence.rolloutBatch, 41);
+    assert.equal(cliff.alertId, alertIdOf(RUN, 'reward_variance_cliff', `batch:batch-${RUN}-44`));
+    assert.equal(cliff.eventTimeMs, batchTimeMs(44));
+    assert.equal(cliff.evidence.rolloutBatch, 44);
     assert.match(cliff.alertId, /^reward_variance_cliff-[0-9a-f]{24}$/);
     assert.notEqual(alertIdOf('other-run', 'grad_norm_spike', 'step:70'), spike.alertId);
   });
@@ -144,6 +144,30 @@ describe('deterministic alerts', () => {
 });
 
 describe('engine bookkeeping', () => {
+  test("the grad-norm spike reads the learner step's reward scale: rewards × 100 with the gradient × 100 is no spike", () => {
+    const observeAll = (metrics: (i: number) => Record<string, number>) => {
+      const engine = new CollapseEngine(buildDetectorsConfig({ ...WITHOUT_TRAJECTORIES, entropy: off, policyShift: off, mutualInformation: off, responseLength: off }));
+      return learnerPoints(100, 2).flatMap((p, i) => {
+        const event = learnerStepEvent(RUN, i, { ...p, gradNorm: i >= 60 ? p.gradNorm * 100 : p.gradNorm });
+        return engine.observe({ type: 'learner_step', event: { ...event, metrics: { ...event.metrics, ...metrics(i) } } }).map((r) => `${r.alert.kind}@${r.alert.at}`);
+      });
+    };
+    const scale = (i: number) => (i >= 60 ? 100 : 1);
+    assert.deepEqual(
+      observeAll((i) => ({ 'batch.rewardScale': 0.7 * scale(i), 'batch.rewardMean': 0.5 * scale(i) })),
+      [],
+    );
+    assert.deepEqual(
+      observeAll((i) => ({ 'batch.rewardMean': 0.5 * scale(i) })),
+      [],
+      "without batch.rewardScale (an older learner), the mean's size",
+    );
+    assert.deepEqual(
+      observeAll(() => ({ 'batch.rewardScale': 0.7, 'batch.rewardMean': 0.5 })),
+      ['grad_norm_spike@60'],
+    );
+  });
+
   test('repeated learner steps are ignored; group-scope rollout stats are ignored', () => {
     const engine = new CollapseEngine(buildDetectorsConfig());
     engine.observe(step(0));

@@ -23,16 +23,17 @@ export interface RewardBatch {
 
 /**
  * Rollout batches: in-group std ≈ 0.45 and reward mean drifting 0.3 → 0.36 (a plateau, not a run that is
- * improving: detectors/progress.ts), 4% relative noise;
+ * improving: detectors/progress.ts), 4% relative noise (`noise`: another relative noise; FrozenLake's healthy
+ * runs show about 0.4);
  * invalid-action rate ≈ 0.05 ± 0.02. `cliffAt`: from that batch the std is ≈ 0.05 while the mean holds.
  * `invalidAt`: from that batch the invalid-action rate is ≈ 0.4.
  */
-export function rolloutBatches(n: number, seed: number, { cliffAt, invalidAt }: { cliffAt?: number; invalidAt?: number } = {}): RewardBatch[] {
+export function rolloutBatches(n: number, seed: number, { cliffAt, invalidAt, noise: cv = 0.04 }: { cliffAt?: number; invalidAt?: number; noise?: number } = {}): RewardBatch[] {
   const noise = gaussian(seed);
   return Array.from({ length: n }, (_, i) => {
     const mean = 0.3 + (0.06 * i) / n;
     const collapsed = cliffAt !== undefined && i >= cliffAt;
-    const std = (collapsed ? 0.05 : 0.45) * (1 + 0.04 * noise());
+    const std = (collapsed ? 0.05 : 0.45) * (1 + cv * noise());
     const invalid = invalidAt !== undefined && i >= invalidAt ? 0.4 : 0.05;
     return {
       inGroupStd: Math.max(0, std),
