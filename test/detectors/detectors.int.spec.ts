@@ -47,7 +47,7 @@ function healthyRun(runId: string): RunEvents {
 /** [runId, kind, learnerStep] of the alerts each run must raise, and nothing else. */
 const expectedOf = (runId: string) =>
   [
-    [runId, 'reward_variance_cliff', 41], // batch 41 (T0 + 41.5 s) → learner step 41 (T0 + 41 s)
+    [runId, 'reward_variance_cliff', 44], // batch 44 (T0 + 44.5 s) → learner step 44 (T0 + 44 s)
     [runId, 'entropy_collapse', 14], // windows 13–14 (recent 2) below 0.3 × the early surprisal
     [runId, 'grad_norm_spike', 70],
     [runId, 'invalid_action_rise', 81],
@@ -118,12 +118,12 @@ test('a collapsing run raises each expected alert once, at the expected learner 
 test('restarted detectors rebuild their state from the committed topics and go on: later alerts fire, none twice', { timeout: 200_000 }, async () => {
   const config = await isolatedConfig();
   const run = collapsingRun('run-restart');
-  // Part 1: updates and batches 0–44, versions 0–7: only the reward cliff (batch 41) has happened.
+  // Part 1: updates and batches 0–44, versions 0–7: only the reward cliff (batch 44) has happened.
   const first = { steps: run.steps.slice(0, 45), batches: run.batches.slice(0, 45), trajectories: run.trajectories.filter((t) => t.maxPolicyVersion < 8) };
   const rest = { steps: run.steps.slice(45), batches: run.batches.slice(45), trajectories: run.trajectories.filter((t) => t.maxPolicyVersion >= 8) };
   const firstInputs = await publish(config, first);
   const firstHandle = await runUntilIdle(config, firstInputs);
-  assert.deepEqual(triples(await readAlerts(config)), [['run-restart', 'reward_variance_cliff', 41]]);
+  assert.deepEqual(triples(await readAlerts(config)), [['run-restart', 'reward_variance_cliff', 44]]);
   assert.equal(firstHandle.stats.rebuilt, 0);
 
   const restInputs = await publish(config, rest);

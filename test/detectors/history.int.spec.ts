@@ -65,7 +65,7 @@ test('historicalAlerts over the stored run gives the live alerts; gradNormSpikeS
     'invalid_action_rise@81',
     'nan@80',
     'policy_shift_spike@90',
-    'reward_variance_cliff@41',
+    'reward_variance_cliff@44',
   ]);
   assert.deepEqual(JSON.parse(JSON.stringify(history.sort(byId))), JSON.parse(JSON.stringify(live.sort(byId))));
 
