@@ -24,7 +24,7 @@ export const FAULT_ITERATION = 60;
 const FAULTED_ITERATIONS = 100;
 /** What the reward-hacking bug pays a timed-out episode: five goals' worth, so lasting beats solving. */
 const TIMEOUT_BONUS = 5;
-const HEALTHY_ITERATIONS: Partial<Record<EnvName, number>> = { FrozenLake: 120, Bandit: 40, Sokoban: 30 };
+const HEALTHY_ITERATIONS: Partial<Record<EnvName, number>> = { FrozenLake: 120, Bandit: 40, Sokoban: 100 };
 
 /** A run of `env`'s preset as `trajflow train` runs it (the learner's cross-scoring schedule), optionally faulted. */
 function presetRun(env: EnvName, seed: number, iterations: number, faultAt?: (iteration: number) => IterationFault | undefined): LocalRunConfig {
@@ -82,7 +82,7 @@ export function allScenarios(): AlertScenario[] {
   return [
     ...[1, 2, 3].map((seed) => healthy('FrozenLake', seed)),
     ...[1, 2].map((seed) => healthy('Bandit', seed)),
-    healthy('Sokoban', 1),
+    ...[1, 2, 3].map((seed) => healthy('Sokoban', seed)),
     ...TUNING_SEEDS.map((seed) => healthy('FrozenLake', seed)),
     ...[1, 2, 3].map((seed) => ({
       name: `grpo-high-lr-s${seed}`,
@@ -114,10 +114,10 @@ export function allScenarios(): AlertScenario[] {
 const TUNING_SEEDS = [4, 5, 6];
 export const TUNING_SCENARIOS = TUNING_SEEDS.map((seed) => `frozenlake-preset-s${seed}`);
 
-/** The scenarios run by default: all but the slow Sokoban run (about an hour on 2 cores) and the tuning runs. */
+/** The scenarios run by default: all but the tuning runs. */
 export const DEFAULT_SCENARIOS = allScenarios()
   .map((s) => s.name)
-  .filter((name) => !name.startsWith('sokoban') && !TUNING_SCENARIOS.includes(name));
+  .filter((name) => !TUNING_SCENARIOS.includes(name));
 
 /** The scenarios named (comma-separated), in the bench's order; unknown names are ConfigErrors. */
 export function pickScenarios(names: readonly string[]): AlertScenario[] {
