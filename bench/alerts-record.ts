@@ -2,7 +2,7 @@
 // iteration's train success, one JSON line each, so `--replay` can score changed detectors on the same runs
 // without training them again.
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
-import { buildDetectorsConfig, type DetectorsConfig } from '../detectors/config.js';
+import { buildDetectorsConfig } from '../detectors/config.js';
 import { CollapseEngine, type DetectorInput } from '../detectors/engine.js';
 import { EventCodec, SchemaRegistry } from '../schemas/index.js';
 import type { ScoredAlert, ScoredRun } from './alerts-score.js';
@@ -32,8 +32,8 @@ export class AlertsRecording {
   }
 }
 
-/** The recorded runs, each scored again by today's detectors (default configuration unless given), in recorded order. */
-export function replayRecording(path: string, config: DetectorsConfig = buildDetectorsConfig()): ScoredRun[] {
+/** The recorded runs, each scored again by today's detectors (default configuration), in recorded order. */
+export function replayRecording(path: string): ScoredRun[] {
   // Decoded without the live checks: the in-process loop's events carry its clock-free times (0).
   const codec = new EventCodec(SchemaRegistry.fromSchemasDir(), { maxEventBytes: 16 * 1024 * 1024 });
   const runs = new Map<string, { engine: CollapseEngine; success: number[]; alerts: ScoredAlert[]; last: number }>();
@@ -41,7 +41,7 @@ export function replayRecording(path: string, config: DetectorsConfig = buildDet
     if (text === '') continue;
     const line = JSON.parse(text) as RecordLine;
     let run = runs.get(line.run);
-    if (!run) runs.set(line.run, (run = { engine: new CollapseEngine(config), success: [], alerts: [], last: 0 }));
+    if (!run) runs.set(line.run, (run = { engine: new CollapseEngine(buildDetectorsConfig()), success: [], alerts: [], last: 0 }));
     run.last = line.iteration;
     if ('trainSuccess' in line) {
       run.success[line.iteration] = line.trainSuccess;

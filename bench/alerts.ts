@@ -29,7 +29,7 @@ export async function runAlertsBench(args: string[]): Promise<number> {
   const runs = f['--replay']
     ? f['--replay']
         .split(',')
-        .flatMap((path) => replayRecording(path))
+        .flatMap(replayRecording)
         .filter((r) => scenarios.some((s) => s.name === r.name))
     : await trainAll(scenarios, backend.name, f['--record']);
   const score = scoreAlerts(runs);

@@ -122,7 +122,7 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
     const raw = c.logScale ? Math.log(x) : x;
     const previous = this.history.values();
     this.history.push(raw);
-    const scaleRatio = this.rewardScaleRatio(point.rewardScale);
+    const scaleRatio = this.pushRewardScale(point.rewardScale);
     const y = c.logScale ? raw - Math.log(scaleRatio) : raw / scaleRatio;
     if (this.early.length < c.warmup) this.early.push(x);
     if (previous.length < c.warmup) return [];
@@ -164,8 +164,8 @@ export class GradNormSpikeDetector implements Detector<GradNormPoint> {
     ];
   }
 
-  /** How many times the newest reward scale exceeds the median of the previous ones (1 when it does not, or is unknown). */
-  private rewardScaleRatio(rewardScale: number | undefined): number {
+  /** Adds the update's reward scale to the window; returns how many times it exceeds the median of the previous ones (1 when it does not, or is unknown). */
+  private pushRewardScale(rewardScale: number | undefined): number {
     if (rewardScale === undefined || !(rewardScale > 0) || !Number.isFinite(rewardScale)) return 1;
     const previous = this.rewardScales.values();
     const y = Math.log(rewardScale);
