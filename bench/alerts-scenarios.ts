@@ -17,6 +17,8 @@ export interface AlertScenario {
   readonly staged: 'healthy' | 'collapse';
   readonly description: string;
   readonly config: LocalRunConfig;
+  /** The update a staged fault starts at (none for runs that stage no fault). */
+  readonly onset?: number;
 }
 
 /** The iteration a staged fault starts at in a FrozenLake preset run: the preset has taken off by then. */
@@ -72,13 +74,14 @@ export function allScenarios(): AlertScenario[] {
     description: `${env} preset, seed ${seed}, ${HEALTHY_ITERATIONS[env]} updates`,
     config: presetRun(env, seed, HEALTHY_ITERATIONS[env]!),
   });
+  const F = FAULT_ITERATION;
   const faulted = (name: string, seed: number, description: string, faultAt: (iteration: number) => IterationFault | undefined): AlertScenario => ({
     name,
     staged: 'collapse',
     description: `FrozenLake preset, seed ${seed}: ${description}`,
     config: presetRun('FrozenLake', seed, FAULTED_ITERATIONS, faultAt),
+    onset: F,
   });
-  const F = FAULT_ITERATION;
   return [
     ...[1, 2, 3].map((seed) => healthy('FrozenLake', seed)),
     ...[1, 2].map((seed) => healthy('Bandit', seed)),

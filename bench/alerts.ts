@@ -31,6 +31,7 @@ export async function runAlertsBench(args: string[]): Promise<number> {
         .split(',')
         .flatMap(replayRecording)
         .filter((r) => scenarios.some((s) => s.name === r.name))
+        .map((r) => withOnset(r, scenarios))
     : await trainAll(scenarios, backend.name, f['--record']);
   const score = scoreAlerts(runs);
   printScore(score, runs);
@@ -64,21 +65,27 @@ async function trainAll(scenarios: readonly AlertScenario[], backend: string, re
       name: scenario.name,
       trainSuccess: watched.records.map((r) => r.trainSuccess),
       alerts: watched.alerts.map((a) => ({ iteration: a.iteration, kind: a.kind, severity: a.severity })),
+      ...(scenario.onset !== undefined ? { onset: scenario.onset } : {}),
     });
   }
   return runs;
+}
+
+function withOnset(run: ScoredRun, scenarios: readonly AlertScenario[]): ScoredRun {
+  const onset = scenarios.find((s) => s.name === run.name)?.onset;
+  return onset === undefined ? run : { ...run, onset };
 }
 
 const fixed = (v: number | null, digits = 2) => (v === null ? '-' : v.toFixed(digits));
 
 function printScore(score: AlertsScore, runs: readonly ScoredRun[]): void {
   console.log(
-    `runs (fell: rolling ${defaultFallRule.window} < ${defaultFallRule.ratio} × peak and ≥ ${defaultFallRule.minDrop} below; right alert: ≤ ${SCORING.horizon} updates before the fall or ≤ ${SCORING.after} after; a fall must stay ${SCORING.sustain} updates)`,
+    `runs (fell: rolling ${defaultFallRule.window} < ${defaultFallRule.ratio} × peak and ≥ ${defaultFallRule.minDrop} below; right alert: ≤ ${SCORING.horizon} updates before the fall or while the run is down, catching it: ≤ ${SCORING.after} after; a fall must stay ${SCORING.sustain} updates)`,
   );
   score.runs.forEach((v, i) => {
     const alerts = runs[i]!.alerts.map((a) => `${a.kind}@${a.iteration}${a.severity === 'critical' ? '!' : ''}`).join(' ') || 'none';
     const label = v.fell
-      ? `fell at ${v.fall!.fallIndex} (peak ${v.fall!.peak.toFixed(2)} at ${v.fall!.peakIndex}), lead ${v.lead ?? '-'}`
+      ? `fell at ${v.fall!.fallIndex} (peak ${v.fall!.peak.toFixed(2)} at ${v.fall!.peakIndex}), lead ${v.lead ?? '-'}${v.reach !== null ? ` (fault at ${runs[i]!.onset}: caught ${v.delay ?? '-'} after it, fell ${v.reach} after it)` : ''}`
       : `healthy, ${v.healthyPass ? 'quiet' : 'NOT quiet'}`;
     console.log(`  ${v.name}: ${label}; ${v.criticals} critical, ${v.warnings} warning; alerts ${alerts}`);
   });
@@ -88,5 +95,8 @@ function printScore(score: AlertsScore, runs: readonly ScoredRun[]): void {
       `  ${d.kind.padEnd(26)}${String(d.alerts).padStart(6)}  ${fixed(d.precision).padStart(9)}  ${fixed(d.recall).padStart(6)}  ${fixed(d.earlyRecall).padStart(12)}  ${fixed(d.medianLead, 1).padStart(11)}`,
     );
   }
+  console.log(
+    `staged faults that fell, caught: median ${fixed(score.medianDelay, 1)} updates from the fault to the first alert, ${fixed(score.medianReach, 1)} from the fault to the fall`,
+  );
   console.log(`healthy runs quiet (no critical, ≤ ${SCORING.healthyMaxWarnings} warning): ${score.healthyPassing} / ${score.healthyRuns}`);
 }

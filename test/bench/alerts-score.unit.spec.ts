@@ -20,7 +20,7 @@ test('a run is labelled by its success curve: a fall makes it collapsing, a rise
   );
 });
 
-test('alerts in the horizon before the fall (or just after) are right; others are false alarms; lead = fall − first', () => {
+test('alerts in the horizon before the fall or while the run is down are right; others are false alarms; lead = fall − first', () => {
   const fall = 21;
   const alerts = [
     { iteration: fall - SCORING.horizon - 1, kind: 'entropy_collapse', severity: 'warning' },
@@ -31,16 +31,30 @@ test('alerts in the horizon before the fall (or just after) are right; others ar
   ];
   const score = scoreAlerts([collapsing(alerts), healthy([{ iteration: 30, kind: 'entropy_collapse', severity: 'warning' }])]);
   const [c, h] = score.runs;
-  assert.deepEqual([c!.rightAlerts, c!.falseAlarms, c!.lead], [3, 2, fall - 12]);
+  assert.deepEqual([c!.rightAlerts, c!.falseAlarms, c!.lead], [4, 1, fall - 12]);
   assert.deepEqual([h!.rightAlerts, h!.falseAlarms, h!.healthyPass], [0, 1, true]);
   const byKind = Object.fromEntries(score.detectors.map((d) => [d.kind, d]));
   assert.deepEqual(byKind.entropy_collapse, { kind: 'entropy_collapse', alerts: 3, precision: 1 / 3, recall: 1, earlyRecall: 1, medianLead: fall - 12 });
   assert.deepEqual(
     byKind.grad_norm_spike,
-    { kind: 'grad_norm_spike', alerts: 2, precision: 0.5, recall: 1, earlyRecall: 0, medianLead: -SCORING.after },
-    'after the fall: caught late',
+    { kind: 'grad_norm_spike', alerts: 2, precision: 1, recall: 1, earlyRecall: 0, medianLead: -SCORING.after },
+    'after the fall: caught late, and right while the run is down',
   );
-  assert.deepEqual(score.overall, { kind: 'any', alerts: 6, precision: 3 / 6, recall: 1, earlyRecall: 1, medianLead: fall - 12 });
+  assert.deepEqual(score.overall, { kind: 'any', alerts: 6, precision: 4 / 6, recall: 1, earlyRecall: 1, medianLead: fall - 12 });
+});
+
+test('an alert after the run climbed back is a false alarm, and one long after the fall catches nothing', () => {
+  // Falls at 21 and stays down until the rolling mean is back at 0.8 × 0.8 at index 58.
+  const run: ScoredRun = {
+    name: 'back',
+    trainSuccess: [...Array(20).fill(0.8), ...Array(35).fill(0.1), ...Array(20).fill(0.8)],
+    alerts: [
+      { iteration: 50, kind: 'entropy_surge', severity: 'warning' },
+      { iteration: 60, kind: 'entropy_surge', severity: 'warning' },
+    ],
+  };
+  const [v] = scoreAlerts([run]).runs;
+  assert.deepEqual([v!.fell, v!.rightAlerts, v!.falseAlarms, v!.lead], [true, 1, 1, null]);
 });
 
 test('a healthy run passes with at most one warning and no critical alert', () => {
@@ -86,4 +100,24 @@ test('the tuning runs can be picked by name but are not scored by default', () =
   );
   for (const name of TUNING_SCENARIOS) assert.ok(!DEFAULT_SCENARIOS.includes(name), name);
   assert.ok(DEFAULT_SCENARIOS.includes('frozenlake-preset-s1'));
+});
+
+test('a staged fault is timed from its onset: the delay to the first catching alert and the reach to the fall', () => {
+  const run = (alerts: ScoredRun['alerts']): ScoredRun => ({ ...collapsing(alerts), onset: 18 });
+  const score = scoreAlerts([
+    { ...run([{ iteration: 19, kind: 'entropy_surge', severity: 'warning' }]), name: 'one' },
+    { ...run([{ iteration: 25, kind: 'entropy_surge', severity: 'warning' }]), name: 'three' },
+    { ...run([]), name: 'missed' },
+    { ...collapsing([{ iteration: 19, kind: 'entropy_surge', severity: 'warning' }]), name: 'unstaged' },
+  ]);
+  assert.deepEqual(
+    score.runs.map((r) => [r.name, r.delay, r.reach]),
+    [
+      ['one', 1, 3],
+      ['three', 7, 3],
+      ['missed', null, 3],
+      ['unstaged', null, null],
+    ],
+  );
+  assert.deepEqual([score.medianDelay, score.medianReach], [4, 3], 'over the caught staged faults');
 });
