@@ -26,6 +26,8 @@ export const FAULT_ITERATION = 60;
 const FAULTED_ITERATIONS = 100;
 /** What the reward-hacking bug pays a timed-out episode: five goals' worth, so lasting beats solving. */
 const TIMEOUT_BONUS = 5;
+/** The slow reward bug's timeout pay grows this much per update (a goal's worth after 10), up to TIMEOUT_BONUS. */
+const TIMEOUT_DRIFT = 0.1;
 const HEALTHY_ITERATIONS: Partial<Record<EnvName, number>> = { FrozenLake: 120, Bandit: 40, Sokoban: 100 };
 
 /** A run of `env`'s preset as `trajflow train` runs it (the learner's cross-scoring schedule), optionally faulted. */
@@ -103,9 +105,20 @@ export function allScenarios(): AlertScenario[] {
         from(F, { timeoutReward: TIMEOUT_BONUS }),
       ),
     ),
+    ...[1, 2, 3].map((seed) =>
+      faulted(
+        `reward-drift-s${seed}`,
+        seed,
+        `an episode cut short by the turn limit pays ${TIMEOUT_DRIFT} more every update from ${F} (a goal's worth by ${F + 9}, up to ${TIMEOUT_BONUS}): a reward bug that creeps in, a slow collapse`,
+        (i) => (i >= F ? { timeoutReward: Math.min(TIMEOUT_BONUS, TIMEOUT_DRIFT * (i - F + 1)) } : undefined),
+      ),
+    ),
     faulted('lr-spike-s3', 3, `the learning rate × 30 for updates ${F}–${F + 4}`, between(F, F + 5, { learningRateScale: 30 })),
     faulted('lr-ramp-s2', 2, `the learning rate × 1.15 more every update from ${F} (a schedule gone wrong: × 10 by ${F + 16})`, (i) =>
       i >= F ? { learningRateScale: 1.15 ** (i - F + 1) } : undefined,
+    ),
+    faulted('lr-creep-s1', 1, `the learning rate × 1.07 more every update from ${F} (a schedule gone slowly wrong: × 10 by ${F + 33})`, (i) =>
+      i >= F ? { learningRateScale: 1.07 ** (i - F + 1) } : undefined,
     ),
   ];
 }
