@@ -17,7 +17,7 @@ export interface AlertScenario {
   readonly staged: 'healthy' | 'collapse';
   readonly description: string;
   readonly config: LocalRunConfig;
-  /** The update a staged fault starts at (none for runs that stage no fault). */
+  /** The update a staged fault starts at (0: the run's configuration is the fault; none for runs that stage no fault). */
   readonly onset?: number;
 }
 
@@ -94,6 +94,7 @@ export function allScenarios(): AlertScenario[] {
       staged: 'collapse' as const,
       description: `GRPO, 8 fixed FrozenLake maps, lr ${COLLAPSE_DEFAULTS.learningRate}, seed ${seed}: bench collapse's staging of collapse.md, without the cures the preset gained since`,
       config: grpoHighLearningRate(seed),
+      onset: 0,
     })),
     faulted('entropy-blowup-s1', 1, `an uncapped entropy bonus of weight 2 from update ${F}`, from(F, { loss: { entropyCoeff: 2, entropyTarget: null } })),
     faulted('reward-scale-s2', 2, `rewards × 100 from update ${F}`, from(F, { rewardScale: 100 })),

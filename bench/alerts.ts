@@ -10,6 +10,7 @@ import { selectBackend } from '../learner/backend.js';
 import { AlertsRecording, replayRecording } from './alerts-record.js';
 import { DEFAULT_SCENARIOS, pickScenarios, type AlertScenario } from './alerts-scenarios.js';
 import { SCORING, scoreAlerts, type AlertsScore, type ScoredRun } from './alerts-score.js';
+import { scoreStaging, type StagingScore } from './alerts-staging.js';
 import { defaultFallRule } from './collapse-analysis.js';
 import { iterationLine, type IterationRecord } from './collapse-records.js';
 import { runWithDetectors } from './detector-run.js';
@@ -34,7 +35,9 @@ export async function runAlertsBench(args: string[]): Promise<number> {
         .map((r) => withOnset(r, scenarios))
     : await trainAll(scenarios, backend.name, f['--record']);
   const score = scoreAlerts(runs);
+  const staging = scoreStaging(runs, SCORING.healthyMaxWarnings);
   printScore(score, runs);
+  printStaging(staging);
   emitResult(args, {
     bench: 'alerts',
     machine,
@@ -42,6 +45,7 @@ export async function runAlertsBench(args: string[]): Promise<number> {
     scoring: SCORING,
     scenarios: scenarios.map(({ name, staged, description }) => ({ name, staged, description })),
     score,
+    staging,
     runs,
   });
   return 0;
@@ -99,4 +103,12 @@ function printScore(score: AlertsScore, runs: readonly ScoredRun[]): void {
     `staged faults that fell, caught: median ${fixed(score.medianDelay, 1)} updates from the fault to the first alert, ${fixed(score.medianReach, 1)} from the fault to the fall`,
   );
   console.log(`healthy runs quiet (no critical, ≤ ${SCORING.healthyMaxWarnings} warning): ${score.healthyPassing} / ${score.healthyRuns}`);
+}
+
+function printStaging(s: StagingScore): void {
+  console.log(
+    `labelled by what they staged instead (a fault is there from its onset, fallen or not): ${s.alerts} alerts, precision ${fixed(s.precision)}; ` +
+      `${s.faults} faults, recall ${fixed(s.recall)}, median ${fixed(s.medianDelay, 1)} updates from the onset to the first alert; ` +
+      `runs without a fault quiet: ${s.unfaultedQuiet} / ${s.unfaultedRuns}`,
+  );
 }
