@@ -268,7 +268,9 @@ function alertsPage(files) {
       const staged = scenarios.find((s) => s.name === v.name);
       const label = v.fell ? `fell at ${v.fall.fallIndex} (peak ${fixed(v.fall.peak)} at ${v.fall.peakIndex})` : v.healthyPass ? 'healthy, quiet' : 'healthy, **not quiet**';
       const alerts = (runs[i]?.alerts ?? []).map((a) => `${a.kind}@${a.iteration}${a.severity === 'critical' ? '!' : ''}`).join(' ') || 'none';
-      out.push(`| ${v.name} | ${cell(staged?.description ?? '–')} | ${label} | ${v.lead ?? '–'} | ${v.criticals} | ${v.warnings} | ${cell(alerts)} |`);
+      const lead =
+        typeof v.reach === 'number' ? `${v.lead ?? '–'} (fault at ${runs[i]?.onset}: first alert ${v.delay ?? '–'} after it, fall ${v.reach} after it)` : (v.lead ?? '–');
+      out.push(`| ${v.name} | ${cell(staged?.description ?? '–')} | ${label} | ${lead} | ${v.criticals} | ${v.warnings} | ${cell(alerts)} |`);
     });
     out.push('', '| detector | alerts | precision | recall | recall before the fall | median lead (updates) |', '|---|---|---|---|---|---|');
     for (const d of [...score.detectors, score.overall]) {
@@ -276,7 +278,22 @@ function alertsPage(files) {
         `| ${d.kind === 'any' ? '**all**' : code(d.kind)} | ${d.alerts} | ${fixed(d.precision)} | ${fixed(d.recall)} | ${fixed(d.earlyRecall)} | ${fixed(d.medianLead, 1)} |`,
       );
     }
-    out.push('', `Healthy runs quiet (no critical alert, at most one warning): ${score.healthyPassing} of ${score.healthyRuns}.`, '');
+    out.push('', `Healthy runs quiet (no critical alert, at most one warning): ${score.healthyPassing} of ${score.healthyRuns}.`);
+    if (typeof score.medianDelay === 'number' || score.medianDelay === null) {
+      out.push(
+        '',
+        `Staged faults that fell and were caught: median ${fixed(score.medianDelay, 1)} updates from the fault to the first alert, ${fixed(score.medianReach, 1)} from the fault to the fall.`,
+      );
+    }
+    const st = json.staging;
+    if (st) {
+      out.push(
+        '',
+        `Labelled by the fault each run staged instead (from its onset, fallen or not): ${st.alerts} alerts, precision ${fixed(st.precision)}; ` +
+          `${st.faults} faults, recall ${fixed(st.recall)}, median ${fixed(st.medianDelay, 1)} updates from the onset to the first alert; runs without a fault quiet: ${st.unfaultedQuiet} of ${st.unfaultedRuns}.`,
+      );
+    }
+    out.push('');
   }
   return out;
 }
