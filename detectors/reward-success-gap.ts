@@ -12,6 +12,13 @@
 // error se = √(var_s/n_s + var_f/n_f):
 //   breach when gap < keep · early and keep · early − gap ≥ z · se (not a noisy window of a noisy reward),
 //   clear when gap ≥ clearKeep · early.
+// A bug that pays a few failures more than a success moves the means little but the ranks at once, so the
+// window's rank overlap is read too: overlap = the share of (failure, success) pairs in which the failure earned
+// more (ties count half; Mann–Whitney's U / (n_s · n_f)), early overlap = its mean over the same first windows
+// (0 for a reward that pays every success more than every failure). With its standard error under random ranks,
+// se_U = √((n_s + n_f + 1) / (12 · n_s · n_f)):
+//   breach also when overlap − early overlap ≥ minRankRise and ≥ z · se_U;
+//   the spell clears only when the rank overlap is back below early overlap + minRankRise / 2 as well.
 // Critical: a run trained on a reward that no longer pays for success learns the wrong thing every update.
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { Checks, withDefaults } from './config-checks.js';
@@ -42,8 +49,10 @@ export interface RewardSuccessGapConfig extends LatchConfig {
   readonly keep: number;
   /** The spell clears at or above this share of the early gap. */
   readonly clearKeep: number;
-  /** Standard errors the gap must lie below keep · early (a noisy reward's window does not fire). */
+  /** Standard errors the gap must lie below keep · early, and the rank overlap above its early level (a noisy reward's window does not fire). */
   readonly z: number;
+  /** Least rise of the rank overlap (the share of failure–success pairs the failure out-earned) over its early level. */
+  readonly minRankRise: number;
 }
 
 export const rewardSuccessGapDefaults: RewardSuccessGapConfig = Object.freeze({
@@ -53,6 +62,7 @@ export const rewardSuccessGapDefaults: RewardSuccessGapConfig = Object.freeze({
   keep: 0.5,
   clearKeep: 0.75,
   z: 4,
+  minRankRise: 0.1,
   confirm: 1,
   rearmAfter: 2,
   cooldown: 5,
@@ -67,13 +77,14 @@ export function rewardSuccessGapConfig(overrides?: Partial<RewardSuccessGapConfi
   checks.fraction('keep', c.keep, 'share of the early reward gap (success − failure) below which the alert fires');
   checks.fraction('clearKeep', c.clearKeep, 'share of the early reward gap at or above which the spell clears');
   checks.ordered('keep', c.keep, 'clearKeep', c.clearKeep, 'the spell must clear above the share that fires it (hysteresis)');
-  checks.number('z', c.z, 0, 'standard errors by which the gap must lie below the firing share');
+  checks.number('z', c.z, 0, 'standard errors by which the gap must lie below the firing share (and the rank overlap above its early level)');
+  checks.fraction('minRankRise', c.minRankRise, 'least rise over its early level of the share of failure–success pairs in which the failure earned more');
   checkLatch(checks, c);
   return Object.freeze(c);
 }
 
 export class RewardSuccessGapDetector implements Detector<RewardSuccessGapPoint> {
-  private readonly early: number[] = [];
+  private readonly early: { gap: number; overlap: number }[] = [];
   private readonly latch: AlertLatch;
 
   constructor(readonly config: RewardSuccessGapConfig = rewardSuccessGapDefaults) {
@@ -89,28 +100,54 @@ export class RewardSuccessGapDetector implements Detector<RewardSuccessGapPoint>
     const s = { mean: mean(successes), sd: std(successes) };
     const f = { mean: mean(failures), sd: std(failures) };
     const gap = s.mean - f.mean;
+    const overlap = rankOverlap(failures, successes);
     if (this.early.length < c.earlyWindows) {
-      this.early.push(gap);
+      this.early.push({ gap, overlap });
       return [];
     }
-    const early = mean(this.early);
+    const early = mean(this.early.map((e) => e.gap));
     if (!(early > 0)) return [];
+    const earlyOverlap = mean(this.early.map((e) => e.overlap));
     const threshold = c.keep * early;
     const se = Math.sqrt(s.sd ** 2 / successes.length + f.sd ** 2 / failures.length);
-    const state = gap < threshold && threshold - gap >= c.z * se ? 'breach' : gap >= c.clearKeep * early ? 'clear' : 'neutral';
+    const seRank = Math.sqrt((successes.length + failures.length + 1) / (12 * successes.length * failures.length));
+    const rise = overlap - earlyOverlap;
+    const gapBreach = gap < threshold && threshold - gap >= c.z * se;
+    const rankBreach = rise >= c.minRankRise && rise >= c.z * seRank;
+    const state = gapBreach || rankBreach ? 'breach' : gap >= c.clearKeep * early && rise < c.minRankRise / 2 ? 'clear' : 'neutral';
     if (!this.latch.update(point.at, state)) return [];
+    const why = gapBreach
+      ? `a gap of ${fmt(gap)}, below ${c.keep} × its early ${fmt(early)}`
+      : `${fmt(100 * overlap)} % of failure–success pairs ranked the failure higher, against ${fmt(100 * earlyOverlap)} % early`;
     return [
       {
         kind: REWARD_SUCCESS_GAP,
         severity: 'critical',
         at: point.at,
-        value: gap,
-        threshold,
+        value: gapBreach ? gap : overlap,
+        threshold: gapBreach ? threshold : earlyOverlap + Math.max(c.minRankRise, c.z * seRank),
         message:
           `the reward stopped paying for success: failed episodes earned ${fmt(f.mean)} on average against ${fmt(s.mean)} for successful ones ` +
-          `(a gap of ${fmt(gap)}, below ${c.keep} × its early ${fmt(early)}) — a reward bug, or reward hacking`,
-        evidence: { gap, early, successRewardMean: s.mean, failureRewardMean: f.mean, successes: successes.length, failures: failures.length, standardError: se },
+          `(${why}) — a reward bug, or reward hacking`,
+        evidence: {
+          gap,
+          early,
+          successRewardMean: s.mean,
+          failureRewardMean: f.mean,
+          successes: successes.length,
+          failures: failures.length,
+          standardError: se,
+          rankOverlap: overlap,
+          earlyRankOverlap: earlyOverlap,
+        },
       },
     ];
   }
+}
+
+/** The share of (failure, success) pairs in which the failure earned more, ties counting half. */
+export function rankOverlap(failures: readonly number[], successes: readonly number[]): number {
+  let above = 0;
+  for (const f of failures) for (const s of successes) above += f > s ? 1 : f === s ? 0.5 : 0;
+  return above / (failures.length * successes.length);
 }

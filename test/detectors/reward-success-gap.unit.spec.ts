@@ -38,6 +38,20 @@ describe('reward-success gap', () => {
     }
   });
 
+  test('a bug that pays 1.2 to two in five failed episodes (more than a success, little on average) fires by the ranks within a window of its start', () => {
+    for (const seed of SEEDS) {
+      const uniform = rng(seed);
+      const windows = Array.from({ length: 60 }, (_, w) => windowOutcomes(64, 0.4, uniform, (success) => (success ? 1 : w >= 20 && uniform() < 0.4 ? 1.2 : 0)));
+      const alerts = alertsOver(windows);
+      assert.equal(alerts.length, 1, `seed ${seed}`);
+      assert.ok(alerts[0]!.at >= 20 && alerts[0]!.at <= 21, `seed ${seed}: at ${alerts[0]!.at}`);
+      const e = alerts[0]!.evidence;
+      assert.equal(alerts[0]!.value, e.rankOverlap, `fired by the ranks, not by the mean gap (seed ${seed})`);
+      assert.match(alerts[0]!.message, /failure–success pairs ranked the failure higher/);
+      assert.ok(e.rankOverlap! > 0.25 && e.earlyRankOverlap === 0, `seed ${seed}`);
+    }
+  });
+
   test('a reward that keeps paying for success stays quiet: exact 0/1 rewards, and noisy ones (σ 0.3 around 0.6 and 0.4)', () => {
     for (const seed of SEEDS) {
       const uniform = rng(seed);
