@@ -24,14 +24,20 @@ interface RunEvents {
   trajectories: TrajectoryEvent[];
 }
 
-/** An 8× grad-norm spike at update 70, in-group std falls at batch 40, invalid actions rise at 80, template output from version 10, repeated answers from 14, failing actions turn certain from 13. */
+/** Every fourth episode of a group succeeds and earns 1; the others fail and earn 0 — or, with the reward bug, 2. */
+const outcomeOf =
+  (rewardBug: boolean) =>
+  (k: number): { success: boolean; reward: number } =>
+    k % 4 === 0 ? { success: true, reward: 1 } : { success: false, reward: rewardBug ? 2 : 0 };
+
+/** An 8× grad-norm spike at update 70, in-group std falls at batch 40, invalid actions rise at 80, template output from version 10, repeated answers from 14, failing actions turn certain from 13, failures out-earn successes from 15. */
 function collapsingRun(runId: string): RunEvents {
   const points = learnerPoints(UPDATES, 4, { spikeAt: 70 });
   return {
     steps: points.map((p, i) => learnerStepEvent(runId, i, p)),
     batches: rolloutBatches(UPDATES, 4, { cliffAt: 40, invalidAt: 80 }).map((b, i) => rolloutBatchEvent(runId, i, b)),
     trajectories: Array.from({ length: VERSIONS }, (_, v) =>
-      trajectoriesOfVersion(runId, v, 4, { template: v >= 10, repeat: v >= 14, perState: 4, logProb: v >= 13 ? -0.05 : -0.5 }),
+      trajectoriesOfVersion(runId, v, 4, { template: v >= 10, repeat: v >= 14, perState: 4, logProb: v >= 13 ? -0.05 : -0.5, outcome: outcomeOf(v >= 15) }),
     ).flat(),
   };
 }
@@ -40,7 +46,7 @@ function healthyRun(runId: string): RunEvents {
   return {
     steps: learnerPoints(UPDATES, 5).map((p, i) => learnerStepEvent(runId, i, p)),
     batches: rolloutBatches(UPDATES, 5).map((b, i) => rolloutBatchEvent(runId, i, b)),
-    trajectories: Array.from({ length: VERSIONS }, (_, v) => trajectoriesOfVersion(runId, v, 5, { perState: 4 })).flat(),
+    trajectories: Array.from({ length: VERSIONS }, (_, v) => trajectoriesOfVersion(runId, v, 5, { perState: 4, outcome: outcomeOf(false) })).flat(),
   };
 }
 
@@ -53,6 +59,7 @@ const expectedOf = (runId: string) =>
     [runId, 'invalid_action_rise', 81],
     [runId, 'template_collapse', 11], // window 11 (confirm 2), steps at T0 + 11.1 s → step 11
     [runId, 'action_repetition', 15],
+    [runId, 'reward_success_gap', 15], // window 15: every failure earns 2, every success 1
   ].sort();
 
 let backbone: Backbone;
@@ -131,8 +138,8 @@ test('restarted detectors rebuild their state from the committed topics and go o
   assert.equal(second.stats.rebuilt, firstInputs, 'the committed part was replayed into the detectors');
   assert.equal(second.stats.inputs, restInputs, 'the group resumed at its committed offsets');
   const alerts = await readAlerts(config);
-  // The template needs the early windows (versions 0–2) and the entropy rule its early level (updates
-  // 0–9), both from part 1: they fire only because the state was rebuilt.
+  // The template needs the early windows (versions 0–2), the entropy rule its early level (updates 0–9) and
+  // the reward gap its early windows, all from part 1: they fire only because the state was rebuilt.
   assert.deepEqual(triples(alerts), expectedOf('run-restart'));
-  assert.equal(alerts.length, 6, 'no alert written twice');
+  assert.equal(alerts.length, expectedOf('run-restart').length, 'no alert written twice');
 });

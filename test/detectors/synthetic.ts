@@ -149,7 +149,16 @@ export function trajectoriesOfVersion(
     states = 8,
     perState = 8,
     logProb = -0.5,
-  }: { template?: boolean; repeat?: boolean; states?: number; perState?: number; logProb?: number } = {},
+    outcome = () => ({ success: false, reward: 0 }),
+  }: {
+    template?: boolean;
+    repeat?: boolean;
+    states?: number;
+    perState?: number;
+    logProb?: number;
+    /** Each episode's success and total reward, by its index in its state's group (default: failed, 0). */
+    outcome?: (k: number) => { success: boolean; reward: number };
+  } = {},
 ): TrajectoryEvent[] {
   const uniform = rng(seed * 7919 + version);
   const pick = (n: number) => Math.floor(uniform() * n);
@@ -159,6 +168,7 @@ export function trajectoriesOfVersion(
       const tokens = Array.from({ length: 24 }, () => (!template && uniform() < 0.5 ? 1000 + s * STATE_WORDS + pick(STATE_WORDS) : 10 + pick(SHARED_WORDS)));
       const action = repeat ? `<answer>template ${pick(3)}</answer>` : `<think>${tokens.join(' ')}</think>`;
       const eventTimeMs = T0 + version * 1000 + 100 + s;
+      const { success, reward } = outcome(k);
       const step: TrajectoryStep = {
         stepIndex: 0,
         observation: `state ${s}`,
@@ -167,7 +177,7 @@ export function trajectoriesOfVersion(
         actionTokenIds: tokens,
         actionLogProbs: tokens.map(() => logProb),
         policyVersion: version,
-        reward: 0,
+        reward,
         actionValid: true,
         stateKey: `s${s}`,
         eventTimeMs,
@@ -180,8 +190,8 @@ export function trajectoriesOfVersion(
         episodeId: `${runId}-v${version}-s${s}-e${k}`,
         outcome: 'terminated',
         stepCount: 1,
-        totalReward: 0,
-        success: false,
+        totalReward: reward,
+        success,
         invalidActions: 0,
         gapCount: 0,
         minPolicyVersion: version,
