@@ -298,6 +298,33 @@ function alertsPage(files) {
   return out;
 }
 
+/** `bench collapse`: each run's fall, lead time and alerts. */
+function collapsePage(files) {
+  const out = [
+    MARKER,
+    '',
+    '# `bench collapse`: recorded runs',
+    '',
+    'Every `trajflow bench collapse --json` result kept in this folder; what it means: [collapse.md](collapse.md).',
+    '',
+  ];
+  const fixed = (x) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(2) : '–');
+  for (const [file, json] of files) {
+    out.push(`## ${file}`, '', `- measured: ${measured(json)}; commit: ${commitOf(json)}`, `- machine: ${machineOf(json)}`);
+    if (typeof json.command === 'string') out.push(`- command: ${code(json.command)}`);
+    out.push('', '| run | algorithm | success (first → best rolling) | fall | lead (updates) | alerts (kind@update) |', '|---|---|---|---|---|---|');
+    for (const run of json.runs ?? []) {
+      const success = (run.iterations ?? []).map((i) => i.trainSuccess);
+      const rolling = success.map((_, i) => (i < 4 ? Number.NaN : success.slice(i - 4, i + 1).reduce((a, b) => a + b, 0) / 5)).filter(Number.isFinite);
+      const fall = run.fall ? `peak ${fixed(run.fall.peak)} at ${run.fall.peakIndex}, fell at ${run.fall.fallIndex} (${fixed(run.fall.value)})` : 'none';
+      const alerts = (run.alerts ?? []).map((a) => `${a.kind}@${a.iteration}`).join(' ') || 'none';
+      out.push(`| ${run.label} | ${run.algorithm} | ${fixed(rolling[0])} → ${fixed(Math.max(...rolling))} | ${fall} | ${run.lead?.leadIterations ?? '–'} | ${cell(alerts)} |`);
+    }
+    out.push('');
+  }
+  return out;
+}
+
 /** Page name → content, for every bench kind that has at least one JSON file. */
 function renderPages() {
   const byKind = new Map();
@@ -311,7 +338,16 @@ function renderPages() {
   }
   const pages = new Map();
   for (const [kind, files] of byKind) {
-    const lines = kind === 'learning' ? learningPage(files) : kind === 'scale' ? scalePage(files) : kind === 'alerts' ? alertsPage(files) : genericPage(kind, files);
+    const lines =
+      kind === 'learning'
+        ? learningPage(files)
+        : kind === 'scale'
+          ? scalePage(files)
+          : kind === 'alerts'
+            ? alertsPage(files)
+            : kind === 'collapse'
+              ? collapsePage(files)
+              : genericPage(kind, files);
     pages.set(`${kind}-runs.md`, `${lines.join('\n').trimEnd()}\n`);
   }
   return pages;
