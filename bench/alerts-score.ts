@@ -7,12 +7,11 @@
 //   climbing on to their best (docs/results/alerts.md); the scored runs' labels are the same under 10 and 30;
 // - an alert is right when its run fell and it came at most `horizon` updates before the fall, or after the fall
 //   while the run was still down (before its rolling mean climbed back to `ratio` × the peak, or the run ended):
-//   an alert on a run that has collapsed and not recovered is worth reading. Every other alert is a false alarm.
-//   Until the benchmark's third round, "after" meant at most `after` updates after the fall; the results page
-//   gives both;
+//   an alert on a run that has collapsed and not recovered is worth reading. Every other alert is a false alarm;
 // - a fall is caught by a detector when that detector raised an alert at most `horizon` updates before the fall or
-//   `after` updates after it (an alert later than that no longer tells of the fall), and caught early when that alert came at or before the fall; the lead time is the fall's update minus the first right
-//   alert's (negative: the alert came after the fall — an abrupt fault gives no earlier sign);
+//   `after` updates after it (an alert later than that no longer tells of the fall), and caught early when that
+//   alert came at or before the fall; the lead time is the fall's update minus the first catching alert's
+//   (negative: the alert came after the fall — an abrupt fault gives no earlier sign);
 // - on a run whose fault was staged at a known update (the onset), the delay is the first catching alert at or
 //   after the onset minus the onset, and the reach is the fall minus the onset: the most lead any detector could
 //   have had, so a lead goal above a fault's reach cannot be met on it;
@@ -48,7 +47,7 @@ export function findSustainedFall(success: readonly number[], rule: FallRule = d
 }
 
 /** The first index after the fall where the rolling mean is back at `ratio` × the peak (the run's length: never). */
-export function recoveryIndex(success: readonly number[], fall: Fall, rule: FallRule = defaultFallRule): number {
+function recoveryIndex(success: readonly number[], fall: Fall, rule: FallRule = defaultFallRule): number {
   const rolling = rollingMean(success, rule.window);
   const back = rolling.findIndex((r, i) => i > fall.fallIndex && r >= rule.ratio * fall.peak);
   return back < 0 ? success.length : back;
@@ -76,7 +75,7 @@ export interface RunVerdict {
   readonly dips: number;
   readonly rightAlerts: number;
   readonly falseAlarms: number;
-  /** Fall − the first right alert (negative: after the fall); null without a fall or without such an alert. */
+  /** Fall − the first catching alert (negative: after the fall); null without a fall or without such an alert. */
   readonly lead: number | null;
   /** Staged faults that fell: the first catching alert at or after the onset − the onset (null: none). */
   readonly delay: number | null;

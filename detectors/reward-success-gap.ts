@@ -146,7 +146,7 @@ export class RewardSuccessGapDetector implements Detector<RewardSuccessGapPoint>
 }
 
 /** The share of (failure, success) pairs in which the failure earned more, ties counting half. */
-export function rankOverlap(failures: readonly number[], successes: readonly number[]): number {
+function rankOverlap(failures: readonly number[], successes: readonly number[]): number {
   let above = 0;
   for (const f of failures) for (const s of successes) above += f > s ? 1 : f === s ? 0.5 : 0;
   return above / (failures.length * successes.length);
