@@ -88,7 +88,7 @@ export function allScenarios(): AlertScenario[] {
     ...[1, 2, 3].map((seed) => healthy('FrozenLake', seed)),
     ...[1, 2].map((seed) => healthy('Bandit', seed)),
     ...[1, 2, 3].map((seed) => healthy('Sokoban', seed)),
-    ...TUNING_SEEDS.map((seed) => healthy('FrozenLake', seed)),
+    ...TUNING_SEEDS.flatMap((seed) => [healthy('FrozenLake', seed), healthy('Sokoban', seed)]),
     ...[1, 2, 3].map((seed) => ({
       name: `grpo-high-lr-s${seed}`,
       staged: 'collapse' as const,
@@ -125,11 +125,11 @@ export function allScenarios(): AlertScenario[] {
 }
 
 /**
- * Healthy FrozenLake runs on seeds the benchmark does not score: a detector's thresholds are chosen on these (and
+ * Healthy FrozenLake and Sokoban runs on seeds the benchmark does not score: a detector's thresholds are chosen on these (and
  * on synthetic series), never on the scored runs, so the benchmark's precision is not fitted to it.
  */
 const TUNING_SEEDS = [4, 5, 6];
-export const TUNING_SCENARIOS = TUNING_SEEDS.map((seed) => `frozenlake-preset-s${seed}`);
+export const TUNING_SCENARIOS = TUNING_SEEDS.flatMap((seed) => [`frozenlake-preset-s${seed}`, `sokoban-preset-s${seed}`]);
 
 /** The scenarios run by default: all but the tuning runs. */
 export const DEFAULT_SCENARIOS = allScenarios()

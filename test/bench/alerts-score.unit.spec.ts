@@ -89,13 +89,16 @@ test('a fall that climbs back to 0.8 × its peak within 30 updates is a dip, not
 });
 
 test('the tuning runs can be picked by name but are not scored by default', () => {
-  assert.deepEqual(TUNING_SCENARIOS, ['frozenlake-preset-s4', 'frozenlake-preset-s5', 'frozenlake-preset-s6']);
+  assert.deepEqual(TUNING_SCENARIOS, ['frozenlake-preset-s4', 'sokoban-preset-s4', 'frozenlake-preset-s5', 'sokoban-preset-s5', 'frozenlake-preset-s6', 'sokoban-preset-s6']);
   assert.deepEqual(
-    pickScenarios(TUNING_SCENARIOS).map((s) => [s.name, s.config.seed]),
+    pickScenarios(TUNING_SCENARIOS).map((s) => [s.name, s.config.env, s.config.seed]),
     [
-      ['frozenlake-preset-s4', 4],
-      ['frozenlake-preset-s5', 5],
-      ['frozenlake-preset-s6', 6],
+      ['frozenlake-preset-s4', 'FrozenLake', 4],
+      ['sokoban-preset-s4', 'Sokoban', 4],
+      ['frozenlake-preset-s5', 'FrozenLake', 5],
+      ['sokoban-preset-s5', 'Sokoban', 5],
+      ['frozenlake-preset-s6', 'FrozenLake', 6],
+      ['sokoban-preset-s6', 'Sokoban', 6],
     ],
   );
   for (const name of TUNING_SCENARIOS) assert.ok(!DEFAULT_SCENARIOS.includes(name), name);
