@@ -122,11 +122,16 @@ function fallWindows(run: ScoredRun): { windows: FallWindows | null; dips: numbe
   return { windows: fall ? { fall, recovery: recoveryIndex(run.trainSuccess, fall) } : null, dips };
 }
 
+/** A quiet run raised no critical alert and at most `healthyMaxWarnings` warnings. */
+export function isQuiet(alerts: readonly ScoredAlert[]): boolean {
+  const criticals = alerts.filter((a) => a.severity === 'critical').length;
+  return criticals === 0 && alerts.length - criticals <= SCORING.healthyMaxWarnings;
+}
+
 const isRight = (iteration: number, w: FallWindows | null) => w !== null && iteration >= w.fall.fallIndex - SCORING.horizon && iteration < w.recovery;
 const catches = (iteration: number, w: FallWindows | null) => w !== null && iteration >= w.fall.fallIndex - SCORING.horizon && iteration <= w.fall.fallIndex + SCORING.after;
 
-function verdictOf(run: ScoredRun): RunVerdict {
-  const { windows, dips } = fallWindows(run);
+function verdictOf(run: ScoredRun, { windows, dips }: { windows: FallWindows | null; dips: number }): RunVerdict {
   const fall = windows?.fall ?? null;
   const right = run.alerts.filter((a) => isRight(a.iteration, windows)).length;
   const catching = run.alerts.filter((a) => catches(a.iteration, windows)).map((a) => a.iteration);
@@ -143,7 +148,7 @@ function verdictOf(run: ScoredRun): RunVerdict {
     ...onsetTimes(run, fall, catching),
     criticals,
     warnings,
-    healthyPass: fall ? null : criticals === 0 && warnings <= SCORING.healthyMaxWarnings,
+    healthyPass: fall ? null : isQuiet(run.alerts),
   };
 }
 
@@ -180,8 +185,9 @@ function detectorScore(kind: string | null, runs: readonly ScoredRun[], windows:
 
 /** Every run's verdict, each detector's and the overall precision, recall and lead time. */
 export function scoreAlerts(runs: readonly ScoredRun[]): AlertsScore {
-  const verdicts = runs.map(verdictOf);
-  const windows = runs.map((run) => fallWindows(run).windows);
+  const falls = runs.map(fallWindows);
+  const verdicts = runs.map((run, i) => verdictOf(run, falls[i]!));
+  const windows = falls.map((f) => f.windows);
   const kinds = [...new Set(runs.flatMap((r) => r.alerts.map((a) => a.kind)))].sort();
   const healthy = verdicts.filter((v) => !v.fell);
   return {

@@ -3,10 +3,10 @@
 // broken from its onset on, whether or not its success has fallen yet; a run that staged none is healthy.
 // - an alert is right when its run staged a fault and it came at or after the onset, a false alarm otherwise;
 // - a fault is caught when any alert came at or after its onset; the delay is that first alert's update − the onset;
-// - a run that staged no fault is quiet with no critical alert and at most `healthyMaxWarnings` warnings.
+// - a run that staged no fault is quiet as a healthy run is under the fall rule (isQuiet).
 // The fall rule (alerts-score.ts) stays the benchmark's label: a reward bug that success has not yet paid for counts
 // as healthy there, and an alert on it as a false alarm. This view shows how many alerts point at a real fault.
-import type { ScoredRun } from './alerts-score.js';
+import { isQuiet, type ScoredRun } from './alerts-score.js';
 import { median } from './median.js';
 
 export interface StagingScore {
@@ -22,7 +22,7 @@ export interface StagingScore {
   readonly unfaultedQuiet: number;
 }
 
-export function scoreStaging(runs: readonly ScoredRun[], healthyMaxWarnings: number): StagingScore {
+export function scoreStaging(runs: readonly ScoredRun[]): StagingScore {
   let alerts = 0;
   let right = 0;
   const delays: number[] = [];
@@ -30,8 +30,7 @@ export function scoreStaging(runs: readonly ScoredRun[], healthyMaxWarnings: num
   for (const run of runs) {
     alerts += run.alerts.length;
     if (run.onset === undefined) {
-      const criticals = run.alerts.filter((a) => a.severity === 'critical').length;
-      if (criticals === 0 && run.alerts.length <= healthyMaxWarnings) unfaultedQuiet++;
+      if (isQuiet(run.alerts)) unfaultedQuiet++;
       continue;
     }
     const after = run.alerts.filter((a) => a.iteration >= run.onset!).map((a) => a.iteration);

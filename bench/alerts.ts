@@ -27,15 +27,15 @@ export async function runAlertsBench(args: string[]): Promise<number> {
   const scenarios = pickScenarios(f['--scenarios']?.split(',') ?? DEFAULT_SCENARIOS);
   const backend = await selectBackend('auto');
   const machine = { cpus: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', node: process.version, backend: backend.description };
-  const runs = f['--replay']
+  const scored = f['--replay']
     ? f['--replay']
         .split(',')
         .flatMap(replayRecording)
         .filter((r) => scenarios.some((s) => s.name === r.name))
-        .map((r) => withOnset(r, scenarios))
     : await trainAll(scenarios, backend.name, f['--record']);
+  const runs = scored.map((r) => withOnset(r, scenarios));
   const score = scoreAlerts(runs);
-  const staging = scoreStaging(runs, SCORING.healthyMaxWarnings);
+  const staging = scoreStaging(runs);
   printScore(score, runs);
   printStaging(staging);
   emitResult(args, {
@@ -69,7 +69,6 @@ async function trainAll(scenarios: readonly AlertScenario[], backend: string, re
       name: scenario.name,
       trainSuccess: watched.records.map((r) => r.trainSuccess),
       alerts: watched.alerts.map((a) => ({ iteration: a.iteration, kind: a.kind, severity: a.severity })),
-      ...(scenario.onset !== undefined ? { onset: scenario.onset } : {}),
     });
   }
   return runs;

@@ -279,7 +279,7 @@ function alertsPage(files) {
       );
     }
     out.push('', `Healthy runs quiet (no critical alert, at most one warning): ${score.healthyPassing} of ${score.healthyRuns}.`);
-    if (typeof score.medianDelay === 'number' || score.medianDelay === null) {
+    if ('medianDelay' in score) {
       out.push(
         '',
         `Staged faults that fell and were caught: median ${fixed(score.medianDelay, 1)} updates from the fault to the first alert, ${fixed(score.medianReach, 1)} from the fault to the fall.`,
@@ -308,17 +308,17 @@ function collapsePage(files) {
     'Every `trajflow bench collapse --json` result kept in this folder; what it means: [collapse.md](collapse.md).',
     '',
   ];
-  const fixed = (x) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(2) : '–');
   for (const [file, json] of files) {
+    const window = json.fallRule?.window ?? 5;
     out.push(`## ${file}`, '', `- measured: ${measured(json)}; commit: ${commitOf(json)}`, `- machine: ${machineOf(json)}`);
     if (typeof json.command === 'string') out.push(`- command: ${code(json.command)}`);
     out.push('', '| run | algorithm | success (first → best rolling) | fall | lead (updates) | alerts (kind@update) |', '|---|---|---|---|---|---|');
     for (const run of json.runs ?? []) {
       const success = (run.iterations ?? []).map((i) => i.trainSuccess);
-      const rolling = success.map((_, i) => (i < 4 ? Number.NaN : success.slice(i - 4, i + 1).reduce((a, b) => a + b, 0) / 5)).filter(Number.isFinite);
-      const fall = run.fall ? `peak ${fixed(run.fall.peak)} at ${run.fall.peakIndex}, fell at ${run.fall.fallIndex} (${fixed(run.fall.value)})` : 'none';
+      const rolling = success.slice(window - 1).map((_, i) => success.slice(i, i + window).reduce((a, b) => a + b, 0) / window);
+      const fall = run.fall ? `peak ${rate(run.fall.peak)} at ${run.fall.peakIndex}, fell at ${run.fall.fallIndex} (${rate(run.fall.value)})` : 'none';
       const alerts = (run.alerts ?? []).map((a) => `${a.kind}@${a.iteration}`).join(' ') || 'none';
-      out.push(`| ${run.label} | ${run.algorithm} | ${fixed(rolling[0])} → ${fixed(Math.max(...rolling))} | ${fall} | ${run.lead?.leadIterations ?? '–'} | ${cell(alerts)} |`);
+      out.push(`| ${run.label} | ${run.algorithm} | ${rate(rolling[0])} → ${rate(Math.max(...rolling))} | ${fall} | ${run.lead?.leadIterations ?? '–'} | ${cell(alerts)} |`);
     }
     out.push('');
   }
