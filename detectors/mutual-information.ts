@@ -7,8 +7,9 @@
 // Signal: u = Î / log N ∈ [0, 1] — the share of the prompt's information the replies keep, comparable
 //   across batches with different numbers of distinct prompts N.
 // Rule (our design; RAGEN-2 recommends watching MI but gives no threshold): early = mean u of the run's
-//   first `earlyPoints` measurements; recent = mean of the last `recent`; peak = the highest earlier
-//   recent-level; reference = the larger of early (when ≥ minEarly) and peak (when ≥ minPeak);
+//   first `earlyPoints` measurements; recent = mean of the last `recent`; peak = the highest level held
+//   across `recent` consecutive earlier measurements (their least), so one lucky estimate of a noisy Î does
+//   not set the reference; reference = the larger of early (when ≥ minEarly) and peak (when ≥ minPeak);
 //   breach when recent < dropFraction · reference, clear when recent ≥ clearFraction · reference;
 //   no alerts while neither level counts (the replies never depended on the input: nothing to lose).
 //   The peak is there for policies trained from scratch: their replies ignore the prompt at first (early
@@ -85,7 +86,7 @@ export function mutualInformationPoint(at: number, metrics: Readonly<Record<stri
 export class MutualInformationDetector implements Detector<MutualInformationPoint> {
   private readonly early: number[] = [];
   private readonly values: Window;
-  /** The highest recent level before the current measurement (0 until the window is full). */
+  /** The highest level held across the recent window before the current measurement (0 until the window is full). */
   private peak = 0;
   private readonly latch: AlertLatch;
 
@@ -104,7 +105,7 @@ export class MutualInformationDetector implements Detector<MutualInformationPoin
     const early = mean(this.early);
     const recent = mean(this.values.values());
     const peak = this.peak;
-    this.peak = Math.max(this.peak, recent);
+    this.peak = Math.max(this.peak, Math.min(...this.values.values()));
     const reference = Math.max(early >= c.minEarly ? early : 0, peak >= c.minPeak ? peak : 0);
     if (reference === 0) return [];
     const threshold = c.dropFraction * reference;

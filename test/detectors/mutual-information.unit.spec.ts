@@ -1,6 +1,7 @@
 // Unit: the template-collapse detector over the learner's RAGEN-2 cross-scoring — a synthetic run whose
 // Î/log N falls from ~0.8 to ~0.2 at a known measurement fires there once; healthy noisy runs never fire;
-// a from-scratch run (early ≈ 0) that rises and falls fires at the fall, measured against its peak;
+// a from-scratch run (early ≈ 0) that rises and falls fires at the fall, measured against its peak, a level
+// held across the recent window (one lucky estimate is none);
 // steps without cross-scoring are skipped; through the engine, from learner_step metrics.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -47,13 +48,27 @@ describe('template collapse from cross-scoring (Î / log N)', () => {
       alerts.map((a) => `${a.kind}@${a.at}`),
       ['template_collapse_mi@26'],
     );
-    assert.match(alerts[0]!.message, /below 0\.5 × its peak 0\.2075 \(early 3\.333e-4\)/);
+    assert.match(alerts[0]!.message, /below 0\.5 × its peak 0\.204 \(early 3\.333e-4\)/);
     // The same bench with the neighbour stem: dependence stays low (≤ 0.06 as a 2-measurement mean) until it
     // rises at the end, with no collapse of success — below minPeak, no alert.
     const stem = at([-0, 0.001, -0.004, 0.022, 0.091, 0.028, -0.018, 0.01, 0.015, 0.035, 0.053, 0.081, -0.009, 0.004, -0, 0.001, -0, -0.001, 0.105, 0.275]);
     assert.deepEqual(runDetector(new MutualInformationDetector(), stem), []);
     // A rise without a fall raises nothing.
     assert.deepEqual(runDetector(new MutualInformationDetector(), at([0, 0, 0, 0.1, 0.2, 0.3, 0.35, 0.33, 0.36, 0.34])), []);
+  });
+
+  test('the peak is a level held across the recent window: one lucky estimate among low ones sets no reference', () => {
+    // Cross-scoring every 10 updates over 16 prompts, as the learner does by default; u = Î/log N.
+    const at = (values: number[]) => values.map((u, i) => ({ at: 10 * i, mi: u * Math.log(16), upperBound: Math.log(16), retrievalAccuracy: Number.NaN, chance: 1 / 16 }));
+    // One estimate of 0.25 among 0.03–0.1: the mean of the last two reaches 0.17, the level held across them 0.1 at most.
+    const lucky = at([0, 0, 0, 0.03, 0.09, 0.06, 0.055, 0.096, 0.25, 0.036, 0.03, 0.04, 0.06, 0.05]);
+    assert.deepEqual(runDetector(new MutualInformationDetector(), lucky), []);
+    // The same run holding 0.25 for two measurements before losing it fires at the loss.
+    const held = at([0, 0, 0, 0.03, 0.09, 0.06, 0.055, 0.25, 0.25, 0.036, 0.03, 0.04, 0.06, 0.05]);
+    assert.deepEqual(
+      runDetector(new MutualInformationDetector(), held).map((a) => `${a.kind}@${a.at}`),
+      ['template_collapse_mi@100'],
+    );
   });
 
   test('only steps that carry template.* metrics are points; the config is checked', () => {
