@@ -28,7 +28,7 @@ const FAULTED_ITERATIONS = 100;
 const TIMEOUT_BONUS = 5;
 /** The slow reward bug's timeout pay grows this much per update (a goal's worth after 10), up to TIMEOUT_BONUS. */
 const TIMEOUT_DRIFT = 0.1;
-const HEALTHY_ITERATIONS: Partial<Record<EnvName, number>> = { FrozenLake: 120, Bandit: 40, Sokoban: 100 };
+const HEALTHY_ITERATIONS: Partial<Record<EnvName, number>> = { FrozenLake: 120, Bandit: 40, Sokoban: 240 };
 
 /** A run of `env`'s preset as `trajflow train` runs it (the learner's cross-scoring schedule), optionally faulted. */
 function presetRun(env: EnvName, seed: number, iterations: number, faultAt?: (iteration: number) => IterationFault | undefined): LocalRunConfig {
