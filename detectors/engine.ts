@@ -241,7 +241,7 @@ export class CollapseEngine {
     }
     if (c.policyShift.enabled && ppoKl !== undefined) alerts.push(...run.policyShift.observe({ at, ppoKl }));
     const information = c.mutualInformation.enabled ? mutualInformationPoint(at, e.metrics) : null;
-    if (information) alerts.push(...run.mutualInformation.observe({ ...information, improving }));
+    if (information) alerts.push(...run.mutualInformation.observe({ ...information, improving, declining: run.learnerProgress.declining }));
     const lossTokens = e.metrics.lossTokens;
     if (c.responseLength.enabled && lossTokens !== undefined && e.samples > 0) {
       alerts.push(...run.responseLength.observe({ at, tokensPerSample: lossTokens / e.samples, improving }));

@@ -12,6 +12,9 @@
 //   not set the reference; reference = the larger of early (when ≥ minEarly) and peak (when ≥ minPeak);
 //   breach when recent < dropFraction · reference, clear when recent ≥ clearFraction · reference;
 //   no alerts while neither level counts (the replies never depended on the input: nothing to lose).
+//   When the early level does not count (a policy trained from scratch), a breach fires only while the run is
+//   declining (progress.ts: it has given back more than a quarter of its reward gain): on such runs the measured
+//   drops with the reward holding were all noise of the estimate (docs/results/alerts.md).
 //   The peak is there for policies trained from scratch: their replies ignore the prompt at first (early
 //   ≈ 0, measured in `bench collapse`), come to depend on it as they learn, and lose that in a collapse;
 //   a pretrained policy (RAGEN-2's setting) starts high, and then early and peak agree.
@@ -19,7 +22,7 @@
 import { Checks, withDefaults } from './config-checks.js';
 import { checkLatch, AlertLatch, type LatchConfig } from './alert-latch.js';
 import { Window, mean } from './rolling.js';
-import { heldWhileImproving } from './progress.js';
+import { heldUnlessDeclining, heldWhileImproving } from './progress.js';
 import { fmt, type Detector, type DetectorAlert } from './types.js';
 
 export const TEMPLATE_COLLAPSE_MI = 'template_collapse_mi';
@@ -35,6 +38,8 @@ export interface MutualInformationPoint {
   readonly chance: number;
   /** The run is improving (progress.ts): a breach then is convergence and holds its fire. */
   readonly improving?: boolean;
+  /** The run is giving back what it gained (progress.ts); a drop below the peak fires only then. */
+  readonly declining?: boolean;
 }
 
 export interface MutualInformationConfig extends LatchConfig {
@@ -109,7 +114,10 @@ export class MutualInformationDetector implements Detector<MutualInformationPoin
     const reference = Math.max(early >= c.minEarly ? early : 0, peak >= c.minPeak ? peak : 0);
     if (reference === 0) return [];
     const threshold = c.dropFraction * reference;
-    const state = heldWhileImproving(recent < threshold ? 'breach' : recent >= c.clearFraction * reference ? 'clear' : 'neutral', point.improving);
+    const measured = heldWhileImproving(recent < threshold ? 'breach' : recent >= c.clearFraction * reference ? 'clear' : 'neutral', point.improving);
+    // A from-scratch policy's dependence on the prompt (its early level does not count) is what it learned, and
+    // its estimate is noisy: a drop below the peak counts when the run is losing what it gained too.
+    const state = early >= c.minEarly ? measured : heldUnlessDeclining(measured, point.declining);
     if (!this.latch.update(point.at, state)) return [];
     return [
       {

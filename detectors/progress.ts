@@ -66,11 +66,29 @@ export class ProgressTrend {
     const recent = mean(this.latest.values());
     return recent - early >= c.minGain * noise && recent >= this.peak - (1 - c.keepGain) * (this.peak - early);
   }
+
+  /**
+   * The run gained clearly over its start at its best and has since given back more than (1 − keepGain) of that
+   * gain; undefined while too few reward means are known (a source without them never holds a detector's fire).
+   */
+  get declining(): boolean | undefined {
+    const c = this.config;
+    if (this.early.length < c.earlyPoints || !this.latest.full) return undefined;
+    const early = mean(this.early);
+    const noise = Math.max(std(this.early), c.minNoise * Math.max(Math.abs(early), 1));
+    const gain = this.peak - early;
+    return gain >= c.minGain * noise && mean(this.latest.values()) < this.peak - (1 - c.keepGain) * gain;
+  }
 }
 
 /** A breach while the run is improving is a sign of convergence: neither a fire nor a clear. */
 export function heldWhileImproving(state: PointState, improving: boolean | undefined): PointState {
   return improving === true && state === 'breach' ? 'neutral' : state;
+}
+
+/** A breach while the run keeps what it gained is no loss of it: neither a fire nor a clear. */
+export function heldUnlessDeclining(state: PointState, declining: boolean | undefined): PointState {
+  return declining === false && state === 'breach' ? 'neutral' : state;
 }
 
 /** A breach where (nearly) every episode succeeds is convergence on solved tasks: neither a fire nor a clear. */

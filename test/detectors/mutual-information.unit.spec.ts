@@ -1,7 +1,7 @@
 // Unit: the template-collapse detector over the learner's RAGEN-2 cross-scoring — a synthetic run whose
 // Î/log N falls from ~0.8 to ~0.2 at a known measurement fires there once; healthy noisy runs never fire;
 // a from-scratch run (early ≈ 0) that rises and falls fires at the fall, measured against its peak, a level
-// held across the recent window (one lucky estimate is none);
+// held across the recent window (one lucky estimate is none), and only while the run is declining;
 // steps without cross-scoring are skipped; through the engine, from learner_step metrics.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -68,6 +68,22 @@ describe('template collapse from cross-scoring (Î / log N)', () => {
     assert.deepEqual(
       runDetector(new MutualInformationDetector(), held).map((a) => `${a.kind}@${a.at}`),
       ['template_collapse_mi@100'],
+    );
+  });
+
+  test('from scratch, a drop below the peak fires only while the run is declining; a pretrained policy drop fires regardless', () => {
+    const at = (values: number[], declining: boolean) =>
+      values.map((u, i) => ({ at: 10 * i, mi: u * Math.log(16), upperBound: Math.log(16), retrievalAccuracy: Number.NaN, chance: 1 / 16, declining }));
+    const fromScratch = [0, 0, 0, 0.2, 0.3, 0.3, 0.3, 0.02, 0.01, 0.01];
+    assert.deepEqual(runDetector(new MutualInformationDetector(), at(fromScratch, false)), []);
+    assert.deepEqual(
+      runDetector(new MutualInformationDetector(), at(fromScratch, true)).map((a) => `${a.kind}@${a.at}`),
+      ['template_collapse_mi@80'],
+    );
+    const pretrained = [0.6, 0.6, 0.6, 0.6, 0.6, 0.1, 0.1, 0.1];
+    assert.deepEqual(
+      runDetector(new MutualInformationDetector(), at(pretrained, false)).map((a) => `${a.kind}@${a.at}`),
+      ['template_collapse_mi@60'],
     );
   });
 

@@ -30,6 +30,21 @@ test('a run that loses more than a quarter of its gain stops improving', () => {
   assert.equal(improving.at(-1), false, 'recent 0.5 is below 0.8 − 0.25 · 0.6 = 0.65');
 });
 
+test('a run is declining once it has gained clearly and given back more than a quarter of that gain', () => {
+  const trend = new ProgressTrend();
+  const declining = (means: readonly number[]) => means.map((m) => (trend.push(m), trend.declining));
+  assert.equal(trend.declining, undefined, 'unknown before the early level is');
+  assert.ok(
+    declining([0.2, 0.2, 0.2, 0.2, 0.2, 0.8, 0.8, 0.8, 0.8, 0.8]).every((d) => !d),
+    'rising and holding',
+  );
+  // recent 0.68 ≥ 0.8 − 0.25 · 0.6 = 0.65, then 0.56 below it.
+  assert.deepEqual(declining([0.6, 0.5, 0.5, 0.5]), [false, false, true, true]);
+  const flat = new ProgressTrend();
+  for (let i = 0; i < 60; i++) flat.push(0.3 + 0.02 * Math.sin(i * 1.7));
+  assert.equal(flat.declining, false, 'a run that never gained has nothing to give back');
+});
+
 test('negative rewards: the gain counts in early standard deviations, not as a ratio', () => {
   const means = [-1.0, -0.9, -1.1, -1.0, -0.95, 0.5, 1.0, 1.5, 2.0, 2.5];
   assert.equal(states(means).at(-1), true);
