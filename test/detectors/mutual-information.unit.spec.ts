@@ -99,6 +99,28 @@ describe('template collapse from cross-scoring (Î / log N)', () => {
     assert.throws(() => mutualInformationConfig({ dropFraction: 0.8, clearFraction: 0.5 }), /dropFraction.*clearFraction|hysteresis/);
   });
 
+  test('through the engine, from scratch: the same drop fires when the batch reward has given back its gain, not while it never gained', () => {
+    // u rises from 0 to 0.3 at update 30 (its first three measurements 0: from scratch) and drops to 0.01 from update 70; the reward stays flat at 0.2 (neither
+    // improving nor declining), or climbs to 0.8 with u and falls back to 0.3 from update 60.
+    const raisedWith = (fallingReward: boolean) => {
+      const engine = new CollapseEngine(buildDetectorsConfig({ attributionHoldMs: 0 }));
+      const kinds: string[] = [];
+      for (let step = 0; step < 100; step++) {
+        const climbed = step < 30 ? 0.2 + 0.02 * (step % 2) + 0.6 * (step / 30) : step >= 60 ? 0.3 : 0.8;
+        const reward = fallingReward ? climbed : 0.2 + 0.02 * (step % 2);
+        const event = learnerStepEvent('run-mi-scratch', step);
+        const u = step < 30 ? 0 : step < 70 ? 0.3 : 0.01;
+        const metrics: Record<string, number> = { ...event.metrics, 'batch.rewardMean': reward };
+        if (step % 10 === 0)
+          Object.assign(metrics, { 'template.mi': u * Math.log(16), 'template.miUpperBound': Math.log(16), 'template.retrievalAccuracy': 0.1, 'template.chance': 1 / 16 });
+        for (const r of engine.observe({ type: 'learner_step', event: { ...event, metrics } })) if (r.alert.kind === 'template_collapse_mi') kinds.push(r.anchor);
+      }
+      return kinds;
+    };
+    assert.deepEqual(raisedWith(false), []);
+    assert.deepEqual(raisedWith(true), ['step:80']);
+  });
+
   test('through the engine: learner steps with cross-scoring every 5 updates raise template_collapse_mi at the drop', () => {
     const engine = new CollapseEngine(buildDetectorsConfig({ attributionHoldMs: 0 }));
     const points = measurements(40, 2, { dropAt: 20 });
