@@ -59,12 +59,8 @@ export class ProgressTrend {
   }
 
   get improving(): boolean {
-    const c = this.config;
-    if (this.early.length < c.earlyPoints || !this.latest.full) return false;
-    const early = mean(this.early);
-    const noise = Math.max(std(this.early), c.minNoise * Math.max(Math.abs(early), 1));
-    const recent = mean(this.latest.values());
-    return recent - early >= c.minGain * noise && recent >= this.peak - (1 - c.keepGain) * (this.peak - early);
+    const l = this.levels();
+    return l !== null && l.recent - l.early >= this.config.minGain * l.noise && l.recent >= this.peak - (1 - this.config.keepGain) * (this.peak - l.early);
   }
 
   /**
@@ -72,12 +68,18 @@ export class ProgressTrend {
    * gain; undefined while too few reward means are known (a source without them never holds a detector's fire).
    */
   get declining(): boolean | undefined {
+    const l = this.levels();
+    if (l === null) return undefined;
+    const gain = this.peak - l.early;
+    return gain >= this.config.minGain * l.noise && l.recent < this.peak - (1 - this.config.keepGain) * gain;
+  }
+
+  /** The early level, its noise (floored) and the recent level; null until both windows are full. */
+  private levels(): { early: number; noise: number; recent: number } | null {
     const c = this.config;
-    if (this.early.length < c.earlyPoints || !this.latest.full) return undefined;
+    if (this.early.length < c.earlyPoints || !this.latest.full) return null;
     const early = mean(this.early);
-    const noise = Math.max(std(this.early), c.minNoise * Math.max(Math.abs(early), 1));
-    const gain = this.peak - early;
-    return gain >= c.minGain * noise && mean(this.latest.values()) < this.peak - (1 - c.keepGain) * gain;
+    return { early, noise: Math.max(std(this.early), c.minNoise * Math.max(Math.abs(early), 1)), recent: mean(this.latest.values()) };
   }
 }
 
