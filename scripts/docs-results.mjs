@@ -325,6 +325,9 @@ function collapsePage(files) {
   return out;
 }
 
+/** The bench kinds with a page of their own; every other kind gets the generic page. */
+const KIND_PAGES = { learning: learningPage, scale: scalePage, alerts: alertsPage, collapse: collapsePage };
+
 /** Page name → content, for every bench kind that has at least one JSON file. */
 function renderPages() {
   const byKind = new Map();
@@ -338,16 +341,7 @@ function renderPages() {
   }
   const pages = new Map();
   for (const [kind, files] of byKind) {
-    const lines =
-      kind === 'learning'
-        ? learningPage(files)
-        : kind === 'scale'
-          ? scalePage(files)
-          : kind === 'alerts'
-            ? alertsPage(files)
-            : kind === 'collapse'
-              ? collapsePage(files)
-              : genericPage(kind, files);
+    const lines = KIND_PAGES[kind]?.(files) ?? genericPage(kind, files);
     pages.set(`${kind}-runs.md`, `${lines.join('\n').trimEnd()}\n`);
   }
   return pages;
